@@ -1,0 +1,72 @@
+"""The ``kvswitch`` command line: ``main(argv) -> exit code``.
+
+Exit codes everywhere (D-12): 0 ok (warnings allowed); 1 findings, refused or failed;
+2 usage error or input that cannot be read at all; 3 a bug in kvswitch; 130 interrupted.
+Each command's module is imported only when that command runs, so ``kvswitch lint`` (the
+pre-commit hook) starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+COMMANDS = {
+    "lint": "kvswitch.cli.lint",
+    "switch": "kvswitch.cli.switch",
+    "schema": "kvswitch.cli.schema",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        raise _UsageError(f"{self.prog}: error: {message}")
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Version(argparse.Action):
+    def __call__(self, *args: object, **kwargs: object) -> None:
+        from kvswitch import __version__
+
+        print(f"kvswitch {__version__}")
+        raise SystemExit(0)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole parser (every command registers its own arguments)."""
+    parser = _Parser(
+        prog="kvswitch",
+        description="Flip LLM coding clients between merged and split KV-cache strategies, safely.",
+    )
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, module in COMMANDS.items():
+        importlib.import_module(module).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one kvswitch command; returns the exit code."""
+    from kvswitch.cli._handler import handle
+
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(args_list)
+    except _UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help and --version
+        return int(exc.code or 0)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return handle(lambda: int(args.func(args)))

@@ -1,0 +1,48 @@
+"""``kvswitch schema [--kind K] [--write DIR | --check DIR]``: the JSON Schemas."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "schema",
+        help="print or write the JSON Schemas (for VS Code json.schemas, Taplo)",
+        description="Print one kind's JSON Schema, write all of them into a directory, or check "
+        "that a directory holds the current ones (exit 1 when stale).",
+    )
+    p.add_argument("--kind", choices=("cline", "ccswitch", "kvswitch"), default="cline")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--write", type=Path, metavar="DIR")
+    group.add_argument("--check", type=Path, metavar="DIR")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kvswitch.schema_export import SCHEMA_FILES, schema_text, write_schemas
+
+    if args.write is not None:
+        for path in write_schemas(args.write):
+            print(f"wrote {path}")
+        return 0
+    if args.check is not None:
+        stale = []
+        for kind, name in SCHEMA_FILES.items():
+            path = args.check / name
+            try:
+                current = path.read_text(encoding="utf-8")
+            except OSError:
+                current = None
+            if current != schema_text(kind):
+                stale.append(path)
+        for path in stale:
+            print(f"{path}: stale or missing; run: kvswitch schema --write {args.check}", file=sys.stderr)
+        return 1 if stale else 0
+    sys.stdout.write(schema_text(args.kind))
+    return 0

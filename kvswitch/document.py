@@ -1,0 +1,87 @@
+"""A config file in memory: its bytes, text, kind and parsed document (with positions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kvswitch.errors import ConfigParseError, Location
+from kvswitch.formats.jsonc import JsoncDocument, JsoncSyntaxError, line_col
+from kvswitch.formats.toml import TomlDocument, TomlSyntaxError
+from kvswitch.kinds import KIND_FORMAT, detect_kind
+from kvswitch.models.common import FileKind
+
+__all__ = ["ConfigFile", "decode", "parse_config"]
+
+Document = JsoncDocument | TomlDocument
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    """A parsed config file; ``raw`` are the exact bytes it was read from."""
+
+    path: Path | None
+    kind: FileKind
+    raw: bytes
+    doc: Document
+
+    @property
+    def text(self) -> str:
+        return self.doc.text
+
+    @property
+    def data(self) -> Any:
+        """Plain values; an empty settings.json reads as ``{}``."""
+        value = self.doc.value
+        return {} if value is None else value
+
+    def locate(self, key_path: tuple[str | int, ...], *, key: bool = False) -> Location:
+        spot = self.doc.locate(key_path, key=key)
+        if spot is None:
+            return Location(self.path, 1, 1)
+        return Location(self.path, spot[0], spot[1])
+
+
+def decode(raw: bytes, path: Path | None) -> str:
+    """UTF-8 text of ``raw`` (a BOM is kept in the text); bad bytes are a parse error."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        col = len(before) - (before.rfind(b"\n") + 1) + 1
+        raise ConfigParseError(
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x})", Location(path, line, col)
+        ) from exc
+
+
+def parse_config(
+    raw: bytes | str, kind: FileKind | None = None, path: Path | None = None
+) -> ConfigFile:
+    """Parse ``raw`` as ``kind`` (detected from the path and content when ``None``)."""
+    if isinstance(raw, str):
+        text, data = raw, raw.encode("utf-8")
+    else:
+        text, data = decode(raw, path), raw
+    if kind is None:
+        kind = detect_kind(path, text)
+    try:
+        doc: Document = JsoncDocument(text) if KIND_FORMAT[kind] == "jsonc" else TomlDocument(text)
+    except JsoncSyntaxError as exc:
+        line, col = line_col(text, exc.offset)
+        raise ConfigParseError(exc.message + _json5_hint(text), Location(path, line, col)) from exc
+    except TomlSyntaxError as exc:
+        raise ConfigParseError(exc.message, Location(path, exc.line, exc.column)) from exc
+    return ConfigFile(path, kind, data, doc)
+
+
+def _json5_hint(text: str) -> str:
+    """When the text is valid JSON5 (single quotes, bare keys…), say that VS Code rejects it."""
+    try:
+        import json5
+
+        json5.loads(text.removeprefix("\ufeff"))
+    except Exception:  # noqa: BLE001 - json5 raises assorted types; any failure means "no hint"
+        return ""
+    return " (the file is valid JSON5, but VS Code's settings.json takes JSONC only)"

@@ -1,0 +1,704 @@
+"""A strict JSONC parser and span-splicing editor (VS Code's dialect).
+
+The dialect is what VS Code accepts in ``settings.json``: JSON plus ``//`` and ``/* */``
+comments and trailing commas in objects and arrays. Whitespace is space, tab, LF and CR;
+a BOM is allowed only at the very start. Anything else (single quotes, unquoted keys,
+``NaN``, leading ``+``) is an error with its line and column.
+
+Parsing keeps the character offset of every key, value and comma, so an edit replaces,
+inserts or deletes exactly one span and leaves every other byte of the text alone
+(comments, order, indentation, trailing-comma style, CRLF, BOM, unknown keys). Paths are
+tuples of object keys (``str``) and array indices (``int``). Duplicate keys are allowed,
+as in VS Code: the last one wins, and edits act on it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kvswitch.edits import Edit
+
+__all__ = [
+    "ArrayNode",
+    "JsoncDocument",
+    "JsoncSyntaxError",
+    "Node",
+    "ObjectNode",
+    "Property",
+    "dump_value",
+    "line_col",
+]
+
+Path = tuple[str | int, ...]
+
+MAX_DEPTH = 200
+
+_WS = re.compile(r"[ \t\r\n]*")
+_TRIVIA = re.compile(r"(?:[ \t\r\n]+|//[^\r\n]*|/\*.*?\*/)*", re.S)
+_STRING = re.compile(r'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"')
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_WORD = re.compile(r"[^ \t\r\n{}\[\]\":,/]+")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_INDENT = re.compile(r"^([ \t]+)\S", re.M)
+
+
+class JsoncSyntaxError(ValueError):
+    """The text is not valid JSONC; ``offset`` is where the fault is."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+class Node:
+    """A value with its span ``[start, end)`` in the text."""
+
+    __slots__ = ("end", "start", "value")
+
+    def __init__(self, start: int, end: int, value: Any) -> None:
+        self.start = start
+        self.end = end
+        self.value = value
+
+
+class Property:
+    """``"key": value`` inside an object; ``comma`` is the offset of the comma after it, or -1."""
+
+    __slots__ = ("comma", "key", "key_start", "value")
+
+    def __init__(self, key: str, key_start: int, value: Node) -> None:
+        self.key = key
+        self.key_start = key_start
+        self.value = value
+        self.comma = -1
+
+    @property
+    def end(self) -> int:
+        """Offset just past the property, its comma included."""
+        return self.comma + 1 if self.comma >= 0 else self.value.end
+
+
+class ObjectNode(Node):
+    """An object; ``props`` in source order, duplicates included."""
+
+    __slots__ = ("props",)
+
+    def __init__(self, start: int) -> None:
+        super().__init__(start, start, None)
+        self.props: list[Property] = []
+
+    def get(self, key: str) -> Property | None:
+        """The last property named ``key`` (VS Code's rule for duplicates)."""
+        for prop in reversed(self.props):
+            if prop.key == key:
+                return prop
+        return None
+
+    def index(self, key: str) -> int:
+        for i in range(len(self.props) - 1, -1, -1):
+            if self.props[i].key == key:
+                return i
+        return -1
+
+
+class ArrayNode(Node):
+    """An array; ``commas[i]`` is the offset of the comma after ``items[i]``, or -1."""
+
+    __slots__ = ("commas", "items")
+
+    def __init__(self, start: int) -> None:
+        super().__init__(start, start, None)
+        self.items: list[Node] = []
+        self.commas: list[int] = []
+
+
+@dataclass(frozen=True, slots=True)
+class Duplicate:
+    """A key that appears more than once in one object."""
+
+    path: Path
+    key_start: int
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.n = len(text)
+        self.duplicates: list[Duplicate] = []
+
+    # -- trivia -------------------------------------------------------------
+    def skip(self, pos: int) -> int:
+        pos = _TRIVIA.match(self.text, pos).end()  # type: ignore[union-attr]
+        if pos < self.n and self.text[pos] == "/":
+            if self.text.startswith("/*", pos):
+                raise JsoncSyntaxError("unterminated comment", pos)
+            raise JsoncSyntaxError('unexpected character "/"', pos)
+        return pos
+
+    def fail_at(self, pos: int, expected: str) -> JsoncSyntaxError:
+        if pos >= self.n:
+            return JsoncSyntaxError(f"unexpected end of file: {expected}", pos)
+        ch = self.text[pos]
+        if ch == "'":
+            return JsoncSyntaxError(
+                f"{expected}; found \"'\" (strings and keys take double quotes)", pos
+            )
+        word = _WORD.match(self.text, pos)
+        if word is not None and ch not in "{[\"-0123456789":
+            shown = word.group()[:20]
+            return JsoncSyntaxError(f"{expected}; found {shown!r}", pos)
+        return JsoncSyntaxError(f"{expected}; found {ch!r}", pos)
+
+    # -- values ---------------------------------------------------------------
+    def value(self, pos: int, path: Path) -> Node:
+        if pos >= self.n:
+            raise JsoncSyntaxError("unexpected end of file: value expected", pos)
+        ch = self.text[pos]
+        if ch == "{":
+            return self.obj(pos, path)
+        if ch == "[":
+            return self.arr(pos, path)
+        if ch == '"':
+            start = pos
+            val, pos = self.string(pos)
+            return Node(start, pos, val)
+        if ch == "-" or "0" <= ch <= "9":
+            m = _NUMBER.match(self.text, pos)
+            if m is None:
+                raise JsoncSyntaxError("invalid number", pos)
+            raw = m.group()
+            end = m.end()
+            if end < self.n and self.text[end] in ".eE":
+                raise JsoncSyntaxError("invalid number", pos)
+            num: int | float = (
+                int(raw) if not any(c in raw for c in ".eE") else float(raw)
+            )
+            if isinstance(num, float) and math.isinf(num):
+                raise JsoncSyntaxError("number out of range", pos)
+            return Node(pos, end, num)
+        for word, val in (("true", True), ("false", False), ("null", None)):
+            if self.text.startswith(word, pos):
+                end = pos + len(word)
+                w = _WORD.match(self.text, pos)
+                if w is not None and w.end() == end:
+                    return Node(pos, end, val)
+        raise self.fail_at(pos, "value expected")
+
+    def string(self, pos: int) -> tuple[str, int]:
+        m = _STRING.match(self.text, pos)
+        if m is None:
+            raise self.string_error(pos)
+        raw = m.group()
+        if "\\" in raw:
+            try:
+                return json.loads(raw), m.end()
+            except ValueError as exc:  # lone surrogate escapes and the like
+                raise JsoncSyntaxError(f"invalid string: {exc}", pos) from None
+        return raw[1:-1], m.end()
+
+    def string_error(self, start: int) -> JsoncSyntaxError:
+        pos = start + 1
+        text = self.text
+        while pos < self.n:
+            ch = text[pos]
+            if ch == '"':
+                break
+            if ch in "\r\n":
+                return JsoncSyntaxError("unterminated string (strings cannot span lines)", start)
+            if ch == "\\":
+                nxt = text[pos + 1 : pos + 2]
+                if nxt == "u":
+                    if not re.fullmatch(r"[0-9a-fA-F]{4}", text[pos + 2 : pos + 6]):
+                        return JsoncSyntaxError("invalid unicode escape in string", pos)
+                    pos += 6
+                    continue
+                if nxt == "" or nxt not in '"\\/bfnrt':
+                    return JsoncSyntaxError(f"invalid escape character {nxt!r} in string", pos)
+                pos += 2
+                continue
+            if ord(ch) < 0x20:
+                return JsoncSyntaxError(
+                    f"control character U+{ord(ch):04X} in string (write it as an escape)", pos
+                )
+            pos += 1
+        return JsoncSyntaxError("unterminated string", start)
+
+    def obj(self, pos: int, path: Path) -> ObjectNode:
+        if len(path) >= MAX_DEPTH:
+            raise JsoncSyntaxError(f"nesting deeper than {MAX_DEPTH} levels", pos)
+        node = ObjectNode(pos)
+        text = self.text
+        pos = self.skip(pos + 1)
+        seen: set[str] = set()
+        props = node.props
+        while True:
+            if pos >= self.n:
+                raise JsoncSyntaxError("unexpected end of file: expected '}'", pos)
+            ch = text[pos]
+            if ch == "}":
+                node.end = pos + 1
+                node.value = {p.key: p.value.value for p in props}
+                return node
+            if props and props[-1].comma < 0:
+                raise self.fail_at(pos, "expected ',' or '}'")
+            if ch != '"':
+                raise self.fail_at(pos, "property name (double-quoted string) expected")
+            key_start = pos
+            key, pos = self.string(pos)
+            pos = self.skip(pos)
+            if pos >= self.n or text[pos] != ":":
+                raise self.fail_at(pos, "expected ':'")
+            pos = self.skip(pos + 1)
+            child = self.value(pos, (*path, key))
+            prop = Property(key, key_start, child)
+            if key in seen:
+                self.duplicates.append(Duplicate((*path, key), key_start))
+            seen.add(key)
+            props.append(prop)
+            pos = self.skip(child.end)
+            if pos < self.n and text[pos] == ",":
+                prop.comma = pos
+                pos = self.skip(pos + 1)
+
+    def arr(self, pos: int, path: Path) -> ArrayNode:
+        if len(path) >= MAX_DEPTH:
+            raise JsoncSyntaxError(f"nesting deeper than {MAX_DEPTH} levels", pos)
+        node = ArrayNode(pos)
+        text = self.text
+        pos = self.skip(pos + 1)
+        items, commas = node.items, node.commas
+        while True:
+            if pos >= self.n:
+                raise JsoncSyntaxError("unexpected end of file: expected ']'", pos)
+            if text[pos] == "]":
+                node.end = pos + 1
+                node.value = [item.value for item in items]
+                return node
+            if items and commas[-1] < 0:
+                raise self.fail_at(pos, "expected ',' or ']'")
+            child = self.value(pos, (*path, len(items)))
+            items.append(child)
+            commas.append(-1)
+            pos = self.skip(child.end)
+            if pos < self.n and text[pos] == ",":
+                commas[-1] = pos
+                pos = self.skip(pos + 1)
+
+
+def _parse(text: str) -> tuple[Node | None, list[Duplicate]]:
+    parser = _Parser(text)
+    pos = 1 if text.startswith("\ufeff") else 0
+    pos = parser.skip(pos)
+    if pos >= len(text):
+        return None, []
+    root = parser.value(pos, ())
+    pos = parser.skip(root.end)
+    if pos < len(text):
+        raise parser.fail_at(pos, "end of file expected")
+    return root, parser.duplicates
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where lines start (after LF, CRLF or a lone CR)."""
+    return [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+
+
+def line_col(text: str, offset: int, starts: list[int] | None = None) -> tuple[int, int]:
+    """1-based line and column of ``offset`` in ``text``; a leading BOM is not counted."""
+    starts = line_starts(text) if starts is None else starts
+    line = bisect_right(starts, offset)
+    col = offset - starts[line - 1] + 1
+    if line == 1 and text.startswith("\ufeff") and offset > 0:
+        col -= 1
+    return line, col
+
+
+def dump_value(value: Any, unit: str = "    ", indent: str = "", eol: str = "\n") -> str:
+    """Serialise ``value`` as JSONC text; containers span lines at ``indent`` + ``unit``."""
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        inner = indent + unit
+        items = [
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {dump_value(v, unit, inner, eol)}"
+            for k, v in value.items()
+        ]
+        return "{" + eol + ("," + eol).join(items) + eol + indent + "}"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "[]"
+        inner = indent + unit
+        items = [inner + dump_value(v, unit, inner, eol) for v in value]
+        return "[" + eol + ("," + eol).join(items) + eol + indent + "]"
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value!r} has no JSON representation")
+    if value is None or isinstance(value, bool | int | float | str):
+        return json.dumps(value, ensure_ascii=False)
+    raise TypeError(f"cannot write a {type(value).__name__} into JSONC")
+
+
+class JsoncDocument:
+    """Parsed JSONC text that can locate values and return edited copies of itself."""
+
+    __slots__ = ("_eol", "_line_starts", "_unit", "duplicates", "root", "text")
+
+    def __init__(self, text: str, *, unit: str | None = None, eol: str | None = None) -> None:
+        """Parse ``text``; raises :class:`JsoncSyntaxError` with the offset of the fault.
+        ``unit`` and ``eol`` override the detected indentation unit and line ending."""
+        self.text = text
+        self.root, self.duplicates = _parse(text)
+        self._line_starts: list[int] | None = None
+        self._unit = unit
+        self._eol = eol
+
+    # -- reading --------------------------------------------------------------
+    @property
+    def value(self) -> Any:
+        """The plain Python value (``None`` for an empty document)."""
+        return None if self.root is None else self.root.value
+
+    def node(self, path: Sequence[str | int]) -> Node | None:
+        """The node at ``path``, or ``None``."""
+        node = self.root
+        for part in path:
+            if isinstance(node, ObjectNode) and isinstance(part, str):
+                prop = node.get(part)
+                node = prop.value if prop is not None else None
+            elif isinstance(node, ArrayNode) and isinstance(part, int):
+                node = node.items[part] if -len(node.items) <= part < len(node.items) else None
+            else:
+                return None
+            if node is None:
+                return None
+        return node
+
+    def prop(self, path: Sequence[str | int]) -> Property | None:
+        """The property whose key is the last element of ``path``."""
+        if not path or not isinstance(path[-1], str):
+            return None
+        parent = self.node(path[:-1])
+        return parent.get(path[-1]) if isinstance(parent, ObjectNode) else None
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of a character offset (a leading BOM is not counted)."""
+        if self._line_starts is None:
+            self._line_starts = line_starts(self.text)
+        return line_col(self.text, offset, self._line_starts)
+
+    def locate(self, path: Sequence[str | int], *, key: bool = False) -> tuple[int, int] | None:
+        """Line and column of the value at ``path`` (or of its key), or of the nearest
+        existing ancestor when ``path`` is missing; ``None`` for an empty document."""
+        for depth in range(len(path), 0, -1):
+            sub = path[:depth]
+            if key or depth < len(path):
+                prop = self.prop(sub)
+                if prop is not None:
+                    return self.line_col(prop.key_start)
+            node = self.node(sub)
+            if node is not None:
+                return self.line_col(node.start)
+        return None if self.root is None else self.line_col(self.root.start)
+
+    def raw(self, node: Node) -> str:
+        return self.text[node.start : node.end]
+
+    def trailing_comment(self, prop: Property) -> str:
+        """The comment on the same line just after ``prop`` (and its comma), or ''."""
+        pos = prop.end
+        m = re.compile(r"[ \t]*(//[^\r\n]*|/\*[^\r\n]*?\*/)?[ \t]*(?=\r|\n|$)").match(self.text, pos)
+        if m is None or m.group(1) is None:
+            return ""
+        return m.group(1)
+
+    # -- style ----------------------------------------------------------------
+    @property
+    def eol(self) -> str:
+        if self._eol is None:
+            self._eol = "\r\n" if "\r\n" in self.text else "\n"
+        return self._eol
+
+    @property
+    def indent_unit(self) -> str:
+        """The file's indentation unit: a tab, or the smallest indent in spaces (default 4)."""
+        if self._unit is None:
+            self._unit = self._detect_unit()
+        return self._unit
+
+    def _detect_unit(self) -> str:
+        sizes: list[int] = []
+        for m in _INDENT.finditer(self.text, 0, min(len(self.text), 20000)):
+            ind = m.group(1)
+            if ind.startswith("\t"):
+                return "\t"
+            if set(ind) == {" "}:
+                sizes.append(len(ind))
+            if len(sizes) >= 50:
+                break
+        return " " * min(sizes) if sizes else "    "
+
+    def _line_start(self, offset: int) -> int:
+        return max(self.text.rfind("\n", 0, offset), self.text.rfind("\r", 0, offset)) + 1
+
+    def _line_indent(self, offset: int) -> str:
+        """The whitespace prefix of the line that holds ``offset``."""
+        start = self._line_start(offset)
+        m = re.compile(r"[ \t]*").match(self.text, start)
+        return m.group() if m else ""
+
+    def _starts_line(self, offset: int) -> bool:
+        return self.text[self._line_start(offset) : offset].strip(" \t\ufeff") == ""
+
+    def _after_trailer(self, pos: int) -> int:
+        """Skip spaces and a same-line comment from ``pos``; return the offset of the line
+        break if the line ends there, else -1 (something else follows on the same line)."""
+        m = re.compile(r"[ \t]*(?://[^\r\n]*|/\*[^\r\n]*?\*/)?[ \t]*").match(self.text, pos)
+        end = m.end() if m else pos
+        if end >= len(self.text) or self.text[end] in "\r\n":
+            return end
+        return -1
+
+    # -- editing --------------------------------------------------------------
+    def _splice(self, start: int, end: int, new: str) -> JsoncDocument:
+        return self._derive(self.text[:start] + new + self.text[end:])
+
+    def _derive(self, text: str) -> JsoncDocument:
+        """A document for ``text`` that keeps this one's style (unit, line ending)."""
+        return JsoncDocument(text, unit=self.indent_unit, eol=self.eol)
+
+    def apply(self, edits: Sequence[Edit]) -> str:
+        """The text after ``edits``, verified: the result is re-parsed and must read back as
+        exactly the intended values, else ``ValueError`` names the first difference.
+
+        Several edits under one existing object are made on that object's text alone and
+        spliced back once, so a big file is parsed twice (here and in the check), not once
+        per edit."""
+        from kvswitch.edits import apply_to_data
+
+        edits = list(edits)
+        if not edits:
+            return self.text
+        prefix = _common_parent(edits)
+        holder = self.node(prefix) if prefix and len(edits) > 1 else None
+        if isinstance(holder, ObjectNode):
+            pad = self._line_indent(holder.start)
+            sub = JsoncDocument(pad + self.raw(holder), unit=self.indent_unit, eol=self.eol)
+            local = [_shift(e, len(prefix)) for e in edits]
+            new_sub = sub._apply_each(local)[len(pad):]
+            out = self.text[: holder.start] + new_sub + self.text[holder.end :]
+        else:
+            out = self._apply_each(edits)
+        try:
+            got = JsoncDocument(out).value
+        except JsoncSyntaxError as exc:
+            raise ValueError(f"the edited text does not parse: {exc.message}") from exc
+        expected = apply_to_data(self.value, edits)
+        if got != expected:
+            raise ValueError("the edited text does not read back as the intended values")
+        return out
+
+    def _apply_each(self, edits: Sequence[Edit]) -> str:
+        from kvswitch.edits import Delete, Insert, edit_value
+
+        doc: JsoncDocument = self
+        for edit in edits:
+            if isinstance(edit, Delete):
+                doc = doc.delete(edit.path)
+            elif isinstance(edit, Insert) and doc.node(edit.path) is None and doc.node(edit.path[:-1]) is not None:
+                key = edit.path[-1]
+                assert isinstance(key, str)
+                doc = doc.insert(
+                    edit.path[:-1], key, value=edit.value, raw_value=edit.raw,
+                    comment=edit.comment, after=edit.after,
+                )
+            else:
+                doc = doc.set(edit.path, edit_value(edit))
+        return doc.text
+
+    def replace_span(self, node: Node, new_text: str) -> JsoncDocument:
+        """Replace the raw text of ``node``."""
+        return self._splice(node.start, node.end, new_text)
+
+    def set(self, path: Sequence[str | int], value: Any) -> JsoncDocument:
+        """Set ``path`` to ``value``: replace the value span if it exists, else insert the
+        missing property into the nearest existing object (creating nested objects)."""
+        path = tuple(path)
+        node = self.node(path)
+        if node is not None:
+            indent = self._line_indent(node.start)
+            text = dump_value(value, self.indent_unit, indent, self.eol)
+            return self.replace_span(node, text)
+        # find the deepest existing ancestor and insert the rest as a nested value
+        for depth in range(len(path) - 1, -1, -1):
+            parent = self.node(path[:depth]) if depth or self.root is not None else None
+            if parent is None and depth == 0:
+                return self._create_root(path, value)
+            if parent is None:
+                continue
+            nested: Any = value
+            for part in reversed(path[depth + 1 :]):
+                if not isinstance(part, str):
+                    raise TypeError(f"cannot create array index {part!r} at {path!r}")
+                nested = {part: nested}
+            key = path[depth]
+            if not isinstance(parent, ObjectNode) or not isinstance(key, str):
+                raise TypeError(f"{_show(path[:depth])} is not an object; cannot set {_show(path)}")
+            return self.insert(path[:depth], key, value=nested)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _create_root(self, path: tuple[str | int, ...], value: Any) -> JsoncDocument:
+        nested: Any = value
+        for part in reversed(path):
+            if not isinstance(part, str):
+                raise TypeError(f"cannot create array index {part!r}")
+            nested = {part: nested}
+        eol = self.eol
+        body = dump_value(nested, self.indent_unit, "", eol)
+        sep = "" if not self.text or self.text.endswith(("\n", "\r")) else eol
+        return self._derive(self.text + sep + body + eol)
+
+    def insert(
+        self,
+        parent_path: Sequence[str | int],
+        key: str,
+        *,
+        value: Any = None,
+        raw_value: str | None = None,
+        comment: str = "",
+        after: str | None = None,
+    ) -> JsoncDocument:
+        """Insert ``"key": value`` into the object at ``parent_path`` right after the
+        property ``after`` (at the end when ``after`` is missing or ``None``).
+
+        ``raw_value`` inserts already-serialised JSONC text verbatim (a remembered value);
+        ``comment`` is placed on the same line after it. The file's indentation, line
+        endings and trailing-comma style are kept.
+        """
+        parent = self.node(parent_path)
+        if not isinstance(parent, ObjectNode):
+            raise TypeError(f"{_show(tuple(parent_path))} is not an object")
+        if parent.get(key) is not None:
+            raise KeyError(f"{_show((*parent_path, key))} already exists")
+        eol = self.eol
+        unit = self.indent_unit
+        props = parent.props
+        if props:
+            first = props[0]
+            if self._starts_line(first.key_start):
+                child_indent = self._line_indent(first.key_start)
+            else:
+                child_indent = self._line_indent(parent.start) + unit
+        else:
+            child_indent = self._line_indent(parent.start) + unit
+        if raw_value is None:
+            raw_value = dump_value(value, unit, child_indent, eol)
+        entry = f"{json.dumps(key, ensure_ascii=False)}: {raw_value}"
+        tail = f" {comment}" if comment else ""
+
+        if not props:
+            return self._insert_into_empty(parent, entry, tail, child_indent, eol)
+
+        idx = parent.index(after) if after is not None else -1
+        anchor = props[idx] if idx >= 0 else props[-1]
+        had_comma = anchor.comma >= 0
+        line_end = self._after_trailer(anchor.end)
+        if line_end >= 0:
+            # the anchor ends its line: a new line after it (and after its comment)
+            new_line = f"{eol}{child_indent}{entry}{',' if had_comma else ''}{tail}"
+            if had_comma:
+                return self._splice(line_end, line_end, new_line)
+            # the anchor was last and had no comma: it gets one right after its value
+            text, v_end = self.text, anchor.value.end
+            return self._derive(text[:v_end] + "," + text[v_end:line_end] + new_line + text[line_end:])
+        # an inline object: stay on the same line (a line comment becomes a block comment)
+        if comment.startswith("//"):
+            tail = f" /* {comment[2:].strip()} */"
+        if had_comma:
+            at = anchor.comma + 1
+            return self._splice(at, at, f" {entry}{tail},")
+        at = anchor.value.end
+        return self._splice(at, at, f", {entry}{tail}")
+
+    def _insert_into_empty(
+        self, parent: ObjectNode, entry: str, tail: str, child_indent: str, eol: str
+    ) -> JsoncDocument:
+        open_at, close_at = parent.start, parent.end - 1
+        inner = self.text[open_at + 1 : close_at]
+        if "\n" in inner or "\r" in inner:
+            # a multi-line empty object (maybe holding comments): a line after the '{' line
+            at = self._after_trailer(open_at + 1)
+            at = at if at >= 0 else open_at + 1
+            return self._splice(at, at, f"{eol}{child_indent}{entry}{tail}")
+        outer = self._line_indent(open_at)
+        kept = f"{eol}{child_indent}{inner.strip()}" if inner.strip() else ""
+        new = f"{{{kept}{eol}{child_indent}{entry}{tail}{eol}{outer}}}"
+        return self._splice(open_at, close_at + 1, new)
+
+    def delete(self, path: Sequence[str | int]) -> JsoncDocument:
+        """Remove the property at ``path`` with its comma and same-line comment; when it sits
+        on its own line(s) the whole line goes. Missing paths are a no-op."""
+        path = tuple(path)
+        if not path or not isinstance(path[-1], str):
+            raise TypeError("delete takes a path that ends in an object key")
+        parent = self.node(path[:-1])
+        if not isinstance(parent, ObjectNode):
+            return self
+        idx = parent.index(path[-1])
+        if idx < 0:
+            return self
+        props = parent.props
+        prop = props[idx]
+        prev = props[idx - 1] if idx > 0 else None
+        is_last = idx == len(props) - 1
+        text = self.text
+        edits: list[tuple[int, int, str]] = []
+        line_end = self._after_trailer(prop.end)
+        if self._starts_line(prop.key_start) and line_end >= 0:
+            # the property owns its line(s): remove them whole, same-line comment included
+            end = line_end
+            if end < len(text):
+                end += 2 if text.startswith("\r\n", end) else 1
+            edits.append((self._line_start(prop.key_start), end, ""))
+            if is_last and prop.comma < 0 and prev is not None and prev.comma >= 0:
+                # keep the file free of a trailing comma it did not have
+                edits.append((prev.comma, prev.comma + 1, ""))
+        elif not is_last:
+            edits.append((prop.key_start, props[idx + 1].key_start, ""))
+        elif prev is not None:
+            keep_comma = "," if prop.comma >= 0 and prev.comma >= 0 else ""
+            edits.append((prev.value.end, prop.end, keep_comma))
+        else:
+            edits.append((prop.key_start, prop.end, ""))
+        for start, end, new in sorted(edits, reverse=True):
+            text = text[:start] + new + text[end:]
+        return self._derive(text)
+
+
+def _common_parent(edits: Sequence[Edit]) -> tuple[str | int, ...]:
+    """The longest path that is a strict prefix of every edit's path."""
+    paths = [e.path for e in edits]
+    common: list[str | int] = []
+    for parts in zip(*paths, strict=False):
+        if all(p == parts[0] for p in parts):
+            common.append(parts[0])
+        else:
+            break
+    shortest = min(len(p) for p in paths)
+    return tuple(common[: shortest - 1])
+
+
+def _shift(edit: Edit, n: int) -> Edit:
+    from dataclasses import replace
+
+    return replace(edit, path=edit.path[n:])
+
+
+def _show(path: tuple[str | int, ...]) -> str:
+    return " → ".join(str(p) for p in path) if path else "the document root"

@@ -1,0 +1,57 @@
+"""The ``cline.*`` keys of a Cline-style VS Code ``settings.json`` (S-09…S-13).
+
+Only these keys are kvswitch's; every other key in the file belongs to the user (or to
+other extensions) and is never touched. Keys are flat and dotted, as VS Code writes them.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+
+from kvswitch.models.common import CacheMode, StrictModel, TransferProtocol
+
+__all__ = ["MERGED_ONLY", "SHARED", "SPLIT_ONLY", "ClineCacheStrategy", "ClineRequestOptions", "ClineSettings"]
+
+MERGED_ONLY = ("chunkSize",)
+"""Keys of ``cline.cacheStrategy`` that only the merged form has (S-11)."""
+SPLIT_ONLY = ("prefillEndpoint", "decodeEndpoint", "kvTransferProtocol")
+"""Keys of ``cline.cacheStrategy`` that only the split form has (S-12)."""
+SHARED = ("enablePrefixCache", "kvCacheDtype")
+"""Keys that stay in both forms."""
+
+
+class ClineCacheStrategy(StrictModel):
+    """``cline.cacheStrategy``: merged form S-11, split form S-12."""
+
+    mode: CacheMode = Field("merged", description="merged | split (S-13).")
+    chunk_size: int = Field(
+        512, alias="chunkSize", ge=1, description="Merged only: tokens per prefill chunk (multiple of 64)."
+    )
+    kv_cache_dtype: str = Field("auto", alias="kvCacheDtype", description="auto lets the backend choose.")
+    enable_prefix_cache: bool = Field(True, alias="enablePrefixCache")
+    prefill_endpoint: str | None = Field(None, alias="prefillEndpoint", description="Split only.")
+    decode_endpoint: str | None = Field(None, alias="decodeEndpoint", description="Split only.")
+    kv_transfer_protocol: TransferProtocol = Field(
+        "layer-wise", alias="kvTransferProtocol", description="Split only (S-14)."
+    )
+
+
+class ClineRequestOptions(StrictModel):
+    """``cline.requestOptions`` (S-10)."""
+
+    temperature: float = Field(0.2, ge=0, le=2)
+    max_tokens: int = Field(2048, alias="maxTokens", ge=1)
+    stream: bool = True
+
+
+class ClineSettings(StrictModel):
+    """The ``cline.*`` subset of ``settings.json`` (S-10)."""
+
+    api_provider: str = Field("openai-compatible", alias="cline.apiProvider")
+    open_ai_base_url: str | None = Field(
+        None, alias="cline.openAiBaseUrl", description="Bare address, no trailing slash (S-24)."
+    )
+    open_ai_api_key: SecretStr | None = Field(None, alias="cline.openAiApiKey")
+    open_ai_model_id: str | None = Field(None, alias="cline.openAiModelId")
+    request_options: ClineRequestOptions | None = Field(None, alias="cline.requestOptions")
+    cache_strategy: ClineCacheStrategy | None = Field(None, alias="cline.cacheStrategy")

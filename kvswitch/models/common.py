@@ -1,0 +1,119 @@
+"""Shared field types and the common, snake_case view of any client file.
+
+``ClientConfig`` is what :func:`kvswitch.load` returns whichever kind the file is. Its
+parts (``ProviderSettings``, ``CacheSettings``, ``SplitSettings``, ``RequestOptions``) are
+also the tables of CC Switch's ``config.toml`` and the parts of a kvswitch profile, so the
+article's defaults (S-11, S-12, S-16) live in one place.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+__all__ = [
+    "CacheMode",
+    "CacheSettings",
+    "ClientConfig",
+    "FileKind",
+    "ProviderSettings",
+    "RequestOptions",
+    "SplitSettings",
+    "StrictModel",
+    "TransferProtocol",
+]
+
+CacheMode = Literal["merged", "split"]
+"""``merged``: chunked prefill on one instance; ``split``: prefill/decode disaggregation (S-13)."""
+
+TransferProtocol = Literal["layer-wise", "request-wise"]
+"""KV transfer granularity in split mode (S-14)."""
+
+FileKind = Literal["cline", "ccswitch", "kvswitch"]
+"""The three kinds of file kvswitch reads (D-3)."""
+
+
+class StrictModel(BaseModel):
+    """Base of every file model: strict types (no ``"512"`` for 512), unknown keys kept
+    (lint reports them), and input values never echoed in error text (keys are secrets)."""
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="allow",
+        populate_by_name=True,
+        hide_input_in_errors=True,
+        validate_default=False,
+    )
+
+
+class ProviderSettings(StrictModel):
+    """Where requests go and who pays: CC Switch's ``[provider]`` (S-16)."""
+
+    name: str | None = Field(None, description="Provider name, for people.")
+    base_url: str | None = Field(
+        None,
+        description="Bare http(s) address, no trailing slash, no query (S-07, S-24).",
+        examples=["https://taotoken.net/api"],
+    )
+    api_key: SecretStr | None = Field(
+        None, description="API key; better kept in the OS keyring (kvswitch key set)."
+    )
+    model: str | None = Field(None, description="Model id as the provider lists it (S-08).")
+
+
+class CacheSettings(StrictModel):
+    """The strategy switch and the settings both modes share: CC Switch's ``[cache]``."""
+
+    mode: CacheMode = Field("merged", description="merged | split (S-13).")
+    chunk_size: int = Field(
+        512,
+        ge=1,
+        description="Tokens per prefill chunk in merged mode; a multiple of 64, 512-1024 "
+        "suits most 7B models (S-19, S-26). Ignored in split mode.",
+    )
+    kv_cache_dtype: str = Field(
+        "auto", description="KV cache data type; auto lets the backend choose (S-13)."
+    )
+    prefix_cache: bool = Field(True, description="Reuse cached prefixes; on in both modes.")
+
+
+class SplitSettings(StrictModel):
+    """Prefill/decode endpoints and KV transfer: CC Switch's ``[cache.split]``."""
+
+    prefill_base_url: str | None = Field(None, description="Prefill instance (http/https).")
+    decode_base_url: str | None = Field(None, description="Decode instance (http/https).")
+    transfer_protocol: TransferProtocol = Field(
+        "layer-wise", description="layer-wise overlaps transfer with compute (S-14)."
+    )
+    max_transfer_concurrency: int = Field(
+        4, description="KV layers transferred in parallel; 1-8, 4 is a stable start (S-17)."
+    )
+
+
+class RequestOptions(StrictModel):
+    """Request options the client sends: CC Switch's ``[request]``."""
+
+    temperature: float = Field(0.2, ge=0, le=2)
+    max_tokens: int = Field(2048, ge=1)
+    stream: bool = True
+    timeout_seconds: float = Field(120, gt=0)
+
+
+class ClientConfig(BaseModel):
+    """The common view of one client file (or of kvswitch's active profile)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: FileKind
+    path: Path | None = None
+    provider: ProviderSettings = Field(default_factory=ProviderSettings)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
+    split: SplitSettings | None = None
+    request: RequestOptions = Field(default_factory=RequestOptions)
+
+    @property
+    def mode(self) -> CacheMode:
+        """The strategy the file is set to."""
+        return self.cache.mode

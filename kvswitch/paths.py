@@ -1,0 +1,62 @@
+"""Every path kvswitch uses, resolved in one place.
+
+kvswitch's own files live under platformdirs' user dirs, or all under ``KVSWITCH_HOME``
+when it is set (tests, sandboxes, the demo): ``config/``, ``state/``, ``backups/``,
+``history/``, ``logs/``. Default client-file locations follow ``HOME`` and
+``XDG_CONFIG_HOME`` (S-09, S-15), so a sandbox sets ``HOME`` too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Dirs", "default_client_paths", "dirs", "home_override"]
+
+ENV_HOME = "KVSWITCH_HOME"
+
+
+def home_override() -> Path | None:
+    """``KVSWITCH_HOME`` as an absolute path, or ``None``."""
+    value = os.environ.get(ENV_HOME)
+    return Path(value).expanduser().absolute() if value else None
+
+
+@dataclass(frozen=True, slots=True)
+class Dirs:
+    """kvswitch's own directories (created on demand by the code that writes there)."""
+
+    config: Path
+    state: Path
+    backups: Path
+    history: Path
+    logs: Path
+
+    @property
+    def config_file(self) -> Path:
+        return self.config / "kvswitch.toml"
+
+
+def dirs() -> Dirs:
+    """The directories for this process (reads the environment each time)."""
+    home = home_override()
+    if home is not None:
+        return Dirs(home / "config", home / "state", home / "backups", home / "history", home / "logs")
+    import platformdirs
+
+    state = Path(platformdirs.user_state_dir("kvswitch", appauthor=False))
+    return Dirs(
+        Path(platformdirs.user_config_dir("kvswitch", appauthor=False)),
+        state,
+        state / "backups",
+        state / "history",
+        Path(platformdirs.user_log_dir("kvswitch", appauthor=False)),
+    )
+
+
+def default_client_paths() -> dict[str, Path]:
+    """Where the article puts each client's file (S-09, S-15)."""
+    home = Path(os.environ.get("HOME") or Path.home())
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    return {"cline": home / ".cline" / "settings.json", "ccswitch": xdg / "cc-switch" / "config.toml"}

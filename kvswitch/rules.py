@@ -1,0 +1,461 @@
+"""Validation: every problem in a parsed file, as :class:`~kvswitch.diagnostics.Diagnostic` data.
+
+Types and values come from the pydantic models (KVS002); the article's rules (KVS1xx,
+KVS2xx) are written once against the common field names and find their keys through the
+kind's field map, so a rule reads the same for a Cline file, a CC Switch file and every
+profile of kvswitch's own config. Nothing here prints or writes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from kvswitch.diagnostics import CODES, Diagnostic, Fix, Severity
+from kvswitch.document import ConfigFile
+from kvswitch.kinds import MISSING, Subject, get_path, subjects
+
+__all__ = ["check", "nearest_chunk_size", "validate_model"]
+
+KeyPath = tuple[str | int, ...]
+
+KNOWN_KV_DTYPES = frozenset(
+    {
+        "auto", "fp16", "float16", "f16", "bf16", "bfloat16", "fp32", "float32", "f32",
+        "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "nvfp4", "int8", "int4",
+        "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl",
+    }
+)
+_PLACEHOLDER = re.compile(
+    r"你的|<[^>]*>|\{\{|\byour[-_ ]?|xxx|changeme|change[-_]me|placeholder|replace[-_ ]?me"
+    r"|api[-_ ]?key[-_ ]?here|insert[-_ ]|^sk-\.{2,}|\.\.\.|…|^todo$|^none$|^null$",
+    re.IGNORECASE,
+)
+_MODEL_PLACEHOLDER = re.compile(r"your|<[^>]*>|model[-_ ]name|^model$|xxx|placeholder|你的", re.I)
+_ENV_REF = re.compile(r"env:[A-Za-z_][A-Za-z0-9_]*")
+_SECRET_FIELDS = ("provider.api_key",)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ctx:
+    cf: ConfigFile
+    git: bool
+
+    def diag(
+        self,
+        code: str,
+        message: str,
+        key_path: KeyPath,
+        *,
+        severity: Severity | None = None,
+        key: bool = False,
+        fix: Fix | None = None,
+    ) -> Diagnostic:
+        loc = self.cf.locate(key_path, key=key)
+        return Diagnostic(
+            code,
+            severity if severity is not None else CODES[code][0],
+            message,
+            loc.path,
+            loc.line,
+            loc.column,
+            key_path,
+            fix,
+        )
+
+
+def nearest_chunk_size(value: int) -> int:
+    """The nearest multiple of 64, ties up, never below 64 (D-12): 500 → 512, 96 → 128."""
+    return max(64, (value + 32) // 64 * 64)
+
+
+def check(cf: ConfigFile, *, git: bool = True) -> list[Diagnostic]:
+    """Every finding in ``cf``, sorted by position. ``git=False`` skips the KVS212 git query."""
+    ctx = _Ctx(cf, git)
+    found: list[Diagnostic] = []
+    bad: set[KeyPath] = set()
+    for d in validate_model(cf):
+        found.append(d)
+        bad.add(d.key_path)
+    found.extend(_unknown_keys(ctx))
+    found.extend(_duplicates(ctx))
+    if cf.kind == "kvswitch":
+        found.extend(_kvswitch_rules(ctx, bad))
+    for subject in subjects(cf.kind, cf.data):
+        found.extend(_subject_rules(ctx, subject, bad))
+    unique = {(d.code, d.key_path, d.line, d.column, d.message): d for d in found}
+    return sorted(unique.values(), key=lambda d: (d.line or 0, d.column or 0, d.code))
+
+
+# -- types and values (pydantic) -------------------------------------------------------
+
+def _model_input(cf: ConfigFile) -> tuple[type[Any], Any]:
+    from kvswitch.models import CCSwitchConfig, ClineSettings, KvswitchConfig
+
+    data = cf.data
+    if cf.kind == "cline":
+        if not isinstance(data, dict):
+            return ClineSettings, data
+        return ClineSettings, {k: v for k, v in data.items() if k.startswith("cline.")}
+    if cf.kind == "ccswitch":
+        return CCSwitchConfig, data
+    return KvswitchConfig, data
+
+
+def validate_model(cf: ConfigFile) -> list[Diagnostic]:
+    """KVS002 for every type or value error the kind's model finds (inputs of secret
+    fields are never shown)."""
+    from pydantic import ValidationError
+
+    model, data = _model_input(cf)
+    ctx = _Ctx(cf, git=False)
+    if cf.kind == "cline" and not isinstance(data, dict):
+        return [ctx.diag("KVS002", "settings.json must hold an object ({ … })", ())]
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        out = []
+        for err in exc.errors(include_url=False):
+            loc = tuple(err["loc"])
+            dotted = ".".join(str(p) for p in loc) or "(top level)"
+            msg = err["msg"]
+            if err["type"] == "missing":
+                out.append(ctx.diag("KVS002", f"{dotted}: required key is missing", loc[:-1] + loc[-1:]))
+                continue
+            secret = any(str(p).lower().endswith(("api_key", "apikey", "key")) for p in loc[-1:])
+            shown = "" if secret or isinstance(err.get("input"), dict | list) else f" (got {err['input']!r})"
+            out.append(ctx.diag("KVS002", f"{dotted}: {msg}{shown}", loc))
+        return out
+    return []
+
+
+# -- unknown and duplicate keys --------------------------------------------------------
+
+def _known_keys(model: type[Any]) -> dict[str, type[Any] | None]:
+    """Key names (aliases) of a pydantic model → the model of a nested table, if any."""
+    from pydantic import BaseModel
+
+    out: dict[str, type[Any] | None] = {}
+    for name, field in model.model_fields.items():
+        sub: type[Any] | None = None
+        for arg in (field.annotation, *getattr(field.annotation, "__args__", ())):
+            if isinstance(arg, type) and issubclass(arg, BaseModel):
+                sub = arg
+        out[field.alias or name] = sub
+    return out
+
+
+def _walk_unknown(
+    data: Any, model: type[Any], path: KeyPath, strict_top: bool
+) -> Iterator[tuple[KeyPath, str, str | None]]:
+    if not isinstance(data, dict):
+        return
+    known = _known_keys(model)
+    for key, value in data.items():
+        if key in known:
+            sub = known[key]
+            if sub is not None:
+                yield from _walk_unknown(value, sub, (*path, key), True)
+            continue
+        close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
+        if strict_top or close:
+            yield (*path, key), key, close[0] if close else None
+
+
+def _unknown_keys(ctx: _Ctx) -> Iterator[Diagnostic]:
+    from kvswitch.models import CCSwitchConfig, ClineSettings, KvswitchConfig, Profile
+
+    data = ctx.cf.data
+    kind = ctx.cf.kind
+    if kind == "cline":
+        owned = {k: v for k, v in data.items() if k.startswith("cline.")} if isinstance(data, dict) else {}
+        found = _walk_unknown(owned, ClineSettings, (), False)
+    elif kind == "ccswitch":
+        found = _walk_unknown(data, CCSwitchConfig, (), False)
+    else:
+        found = _walk_unknown(data, KvswitchConfig, (), True)
+        profiles = data.get("profiles") if isinstance(data, dict) else None
+        if isinstance(profiles, dict):
+            for name, prof in profiles.items():
+                found = _chain(found, _walk_unknown(prof, Profile, ("profiles", name), True))
+    for key_path, key, suggestion in found:
+        hint = f"; did you mean {suggestion!r}?" if suggestion else " (kvswitch ignores it)"
+        yield ctx.diag("KVS003", f"unknown key {key!r}{hint}", key_path, key=True)
+
+
+def _chain(*its: Iterator[Any]) -> Iterator[Any]:
+    for it in its:
+        yield from it
+
+
+def _duplicates(ctx: _Ctx) -> Iterator[Diagnostic]:
+    doc = ctx.cf.doc
+    for dup in getattr(doc, "duplicates", ()):
+        top = dup.path[0] if dup.path else ""
+        if ctx.cf.kind == "cline" and not str(top).startswith("cline."):
+            continue
+        line, col = doc.line_col(dup.key_start)
+        yield Diagnostic(
+            "KVS004",
+            Severity.WARNING,
+            f"key {dup.path[-1]!r} appears more than once; VS Code uses the last one",
+            ctx.cf.path,
+            line,
+            col,
+            dup.path,
+        )
+
+
+# -- the article's rules ---------------------------------------------------------------
+
+def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnostic]:
+    data = ctx.cf.data
+    if s.kind == "cline" and not any(str(k).startswith("cline.") for k in data):
+        return  # a plain VS Code settings file: nothing of ours to check
+
+    def val(field: str) -> Any:
+        path = s.fields.get(field)
+        if path is None or path in bad:
+            return MISSING
+        return get_path(data, path)
+
+    def at(field: str) -> KeyPath:
+        return s.fields[field]
+
+    where = f"profile {s.profile!r}: " if s.profile else ""
+    mode = val("cache.mode")
+    mode = mode if mode in ("merged", "split") else MISSING
+    yield from _chunk_rules(ctx, s, val, at, mode, where)
+    yield from _split_rules(ctx, s, val, at, mode, where)
+    yield from _url_rules(ctx, s, val, at, where)
+    yield from _key_rules(ctx, s, val, at, where)
+    dtype = val("cache.kv_cache_dtype")
+    if isinstance(dtype, str) and dtype not in KNOWN_KV_DTYPES:
+        yield ctx.diag("KVS104", f"{where}kv_cache_dtype {dtype!r} is not a value any engine kvswitch knows accepts "
+                       f"(auto, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int8, q8_0…)", at("cache.kv_cache_dtype"))
+    elif dtype == "int8":
+        yield ctx.diag("KVS105", f"{where}kv_cache_dtype int8: vLLM and SGLang have no plain int8 KV cache "
+                       "(use fp8 there; llama.cpp calls it q8_0)", at("cache.kv_cache_dtype"))
+    model = val("provider.model")
+    if model is MISSING or model is None or (isinstance(model, str) and not model.strip()):
+        yield ctx.diag("KVS220", f"{where}model name is missing; requests need one the provider lists (S-08)",
+                       at("provider.model"))
+    elif isinstance(model, str) and _MODEL_PLACEHOLDER.search(model):
+        yield ctx.diag("KVS220", f"{where}model name {model!r} looks like a placeholder; a wrong model name "
+                       "makes requests fail with 404 (S-08)", at("provider.model"))
+
+
+def _chunk_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str) -> Iterator[Diagnostic]:
+    chunk = val("cache.chunk_size")
+    if isinstance(chunk, int) and not isinstance(chunk, bool) and chunk >= 1:
+        if chunk % 64:
+            new = nearest_chunk_size(chunk)
+            yield ctx.diag(
+                "KVS101",
+                f"{where}chunk_size {chunk} is not a multiple of 64; it becomes {new} "
+                "(some endpoints round it silently, S-26)",
+                at("cache.chunk_size"),
+                fix=Fix(at("cache.chunk_size"), new, f"chunk_size {chunk} → {new}"),
+            )
+        if chunk < 256:
+            yield ctx.diag(
+                "KVS102",
+                f"{where}chunk_size {chunk} is below 256: every chunk re-reads the model weights and "
+                "TTFT gets worse; 512–1024 suits most 7B models (S-19)",
+                at("cache.chunk_size"),
+            )
+    if s.kind == "kvswitch":
+        return  # a profile keeps both modes' settings on purpose
+    if mode == "split" and chunk is not MISSING:
+        yield ctx.diag(
+            "KVS103",
+            "chunk_size is ignored in split mode (the prefill instance picks its own chunking, S-26); "
+            "switch to merged for it to take effect",
+            at("cache.chunk_size"),
+            key=True,
+        )
+    if mode == "merged" and s.kind == "cline":
+        for field in ("split.prefill_base_url", "split.decode_base_url", "split.transfer_protocol"):
+            if val(field) is not MISSING:
+                yield ctx.diag("KVS103", f"{at(field)[-1]} is ignored in merged mode", at(field), key=True)
+
+
+def _split_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str) -> Iterator[Diagnostic]:
+    in_split = mode == "split" and s.active
+    urls = {}
+    for field, label in (("split.prefill_base_url", "prefill"), ("split.decode_base_url", "decode")):
+        url = val(field)
+        if url is MISSING or url is None:
+            if in_split and (s.kind != "ccswitch" or get_path(ctx.cf.data, ("cache", "split")) is not MISSING):
+                yield ctx.diag("KVS110", f"{where}split mode without a {label} endpoint ({at(field)[-1]})", at(field))
+            continue
+        if isinstance(url, str):
+            if _http_url(url) is None:
+                yield ctx.diag(
+                    "KVS110",
+                    f"{where}{label} endpoint {url!r} is not an http(s) URL",
+                    at(field),
+                    severity=Severity.ERROR if in_split else Severity.WARNING,
+                )
+            else:
+                urls[label] = url
+                yield from _slash_and_query(ctx, at(field), url, f"{where}{label} endpoint")
+    if in_split and s.kind == "ccswitch" and get_path(ctx.cf.data, ("cache", "split")) is MISSING:
+        yield ctx.diag("KVS110", "split mode without a [cache.split] table (prefill_base_url, decode_base_url)",
+                       ("cache", "mode"))
+    if len(urls) == 2 and _same_address(urls["prefill"], urls["decode"]):
+        yield ctx.diag(
+            "KVS111",
+            f"{where}prefill and decode endpoints are the same address: split needs a backend with a real "
+            "prefill/decode deployment behind it, else split requests time out (S-25); with one instance use merged",
+            at("split.decode_base_url"),
+        )
+    conc = val("split.max_transfer_concurrency")
+    if isinstance(conc, int) and not isinstance(conc, bool):
+        if conc < 1:
+            yield ctx.diag("KVS112", f"{where}max_transfer_concurrency {conc} must be at least 1",
+                           at("split.max_transfer_concurrency"), severity=Severity.ERROR)
+        elif conc > 8:
+            yield ctx.diag("KVS112", f"{where}max_transfer_concurrency {conc} is above 8: transfers steal compute; "
+                           "4 is a stable start, 8 with a fast interconnect (S-17)", at("split.max_transfer_concurrency"))
+
+
+def _url_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator[Diagnostic]:
+    url = val("provider.base_url")
+    if not isinstance(url, str):
+        return
+    parts = _http_url(url)
+    if parts is None:
+        yield ctx.diag("KVS202", f"{where}base URL {url!r} is not an http(s) URL", at("provider.base_url"))
+        return
+    yield from _slash_and_query(ctx, at("provider.base_url"), url, f"{where}base URL")
+    key = val("provider.api_key")
+    has_key = isinstance(key, str) and key.strip() != ""
+    if parts.scheme == "http" and has_key and not _is_loopback(parts.hostname or ""):
+        yield ctx.diag(
+            "KVS203",
+            f"{where}base URL uses plain http to {parts.hostname}, so the API key travels unencrypted; use https",
+            at("provider.base_url"),
+        )
+
+
+def _slash_and_query(ctx: _Ctx, path: KeyPath, url: str, label: str) -> Iterator[Diagnostic]:
+    parts = urlsplit(url)
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        yield ctx.diag("KVS202", f"{label} {url!r} has a query string or fragment; write the bare address (S-07)", path)
+    elif url.endswith("/"):
+        fixed = url.rstrip("/")
+        yield ctx.diag(
+            "KVS201",
+            f"{label} ends with '/': clients join it into '//' and auth breaks (S-24); it becomes {fixed!r}",
+            path,
+            fix=Fix(path, fixed, "remove the trailing '/'"),
+        )
+
+
+def _key_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator[Diagnostic]:
+    key = val("provider.api_key")
+    path = at("provider.api_key")
+    if not isinstance(key, str) or key == "":
+        return
+    if s.kind == "kvswitch":
+        if key != "keyring" and not _ENV_REF.fullmatch(key):
+            yield ctx.diag(
+                "KVS213",
+                f"{where}'key' must be a reference, 'keyring' or 'env:NAME'; kvswitch's config never holds "
+                "a plaintext key (store it with: kvswitch key set PROFILE)",
+                path,
+            )
+        return
+    if key != key.strip() or "\n" in key or "\r" in key:
+        fixed = re.sub(r"\s+", "", key) if ("\n" in key.strip() or "\r" in key.strip()) else key.strip()
+        yield ctx.diag(
+            "KVS210",
+            "API key has leading/trailing whitespace or a line break, which makes requests fail with "
+            "401 (S-24)",
+            path,
+            fix=Fix(path, fixed, "strip whitespace and line breaks from the key"),
+        )
+    if _PLACEHOLDER.search(key.strip()):
+        yield ctx.diag("KVS211", "API key is a placeholder, not a real key (S-24); set it with: kvswitch key set PROFILE", path)
+    elif ctx.git and ctx.cf.path is not None and _git_tracked(ctx.cf.path):
+        yield ctx.diag(
+            "KVS212",
+            "plaintext API key in a file tracked by git: it would be committed; keep it in the OS keyring "
+            "(kvswitch key set PROFILE) and remove it from the file",
+            path,
+        )
+
+
+def _kvswitch_rules(ctx: _Ctx, bad: set[KeyPath]) -> Iterator[Diagnostic]:
+    from kvswitch.models import CONFIG_VERSION
+
+    data = ctx.cf.data
+    version = data.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > CONFIG_VERSION:
+        yield ctx.diag(
+            "KVS005",
+            f"config version {version} was written by a newer kvswitch (this one reads up to {CONFIG_VERSION}); "
+            "upgrade kvswitch",
+            ("version",),
+        )
+    active = data.get("active_profile")
+    profiles = data.get("profiles")
+    if isinstance(active, str) and isinstance(profiles, dict) and active not in profiles:
+        close = difflib.get_close_matches(active, list(profiles), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        yield ctx.diag("KVS002", f"active_profile {active!r} is not a profile{hint}", ("active_profile",))
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+def _http_url(url: str) -> Any:
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+        return None
+    return parts
+
+
+def _same_address(a: str, b: str) -> bool:
+    pa, pb = urlsplit(a), urlsplit(b)
+
+    def key(p: Any) -> tuple[str, str, int | None, str]:
+        port = p.port or (443 if p.scheme == "https" else 80)
+        return (p.scheme, (p.hostname or "").lower(), port, p.path.rstrip("/"))
+
+    return key(pa) == key(pb)
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _git_tracked(path: Path) -> bool:
+    """Whether git tracks ``path`` (staged or committed); False without git or a repository."""
+    try:
+        proc = subprocess.run(
+            ["git", "ls-files", "--error-unmatch", "--", path.name],
+            cwd=path.parent,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0

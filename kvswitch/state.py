@@ -1,0 +1,87 @@
+"""Values a mode flip took out of a client file, kept so the way back restores them (D-3, D-12).
+
+Keyed by the real path of the client file and the key path. What is kept is the
+property's raw source text (its value and its same-line comment) and the key it followed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from kvswitch import paths
+
+__all__ = ["Remembered", "forget", "recall", "remember"]
+
+_FILE = "remembered.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """A property that left a file: ``raw`` value text, same-line ``comment``, and the key it followed."""
+
+    raw: str
+    comment: str = ""
+    after: str | None = None
+
+
+def _store() -> Path:
+    return paths.dirs().state / _FILE
+
+
+def _load() -> dict[str, dict[str, Any]]:
+    try:
+        data = json.loads(_store().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save(data: dict[str, dict[str, Any]]) -> None:
+    from kvswitch.io import write_private
+
+    write_private(_store(), (json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n").encode())
+
+
+def _key(path: tuple[str | int, ...]) -> str:
+    return json.dumps(list(path), ensure_ascii=False)
+
+
+def recall(file: Path, key_path: tuple[str | int, ...]) -> Remembered | None:
+    """What was remembered for ``key_path`` of ``file``, if anything."""
+    entry = _load().get(os.path.realpath(file), {}).get(_key(key_path))
+    if not isinstance(entry, dict) or not isinstance(entry.get("raw"), str):
+        return None
+    return Remembered(entry["raw"], str(entry.get("comment") or ""), entry.get("after"))
+
+
+def remember(file: Path, items: dict[tuple[str | int, ...], Remembered]) -> None:
+    """Keep ``items`` for ``file`` (replacing earlier values of the same keys)."""
+    if not items:
+        return
+    data = _load()
+    slot = data.setdefault(os.path.realpath(file), {})
+    for key_path, value in items.items():
+        slot[_key(key_path)] = asdict(value)
+    _save(data)
+
+
+def forget(file: Path, key_paths: list[tuple[str | int, ...]]) -> None:
+    """Drop remembered values that went back into ``file``."""
+    data = _load()
+    slot = data.get(os.path.realpath(file))
+    if not slot:
+        return
+    changed = False
+    for key_path in key_paths:
+        with contextlib.suppress(KeyError):
+            del slot[_key(key_path)]
+            changed = True
+    if changed:
+        if not slot:
+            del data[os.path.realpath(file)]
+        _save(data)

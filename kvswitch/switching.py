@@ -1,0 +1,305 @@
+"""Switching client files between merged and split (D-3).
+
+``plan_switch`` is pure: it turns a parsed file and a mode into edits and the values to
+remember. ``switch`` reads the files, plans, verifies and writes them all or none.
+
+- CC Switch: ``[cache].mode`` is set; going to split, a missing ``[cache.split]`` is created
+  (from the profile, else both endpoints = ``[provider].base_url``, ``layer-wise``, 4).
+- Cline: ``cline.cacheStrategy`` takes the article's form for the mode (S-11, S-12):
+  ``chunkSize`` leaves in split mode, ``prefillEndpoint``/``decodeEndpoint``/
+  ``kvTransferProtocol`` leave in merged mode; what leaves is remembered and comes back,
+  with its comment, on the return trip. ``enablePrefixCache`` and ``kvCacheDtype`` stay.
+- kvswitch's own config: its ``mode`` is set.
+- A file already in the mode is left alone: no write, no backup.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kvswitch.document import ConfigFile, parse_config
+from kvswitch.edits import Delete, Edit, Insert, Set
+from kvswitch.errors import EditError, Location
+from kvswitch.kinds import MISSING, get_path
+from kvswitch.models.cline import MERGED_ONLY, SPLIT_ONLY
+from kvswitch.models.common import CacheMode, FileKind
+from kvswitch.redact import redact
+from kvswitch.state import Remembered
+
+__all__ = ["FileSwitch", "ModeDefaults", "SwitchPlan", "plan_switch", "switch"]
+
+_CS = "cline.cacheStrategy"
+_CLINE_SPLIT_FIELD = {"prefillEndpoint": "prefill", "decodeEndpoint": "decode", "kvTransferProtocol": "protocol"}
+
+
+@dataclass(frozen=True, slots=True)
+class ModeDefaults:
+    """Values a switch writes when the file has none of its own (from a profile, or defaults)."""
+
+    chunk_size: int = 512
+    prefill: str | None = None
+    decode: str | None = None
+    protocol: str = "layer-wise"
+    max_transfer_concurrency: int = 4
+
+
+@dataclass(frozen=True)
+class SwitchPlan:
+    """What switching one file takes: edits, values to remember, remembered values used."""
+
+    kind: FileKind
+    old_mode: str | None
+    new_mode: CacheMode
+    edits: tuple[Edit, ...] = ()
+    remember: dict[tuple[str | int, ...], Remembered] = field(default_factory=dict)
+    restored: tuple[tuple[str | int, ...], ...] = ()
+
+    @property
+    def noop(self) -> bool:
+        return not self.edits
+
+
+@dataclass(frozen=True)
+class FileSwitch:
+    """The outcome for one file: ``changed`` is False for a no-op; ``diff`` has keys masked."""
+
+    path: Path
+    kind: FileKind
+    old_mode: str | None
+    new_mode: CacheMode
+    changed: bool
+    diff: str
+    backup: Path | None = None
+
+
+def _recall(path: Path | None, key_path: tuple[str | int, ...]) -> Remembered | None:
+    if path is None:
+        return None
+    from kvswitch.state import recall
+
+    return recall(path, key_path)
+
+
+def plan_switch(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None = None) -> SwitchPlan:
+    """The edits that put ``cf`` in ``mode`` (none when it is already there)."""
+    if mode not in ("merged", "split"):
+        raise ValueError(f"mode must be 'merged' or 'split', not {mode!r}")
+    if cf.kind == "cline":
+        return _plan_cline(cf, mode, defaults)
+    if cf.kind == "ccswitch":
+        return _plan_ccswitch(cf, mode, defaults)
+    current = get_path(cf.data, ("mode",))
+    old = current if isinstance(current, str) else None
+    edits: tuple[Edit, ...] = () if old == mode else (Set(("mode",), mode),)
+    return SwitchPlan("kvswitch", old, mode, edits)
+
+
+def _base_url(cf: ConfigFile, path: tuple[str, ...]) -> str | None:
+    value = get_path(cf.data, path)
+    return value.rstrip("/") if isinstance(value, str) and value.strip() else None
+
+
+def _endpoints(cf: ConfigFile, d: ModeDefaults, base_path: tuple[str, ...]) -> tuple[str, str]:
+    base = _base_url(cf, base_path)
+    prefill, decode = d.prefill or base, d.decode or base
+    if prefill is None or decode is None:
+        raise EditError(
+            "split mode needs prefill and decode endpoints, and there is no profile, no remembered "
+            f"value and no {'.'.join(base_path)} to take them from",
+            cf.locate(base_path),
+        )
+    return prefill, decode
+
+
+def _plan_ccswitch(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None) -> SwitchPlan:
+    d = defaults or ModeDefaults()
+    cache = get_path(cf.data, ("cache",))
+    if cache is not MISSING and not isinstance(cache, dict):
+        raise EditError("[cache] is not a table", cf.locate(("cache",)))
+    current = get_path(cf.data, ("cache", "mode"))
+    old = current if isinstance(current, str) else None
+    if old == mode:
+        return SwitchPlan("ccswitch", old, mode)
+    edits: list[Edit] = [Set(("cache", "mode"), mode)]
+    if mode == "split" and get_path(cf.data, ("cache", "split")) is MISSING:
+        prefill, decode = _endpoints(cf, d, ("provider", "base_url"))
+        edits.append(
+            Set(
+                ("cache", "split"),
+                {
+                    "prefill_base_url": prefill,
+                    "decode_base_url": decode,
+                    "transfer_protocol": d.protocol,
+                    "max_transfer_concurrency": d.max_transfer_concurrency,
+                },
+            )
+        )
+    return SwitchPlan("ccswitch", old, mode, tuple(edits))
+
+
+def _plan_cline(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None) -> SwitchPlan:
+    d = defaults or ModeDefaults()
+    data = cf.data
+    if not isinstance(data, dict):
+        raise EditError("settings.json does not hold an object", cf.locate(()))
+    block = data.get(_CS, MISSING)
+    if block is MISSING:
+        return _new_cline_block(cf, mode, d)
+    if not isinstance(block, dict):
+        raise EditError(f"{_CS} is not an object", cf.locate((_CS,)))
+    old = block.get("mode") if isinstance(block.get("mode"), str) else None
+    if old == mode:
+        return SwitchPlan("cline", old, mode)
+    leaving = MERGED_ONLY if mode == "split" else SPLIT_ONLY
+    coming = SPLIT_ONLY if mode == "split" else MERGED_ONLY
+    doc = cf.doc
+    keys = list(block)
+    edits: list[Edit] = [Set((_CS, "mode"), mode)]
+    remember: dict[tuple[str | int, ...], Remembered] = {}
+    for key in leaving:
+        if key not in block:
+            continue
+        prop = doc.prop((_CS, key)) if hasattr(doc, "prop") else None
+        if prop is not None:
+            idx = keys.index(key)
+            after = keys[idx - 1] if idx > 0 else None
+            remember[(_CS, key)] = Remembered(doc.raw(prop.value), doc.trailing_comment(prop), after)
+        edits.append(Delete((_CS, key)))
+    present = {k for k in keys if k not in leaving}
+    restored = []
+    endpoints: tuple[str, str] | None = None
+    previous = "mode"
+    for key in coming:
+        if key in block:
+            previous = key
+            continue
+        memo = _recall(cf.path, (_CS, key))
+        if memo is not None:
+            after = memo.after if memo.after in present else previous
+            edits.append(Insert((_CS, key), raw=memo.raw, comment=memo.comment, after=after))
+            restored.append((_CS, key))
+        else:
+            value: Any
+            if key == "chunkSize":
+                value = d.chunk_size
+            elif key == "kvTransferProtocol":
+                value = d.protocol
+            else:
+                endpoints = endpoints or _endpoints(cf, d, ("cline.openAiBaseUrl",))
+                value = endpoints[0] if key == "prefillEndpoint" else endpoints[1]
+            edits.append(Insert((_CS, key), value=value, after=previous))
+        present.add(key)
+        previous = key
+    return SwitchPlan("cline", old, mode, tuple(edits), remember, tuple(restored))
+
+
+def _new_cline_block(cf: ConfigFile, mode: CacheMode, d: ModeDefaults) -> SwitchPlan:
+    block: dict[str, Any] = {"mode": mode}
+    if mode == "merged":
+        block.update(chunkSize=d.chunk_size, kvCacheDtype="auto", enablePrefixCache=True)
+    else:
+        prefill, decode = _endpoints(cf, d, ("cline.openAiBaseUrl",))
+        block.update(
+            prefillEndpoint=prefill, decodeEndpoint=decode, kvTransferProtocol=d.protocol, enablePrefixCache=True
+        )
+    ours = [k for k in cf.data if str(k).startswith("cline.")]
+    return SwitchPlan("cline", None, mode, (Insert((_CS,), value=block, after=ours[-1] if ours else None),))
+
+
+def secrets_in(cf: ConfigFile) -> list[str]:
+    """Key values a file holds, so diffs and reports can mask them."""
+    out = []
+    for path in (("cline.openAiApiKey",), ("provider", "api_key")):
+        value = get_path(cf.data, path)
+        if isinstance(value, str) and value:
+            out.append(value)
+    return out
+
+
+def render_diff(path: Path | None, old: str, new: str, keys: Sequence[str]) -> str:
+    """A unified diff of two versions with every key masked."""
+    name = str(path) if path is not None else "<string>"
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), f"{name} (now)", f"{name} (after)"
+    )
+    text = "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines)
+    return redact(text, keys)
+
+
+def _apply(cf: ConfigFile, plan: SwitchPlan) -> str:
+    try:
+        return cf.doc.apply(list(plan.edits))
+    except (ValueError, TypeError, KeyError) as exc:
+        raise EditError(f"the switch could not be applied safely, nothing was written: {exc}", Location(cf.path)) from exc
+
+
+def switch(
+    mode: CacheMode,
+    paths: Sequence[Path | str],
+    *,
+    dry_run: bool = False,
+    kinds: Sequence[FileKind | None] | None = None,
+    defaults: ModeDefaults | Sequence[ModeDefaults | None] | None = None,
+) -> list[FileSwitch]:
+    """Put every file in ``paths`` in ``mode``, all or none.
+
+    Each file is read, planned, edited and verified; then all changed files are written
+    together (:func:`kvswitch.transaction.commit_all`). ``dry_run`` writes nothing and
+    returns the diffs. Raises a :class:`~kvswitch.errors.KvswitchError` naming the file
+    on the first problem, with nothing written."""
+    from kvswitch.io import read_bytes
+    from kvswitch.transaction import FileWrite, commit_all, recover
+
+    files = [Path(p) for p in paths]
+    kinds = list(kinds) if kinds is not None else [None] * len(files)
+    defaults_list = (
+        list(defaults) if isinstance(defaults, Sequence) else [defaults] * len(files)
+    )
+    if not dry_run:
+        recover()
+    outcomes: list[tuple[ConfigFile, SwitchPlan, str]] = []
+    for path, kind, dflt in zip(files, kinds, defaults_list, strict=True):
+        cf = parse_config(read_bytes(path), kind, path)
+        plan = plan_switch(cf, mode, dflt)
+        new_text = cf.text if plan.noop else _apply(cf, plan)
+        outcomes.append((cf, plan, new_text))
+
+    results: list[FileSwitch] = []
+    for cf, plan, new_text in outcomes:
+        diff = "" if plan.noop else render_diff(cf.path, cf.text, new_text, secrets_in(cf))
+        assert cf.path is not None
+        results.append(FileSwitch(cf.path, cf.kind, plan.old_mode, mode, not plan.noop, diff))
+    if dry_run:
+        return results
+
+    def rebuild_for(kind: FileKind, path: Path, dflt: ModeDefaults | None) -> Any:
+        def rebuild(current: bytes) -> bytes:
+            cf2 = parse_config(current, kind, path)
+            plan2 = plan_switch(cf2, mode, dflt)
+            return current if plan2.noop else _apply(cf2, plan2).encode("utf-8")
+
+        return rebuild
+
+    writes = [
+        FileWrite(cf.path, new_text.encode("utf-8"), cf.raw, rebuild_for(cf.kind, cf.path, dflt))
+        for (cf, plan, new_text), dflt in zip(outcomes, defaults_list, strict=True)
+        if not plan.noop and cf.path is not None
+    ]
+    written = {w.path: w for w in commit_all(writes)} if writes else {}
+    from kvswitch.state import forget, remember
+
+    final = []
+    for (cf, plan, _), res in zip(outcomes, results, strict=True):
+        if cf.path is not None and not plan.noop:
+            remember(cf.path, plan.remember)
+            forget(cf.path, list(plan.restored))
+        w = written.get(res.path)
+        final.append(
+            FileSwitch(res.path, res.kind, res.old_mode, res.new_mode, w.changed if w else False, res.diff,
+                       w.backup if w else None)
+        )
+    return final
