@@ -32,8 +32,9 @@ class Delete:
 
 @dataclass(frozen=True, slots=True)
 class Insert:
-    """Insert the key at ``path`` after the sibling ``after`` (JSONC): ``raw`` is remembered
-    source text put back verbatim, with its same-line ``comment``; else ``value`` is written."""
+    """Insert the key at ``path`` after the sibling ``after`` (JSONC): ``raw`` is a property's
+    remembered source (``"key": value`` as it once stood) put back verbatim with its same-line
+    ``comment``; else ``value`` is written."""
 
     path: KeyPath
     value: Any = None
@@ -53,7 +54,8 @@ def edit_value(edit: Edit) -> Any:
         return edit.value
     from kvswitch.formats.jsonc import JsoncDocument
 
-    return JsoncDocument(edit.raw).value
+    (value,) = JsoncDocument("{" + edit.raw + "}").value.values()
+    return value
 
 
 def apply_to_data(data: Any, edits: list[Edit] | tuple[Edit, ...]) -> Any:

@@ -22,7 +22,8 @@ _FILE = "remembered.json"
 
 @dataclass(frozen=True, slots=True)
 class Remembered:
-    """A property that left a file: ``raw`` value text, same-line ``comment``, and the key it followed."""
+    """A property that left a file: its ``raw`` source (key and value as written), what followed
+    it on its line (``comment``), and the key it followed."""
 
     raw: str
     comment: str = ""

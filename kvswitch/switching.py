@@ -24,6 +24,7 @@ from typing import Any
 from kvswitch.document import ConfigFile, parse_config
 from kvswitch.edits import Delete, Edit, Insert, Set
 from kvswitch.errors import EditError, Location
+from kvswitch.formats.jsonc import JsoncDocument
 from kvswitch.kinds import MISSING, get_path
 from kvswitch.models.cline import MERGED_ONLY, SPLIT_ONLY
 from kvswitch.models.common import CacheMode, FileKind
@@ -163,11 +164,12 @@ def _plan_cline(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None) 
     for key in leaving:
         if key not in block:
             continue
-        prop = doc.prop((_CS, key)) if hasattr(doc, "prop") else None
+        prop = doc.prop((_CS, key)) if isinstance(doc, JsoncDocument) else None
         if prop is not None:
             idx = keys.index(key)
             after = keys[idx - 1] if idx > 0 else None
-            remember[(_CS, key)] = Remembered(doc.raw(prop.value), doc.trailing_comment(prop), after)
+            raw, trailer = doc.property_source(prop)
+            remember[(_CS, key)] = Remembered(raw, trailer, after)
         edits.append(Delete((_CS, key)))
     present = {k for k in keys if k not in leaving}
     restored = []

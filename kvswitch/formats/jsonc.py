@@ -410,6 +410,18 @@ class JsoncDocument:
     def raw(self, node: Node) -> str:
         return self.text[node.start : node.end]
 
+    def property_source(self, prop: Property) -> tuple[str, str]:
+        """The exact source of ``prop`` for putting it back later: its text from the key up to
+        its comma (or value end), and what follows the comma on its line (spaces and a
+        comment), both '' where absent."""
+        raw = self.text[prop.key_start : prop.comma if prop.comma >= 0 else prop.value.end]
+        m = re.compile(r"[ \t]*(?://[^\r\n]*|/\*[^\r\n]*?\*/)?").match(self.text, prop.end)
+        trailer = m.group() if m else ""
+        end = m.end() if m else prop.end
+        if end < len(self.text) and self.text[end] not in "\r\n":
+            trailer = ""  # something else follows on the line: not a same-line comment
+        return raw, trailer.rstrip()
+
     def trailing_comment(self, prop: Property) -> str:
         """The comment on the same line just after ``prop`` (and its comma), or ''."""
         pos = prop.end
@@ -515,7 +527,7 @@ class JsoncDocument:
                 key = edit.path[-1]
                 assert isinstance(key, str)
                 doc = doc.insert(
-                    edit.path[:-1], key, value=edit.value, raw_value=edit.raw,
+                    edit.path[:-1], key, value=edit.value, raw_entry=edit.raw,
                     comment=edit.comment, after=edit.after,
                 )
             else:
@@ -571,13 +583,15 @@ class JsoncDocument:
         *,
         value: Any = None,
         raw_value: str | None = None,
+        raw_entry: str | None = None,
         comment: str = "",
         after: str | None = None,
     ) -> JsoncDocument:
         """Insert ``"key": value`` into the object at ``parent_path`` right after the
         property ``after`` (at the end when ``after`` is missing or ``None``).
 
-        ``raw_value`` inserts already-serialised JSONC text verbatim (a remembered value);
+        ``raw_value`` inserts already-serialised JSONC text verbatim; ``raw_entry`` the whole
+        property as it once stood (key, spacing, value; see :meth:`property_source`);
         ``comment`` is placed on the same line after it. The file's indentation, line
         endings and trailing-comma style are kept.
         """
@@ -599,8 +613,8 @@ class JsoncDocument:
             child_indent = self._line_indent(parent.start) + unit
         if raw_value is None:
             raw_value = dump_value(value, unit, child_indent, eol)
-        entry = f"{json.dumps(key, ensure_ascii=False)}: {raw_value}"
-        tail = f" {comment}" if comment else ""
+        entry = raw_entry if raw_entry is not None else f"{json.dumps(key, ensure_ascii=False)}: {raw_value}"
+        tail = (comment if comment[:1] in (" ", "\t") else f" {comment}") if comment else ""
 
         if not props:
             return self._insert_into_empty(parent, entry, tail, child_indent, eol)
@@ -611,20 +625,20 @@ class JsoncDocument:
         line_end = self._after_trailer(anchor.end)
         if line_end >= 0:
             # the anchor ends its line: a new line after it (and after its comment)
-            new_line = f"{eol}{child_indent}{entry}{',' if had_comma else ''}{tail}"
+            new_line = f"{eol}{child_indent}{entry + ',' if had_comma else entry.rstrip()}{tail}"
             if had_comma:
                 return self._splice(line_end, line_end, new_line)
             # the anchor was last and had no comma: it gets one right after its value
             text, v_end = self.text, anchor.value.end
             return self._derive(text[:v_end] + "," + text[v_end:line_end] + new_line + text[line_end:])
         # an inline object: stay on the same line (a line comment becomes a block comment)
-        if comment.startswith("//"):
-            tail = f" /* {comment[2:].strip()} */"
+        if comment.strip().startswith("//"):
+            tail = f" /* {comment.strip()[2:].strip()} */"
         if had_comma:
             at = anchor.comma + 1
-            return self._splice(at, at, f" {entry}{tail},")
+            return self._splice(at, at, f" {entry.rstrip()}{tail},")
         at = anchor.value.end
-        return self._splice(at, at, f", {entry}{tail}")
+        return self._splice(at, at, f", {entry.rstrip()}{tail}")
 
     def _insert_into_empty(
         self, parent: ObjectNode, entry: str, tail: str, child_indent: str, eol: str

@@ -102,16 +102,20 @@ class _Scanner:
             return parts, i
 
     def resolve(self, keys: list[str]) -> Path:
-        """Insert array-of-tables indices into a header path."""
+        """Insert array-of-tables indices into a header path (counters are kept per
+        resolved parent, so ``[[a.b]]`` restarts at 0 under each ``[[a]]``)."""
         out: list[str | int] = []
-        plain: list[str] = []
         for k in keys:
             out.append(k)
-            plain.append(k)
-            idx = self.aot.get(tuple(plain))
+            idx = self.aot.get(tuple(out))
             if idx is not None:
                 out.append(idx)
         return tuple(out)
+
+    def prefixes(self, path: Path, start: int) -> None:
+        """Record the implicit tables of a dotted key or header (first mention wins)."""
+        for depth in range(1, len(path)):
+            self.spots.setdefault(path[:depth], KeySpot(start, start))
 
     def scan(self) -> dict[Path, KeySpot]:
         t = self.t
@@ -123,15 +127,16 @@ class _Scanner:
                 return self.spots
             if t.startswith("[[", i):
                 keys, j = self.key(i + 2)
-                plain = tuple(keys)
-                self.aot[plain] = self.aot.get(plain, -1) + 1
-                table = self.resolve(keys)
-                self.spots.setdefault(table[:-1], KeySpot(i, i))
+                parent = self.resolve(keys[:-1]) + (keys[-1],)
+                self.aot[parent] = self.aot.get(parent, -1) + 1
+                table = (*parent, self.aot[parent])
+                self.prefixes(table, i)
                 self.spots[table] = KeySpot(i, i)
                 i = j + 2
             elif t[i] == "[":
                 keys, j = self.key(i + 1)
                 table = self.resolve(keys)
+                self.prefixes(table, i)
                 self.spots[table] = KeySpot(i, i)
                 i = j + 1
             else:
@@ -141,22 +146,26 @@ class _Scanner:
         keys, j = self.key(i)
         j = self.ws(j + 1)  # past '='
         path = (*table, *keys)
+        for depth in range(len(table) + 1, len(path)):
+            self.spots.setdefault(path[:depth], KeySpot(i, i))
         self.spots[path] = KeySpot(i, j)
         return self.value(j, path)
 
     def value(self, i: int, path: Path) -> int:
         t = self.t
         if t.startswith('"""', i):
-            end = i + 3
+            j = i + 3
             while True:
-                end = t.index('"""', end)
-                if t[end - 1] == "\\" and not t.endswith("\\\\", 0, end):
-                    end += 1
-                    continue
-                break
-            while t.startswith('"', end + 3):
-                end += 1
-            return end + 3
+                c = t[j]
+                if c == "\\":
+                    j += 2  # an escape: skip the escaped character
+                elif t.startswith('"""', j):
+                    end = j
+                    while t.startswith('"', end + 3):
+                        end += 1  # up to two quotes may close the content: """a""""
+                    return end + 3
+                else:
+                    j += 1
         if t.startswith("'''", i):
             end = t.index("'''", i + 3)
             while t.startswith("'", end + 3):

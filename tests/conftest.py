@@ -1,0 +1,69 @@
+"""Test sandbox: every test gets its own HOME, XDG dirs and KVSWITCH_HOME, no network
+beyond 127.0.0.1, and a git identity of its own."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).resolve().parent.parent
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+def require_tool(name: str) -> str:
+    """The path of an executable; skip when missing, but fail under CI (CI must install it)."""
+    found = shutil.which(name)
+    if found is None:
+        message = f"{name} is not installed (tests/run.py installs it)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for var, sub in (
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_STATE_HOME", ".local/state"),
+        ("XDG_CACHE_HOME", ".cache"),
+    ):
+        monkeypatch.setenv(var, str(home / sub))
+    monkeypatch.setenv("KVSWITCH_HOME", str(tmp_path / "kvswitch-home"))
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text("[user]\n\tname = kvswitch tests\n\temail = tests@kvswitch.invalid\n[init]\n\tdefaultBranch = main\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for var in ("PRE_COMMIT", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    yield home
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests reach nothing but 127.0.0.1."""
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: object) -> None:
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            host = address[0] if isinstance(address, tuple) else address
+            if host not in _LOOPBACK:
+                raise ConnectionRefusedError(f"tests may only connect to 127.0.0.1, not {host!r}")
+        real_connect(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    return FIXTURES

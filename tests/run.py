@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Set up everything the test suite needs, then run it: ``python3 tests/run.py [pytest args]``.
+
+Needs only python3 and pip. Idempotent: a second run reuses what the first installed.
+1. a virtual environment in ``.venv`` with kvswitch and its test extras (editable);
+2. Debian packages the real-peer tests use (as root: apt-get; otherwise the exact
+   ``apt-get install`` line is printed and those tests skip — they fail under CI=true);
+3. VS Code's JSONC parser (npm ``jsonc-parser``) in ``tests/peer`` for the peer test;
+4. pytest (exit 5, "no tests collected", counts as a failure).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+PY = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+PEER = ROOT / "tests" / "peer"
+JSONC_PARSER = "jsonc-parser@3.3.1"
+# Debian package -> a command it provides (checked before installing anything)
+DEBIAN = {"git": "git", "nodejs": "node", "npm": "npm", "util-linux": "setpriv", "vim": "vim"}
+
+
+def say(message: str) -> None:
+    print(f"[tests/run.py] {message}", flush=True)
+
+
+def run(cmd: list[str], **kw: object) -> None:
+    say("$ " + " ".join(cmd))
+    subprocess.run(cmd, check=True, **kw)  # type: ignore[call-overload]
+
+
+def ensure_debian() -> None:
+    missing = [pkg for pkg, cmd in DEBIAN.items() if shutil.which(cmd) is None]
+    if not missing:
+        say("Debian packages: all present")
+        return
+    line = "apt-get install -y --no-install-recommends " + " ".join(missing)
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        run(["apt-get", "update", "-q"], env=env)
+        run(line.split(), env=env)
+    else:
+        say(f"missing Debian packages; as root run: {line}  (tests that need them will skip)")
+
+
+def ensure_venv() -> None:
+    if not PY.exists():
+        run([sys.executable, "-m", "venv", str(VENV)])
+    stamp = VENV / ".kvswitch-installed"
+    pyproject = ROOT / "pyproject.toml"
+    if stamp.exists() and stamp.stat().st_mtime >= pyproject.stat().st_mtime:
+        say("virtual environment: up to date")
+        return
+    run([str(PY), "-m", "pip", "install", "-q", "--upgrade", "pip"])
+    run([str(PY), "-m", "pip", "install", "-q", "-e", f"{ROOT}[test]"])
+    stamp.touch()
+
+
+def ensure_peer() -> None:
+    if (PEER / "node_modules" / "jsonc-parser").exists():
+        say("npm jsonc-parser: present")
+        return
+    if shutil.which("npm") is None:
+        say("npm is missing: the JSONC peer test will skip (install nodejs and npm)")
+        return
+    run(["npm", "install", "--no-package-lock", "--no-save", "--no-audit", "--no-fund", JSONC_PARSER], cwd=PEER)
+
+
+def main(argv: list[str]) -> int:
+    os.chdir(ROOT)
+    ensure_debian()
+    ensure_venv()
+    ensure_peer()
+    cmd = [str(PY), "-m", "pytest", *(argv or ["-q"])]
+    say("$ " + " ".join(cmd))
+    code = subprocess.call(cmd)
+    if code == 5:
+        say("pytest collected no tests: that is a failure")
+        return 1
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
