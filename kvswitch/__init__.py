@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from kvswitch.switching import FileSwitch, plan_switch, switch
 
 __all__ = [
-    "CODES",
     "CCSwitchConfig",
+    "CODES",
     "CacheSettings",
     "ChangedOnDiskError",
     "ClientConfig",

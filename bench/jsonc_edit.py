@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""JSONC edit speed on a 1 KB and a 1 MB settings.json, with the verify-after-write re-parse
+reported apart (D-12), plus TOML for comparison.
+
+    .venv/bin/python bench/jsonc_edit.py
+
+Goals (issue 2): one edit ≤ 150 ms on 1 MB, ≤ 1 ms on 1 KB.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from kvswitch.edits import Set
+from kvswitch.formats.jsonc import JsoncDocument
+from kvswitch.formats.toml import TomlDocument
+from kvswitch.switching import plan_switch
+from kvswitch.document import parse_config
+
+ROOT = Path(__file__).resolve().parent.parent
+PATH = ("cline.cacheStrategy", "mode")
+
+
+def big_settings(target_bytes: int, seed: int = 7) -> str:
+    """A settings.json of about ``target_bytes``: nested objects, comments, trailing commas."""
+    rnd = random.Random(seed)
+    parts = ["{\n    // generated for the benchmark\n"]
+    size = 0
+    i = 0
+    while size < target_bytes:
+        key = f"ext{i % 97}.setting{i}"
+        kind = rnd.random()
+        if kind < 0.5:
+            line = f'    "{key}": {json.dumps(rnd.choice([True, 42, "value " * 3, 3.5]))}, // note {i}\n'
+        elif kind < 0.8:
+            line = f'    "{key}": {{\n        "a": [1, 2, 3,],\n        /* block {i} */ "b": "x"\n    }},\n'
+        else:
+            line = f'    "[lang{i}]": {{"editor.tabSize": 2, "editor.wordWrap": "on"}},\n'
+        parts.append(line)
+        size += len(line)
+        i += 1
+    parts.append('    "cline.openAiBaseUrl": "https://taotoken.net/api",\n')
+    parts.append('    "cline.cacheStrategy": {\n        "mode": "merged", // merged | split\n'
+                 '        "chunkSize": 512,\n        "kvCacheDtype": "auto",\n        "enablePrefixCache": true\n    },\n}\n')
+    return "".join(parts)
+
+
+def best(fn: Callable[[], object], runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def measure(label: str, text: str, runs: int) -> None:
+    doc = JsoncDocument(text)
+    parse = best(lambda: JsoncDocument(text), runs)
+    edit = best(lambda: doc._apply_each([Set(PATH, "split")]), runs)
+    out = doc._apply_each([Set(PATH, "split")])
+    verify = best(lambda: JsoncDocument(out).value, runs)
+    cf = parse_config(text, "cline")
+    plan = plan_switch(cf, "split")
+    switch = best(lambda: cf.doc.apply(list(plan.edits)), runs)
+    print(f"{label:>6} ({len(text.encode()):>9,} B): parse {parse*1e3:8.2f} ms | edit (splice + re-parse) "
+          f"{edit*1e3:8.2f} ms | verify re-parse {verify*1e3:8.2f} ms | whole switch (5 edits + verify) {switch*1e3:8.2f} ms")
+
+
+def main() -> int:
+    small = (ROOT / "tests" / "fixtures" / "cline" / "vscode-user.json").read_text()
+    measure("1 KB", small, 200)
+    big = big_settings(1_000_000)
+    measure("1 MB", big, 5)
+    toml_text = (ROOT / "tests" / "fixtures" / "ccswitch" / "rich.toml").read_text()
+    tdoc = TomlDocument(toml_text)
+    t_parse = best(lambda: TomlDocument(toml_text), 50)
+    t_edit = best(lambda: tdoc.apply([Set(("cache", "mode"), "split")]), 50)
+    print(f"  TOML ({len(toml_text):>9,} B): tomllib parse {t_parse*1e3:.2f} ms | tomlkit edit + tomllib verify {t_edit*1e3:.2f} ms")
+    print("goals: 1 MB edit ≤ 150 ms, 1 KB edit ≤ 1 ms (edit = splice + the re-parse that makes the new document)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,144 @@
+"""Type and value checks driven by the generated JSON Schemas, without importing pydantic.
+
+The pydantic models are the single source of truth; ``schemas/*.json`` are generated from
+them (and tested for freshness). Linting a file only needs the models' verdict on types and
+values, and importing pydantic and building the models is most of a lint's start-up time, so
+the lint path checks the data against the schema with this small validator instead. It
+knows exactly the schema features pydantic emits for kvswitch's models, reports the same
+locations pydantic would (a test compares them on generated inputs) and words its messages
+the same way. ``kvswitch.load`` still validates with pydantic.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SchemaError", "check_schema", "schema"]
+
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaError:
+    """One violation: where (``loc``), pydantic's error type, and its message."""
+
+    loc: tuple[str | int, ...]
+    type: str
+    msg: str
+    input: Any
+
+
+@cache
+def schema(kind: str) -> dict[str, Any]:
+    """The generated schema of ``kind`` (shipped with the package as ``kvswitch.schemas``)."""
+    import kvswitch.schemas as pkg
+    from kvswitch.schema_export import SCHEMA_FILES
+
+    path = Path(pkg.__file__).parent / SCHEMA_FILES[kind]
+    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
+
+
+def check_schema(data: Any, kind: str) -> list[SchemaError]:
+    """Every type/value violation of ``data`` against the schema of ``kind``."""
+    root = schema(kind)
+    out: list[SchemaError] = []
+    _check(data, root, root, (), out)
+    return out
+
+
+def _resolve(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        node = root["$defs"][name]
+    return node
+
+
+def _fmt(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else json.dumps(value)
+
+
+def _check(value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]) -> None:
+    node = _resolve(node, root)
+    if "anyOf" in node:
+        branches = [_resolve(b, root) for b in node["anyOf"]]
+        if value is None and any(b.get("type") == "null" for b in branches):
+            return
+        real = [b for b in branches if b.get("type") != "null"]
+        if len(real) == 1:
+            _check(value, real[0], root, loc, out)
+            return
+        errors: list[SchemaError] = []
+        for branch in real:
+            attempt: list[SchemaError] = []
+            _check(value, branch, root, loc, attempt)
+            if not attempt:
+                return
+            errors.extend(attempt)
+        out.extend(errors[:1])
+        return
+    if "enum" in node:
+        if value not in node["enum"] or isinstance(value, bool) != any(isinstance(e, bool) for e in node["enum"]):
+            opts = [_fmt(e) for e in node["enum"]]
+            expected = opts[0] if len(opts) == 1 else ", ".join(opts[:-1]) + " or " + opts[-1]
+            out.append(SchemaError(loc, "literal_error", f"Input should be {expected}", value))
+        return
+    kind = node.get("type")
+    if kind == "object":
+        _check_object(value, node, root, loc, out)
+    elif kind == "array":
+        if not isinstance(value, list):
+            out.append(SchemaError(loc, "list_type", "Input should be a valid list", value))
+            return
+        items = node.get("items")
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                _check(item, items, root, (*loc, i), out)
+    elif kind == "string":
+        if not isinstance(value, str):
+            out.append(SchemaError(loc, "string_type", "Input should be a valid string", value))
+    elif kind == "integer":
+        if not isinstance(value, int) or isinstance(value, bool):
+            out.append(SchemaError(loc, "int_type", "Input should be a valid integer", value))
+        else:
+            _bounds(value, node, loc, out)
+    elif kind == "number":
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            out.append(SchemaError(loc, "float_type", "Input should be a valid number", value))
+        else:
+            _bounds(value, node, loc, out)
+    elif kind == "boolean":
+        if not isinstance(value, bool):
+            out.append(SchemaError(loc, "bool_type", "Input should be a valid boolean", value))
+
+
+def _check_object(value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]) -> None:
+    if not isinstance(value, dict):
+        kind = "model_type" if "properties" in node else "dict_type"
+        out.append(SchemaError(loc, kind, "Input should be a valid dictionary", value))
+        return
+    props: dict[str, Any] = node.get("properties", {})
+    for name in node.get("required", []):
+        if name not in value:
+            out.append(SchemaError((*loc, name), "missing", "Field required", None))
+    for key, item in value.items():
+        if key in props:
+            _check(item, props[key], root, (*loc, key), out)
+        else:
+            extra = node.get("additionalProperties")
+            if isinstance(extra, dict):
+                _check(item, extra, root, (*loc, key), out)
+
+
+def _bounds(value: float, node: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]) -> None:
+    if "minimum" in node and value < node["minimum"]:
+        out.append(SchemaError(loc, "greater_than_equal", f"Input should be greater than or equal to {node['minimum']}", value))
+    if "exclusiveMinimum" in node and value <= node["exclusiveMinimum"]:
+        out.append(SchemaError(loc, "greater_than", f"Input should be greater than {node['exclusiveMinimum']}", value))
+    if "maximum" in node and value > node["maximum"]:
+        out.append(SchemaError(loc, "less_than_equal", f"Input should be less than or equal to {node['maximum']}", value))
+    if "exclusiveMaximum" in node and value >= node["exclusiveMaximum"]:
+        out.append(SchemaError(loc, "less_than", f"Input should be less than {node['exclusiveMaximum']}", value))

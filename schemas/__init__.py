@@ -1,0 +1,1 @@
+"""JSON Schemas generated from kvswitch's models, shipped as the package ``kvswitch.schemas``."""

@@ -1,0 +1,70 @@
+"""The real pre-commit runs our hook (``pre-commit try-repo``) on a throw-away repository."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import FIXTURES, ROOT, require_tool
+
+pytestmark = [pytest.mark.slow, pytest.mark.peer]
+
+
+def test_manifest_declares_the_lint_hook() -> None:
+    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "kvswitch-lint"
+    assert hook["entry"].startswith("kvswitch lint")
+    import re
+
+    files = re.compile(hook["files"])
+    for yes in (".vscode/settings.json", "a/.cline/settings.json", ".config/cc-switch/config.toml", "kvswitch.toml"):
+        assert files.search(yes), yes
+    for no in ("package.json", "settings.json.bak", "pyproject.toml", "src/config.toml"):
+        assert not files.search(no), no
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def _pre_commit() -> list[str]:
+    exe = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or require_tool("pre-commit")
+    return [exe]
+
+
+def test_try_repo_passes_a_good_file_and_fails_a_bad_one(tmp_path: Path) -> None:
+    require_tool("git")
+    repo = tmp_path / "project"
+    (repo / ".vscode").mkdir(parents=True)
+    (repo / "cc-switch").mkdir()
+    shutil.copy(FIXTURES / "cline" / "article.json", repo / ".vscode" / "settings.json")
+    shutil.copy(FIXTURES / "ccswitch" / "article.toml", repo / "cc-switch" / "config.toml")
+    (repo / "README.md").write_text("not checked\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-cache")}
+    cmd = [*_pre_commit(), "try-repo", str(ROOT), "kvswitch-lint", "--all-files", "--color", "never"]
+    good = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, env=env, timeout=600)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "kvswitch lint" in good.stdout and "Passed" in good.stdout
+
+    settings = repo / ".vscode" / "settings.json"
+    settings.write_text(
+        settings.read_text().replace('"mode": "merged"', '"mode": "both"').replace(
+            '"cline.openAiModelId"', '"cline.openAiApiKey": "sk-live-0123456789abcdefghij",\n    "cline.openAiModelId"'
+        )
+    )
+    _git(repo, "add", ".")
+    bad = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, env=env, timeout=600)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    out = bad.stdout
+    assert "Failed" in out
+    assert ".vscode/settings.json:14:17: KVS002 error" in out
+    assert "KVS212 error: plaintext API key in a file tracked by git" in out
+    assert "sk-live-0123456789abcdefghij" not in out
