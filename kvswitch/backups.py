@@ -39,37 +39,71 @@ def backup_dir(target: Path) -> Path:
     return paths.dirs().backups / f"{Path(real).name}-{digest}"
 
 
-def save_backup(target: Path, data: bytes) -> Path:
-    """Store ``data`` as the newest backup of ``target``; returns the backup's path."""
-    from kvswitch.io import write_private
+def _order(name: str) -> tuple[str, int]:
+    """Sort key of a backup id ``<UTC time>-<n>``: the time, then ``n`` as a number (so that
+    ``-1000`` comes after ``-999``)."""
+    stamp, _, n = name.rpartition("-")
+    return (stamp, int(n)) if n.isdigit() else (name, -1)
 
+
+def save_backup(target: Path, data: bytes) -> Path:
+    """Store ``data`` as the newest backup of ``target``; returns the backup's path.
+
+    The name is one past the newest backup of the same second (never a freed lower number,
+    which would sort as the oldest and be pruned at once), and it is claimed with a hard
+    link, so two kvswitch processes backing up at once never overwrite each other."""
+    from kvswitch.errors import Location, WriteError
+    from kvswitch.io import _fsync_dir, _why, prepare_write, write_private
+
+    real = os.path.realpath(target)
     directory = backup_dir(target)
     source = directory / "source"
-    if not source.exists():
-        write_private(source, os.path.realpath(target).encode("utf-8", "surrogateescape") + b"\n")
+    try:
+        has_source = source.exists()
+    except OSError as exc:
+        raise WriteError(f"cannot keep a backup: {_why(exc)}", Location(directory)) from exc
+    if not has_source:
+        write_private(source, real.encode("utf-8", "surrogateescape") + b"\n")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    n = 0
-    while (directory / f"{stamp}-{n:03d}.bak").exists():
-        n += 1
-    dest = directory / f"{stamp}-{n:03d}.bak"
-    write_private(dest, data)
+    prepared = prepare_write(directory / f"{stamp}.bak", data, mode=0o600)
+    try:
+        same_second = [_order(b.id)[1] for b in list_backups(target) if _order(b.id)[0] == stamp]
+        n = max(same_second, default=-1) + 1
+        while True:
+            dest = directory / f"{stamp}-{n:03d}.bak"
+            try:
+                os.link(prepared.temp, dest)
+            except FileExistsError:
+                n += 1
+                continue
+            except OSError as exc:
+                raise WriteError(f"cannot keep a backup: {_why(exc)}", Location(dest)) from exc
+            break
+    finally:
+        prepared.abort()
+    with contextlib.suppress(OSError):
+        _fsync_dir(directory)
     return dest
 
 
 def list_backups(target: Path) -> list[Backup]:
     """Backups of ``target``, newest first."""
     directory = backup_dir(target)
+    source = Path(os.path.realpath(target))
     out: list[Backup] = []
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         for entry in os.scandir(directory):
-            if entry.name.endswith(".bak"):
-                st = entry.stat()
-                out.append(Backup(entry.name[:-4], Path(entry.path), Path(target), st.st_mtime, st.st_size))
-    return sorted(out, key=lambda b: b.id, reverse=True)
+            if entry.name.endswith(".bak") and not entry.name.startswith("."):
+                try:
+                    st = entry.stat()
+                except FileNotFoundError:  # pruned meanwhile
+                    continue
+                out.append(Backup(entry.name[:-4], Path(entry.path), source, st.st_mtime, st.st_size))
+    return sorted(out, key=lambda b: _order(b.id), reverse=True)
 
 
-def prune(target: Path, keep: int = KEEP) -> None:
-    """Remove all but the ``keep`` newest backups of ``target``."""
-    for old in list_backups(target)[keep:]:
+def prune(target: Path, keep: int | None = None) -> None:
+    """Remove all but the ``keep`` (default :data:`KEEP`, read at call time) newest backups."""
+    for old in list_backups(target)[max(KEEP if keep is None else keep, 0) :]:
         with contextlib.suppress(OSError):
             old.path.unlink()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable
@@ -26,6 +27,7 @@ __all__ = ["PreparedWrite", "WriteResult", "atomic_write", "prepare_write", "rea
 
 MAX_REAPPLY = 3
 _TMP_TAG = ".kvswitch-"
+_TMP_RE = re.compile(r"^\..+\.kvswitch-([0-9]+)-[0-9a-f]{8}\.tmp$", re.DOTALL)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -83,19 +85,23 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _sweep_stale_temps(directory: Path, name: str) -> None:
-    """Remove temp files a killed kvswitch left next to ``name`` (their pid is gone)."""
-    prefix = f".{name}{_TMP_TAG}"
+def _temp_owner(name: str) -> int | None:
+    """The pid in a kvswitch temp file's name (``.<file>.kvswitch-<pid>-<hex>.tmp``), else None."""
+    m = _TMP_RE.match(name)
+    return int(m.group(1)) if m else None
+
+
+def _sweep_stale_temps(directory: Path) -> None:
+    """Remove temp files a killed kvswitch left in ``directory`` (their pid is gone).
+
+    Every kvswitch temp file of a dead pid goes, not only those of the file being written:
+    a temp of a file that is never written again (a backup, say) would otherwise stay."""
     with contextlib.suppress(OSError):
         for entry in os.scandir(directory):
-            if entry.name.startswith(prefix) and entry.name.endswith(".tmp"):
-                try:
-                    pid = int(entry.name[len(prefix) :].split("-", 1)[0])
-                except ValueError:
-                    continue
-                if not _pid_alive(pid):
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry.path)
+            pid = _temp_owner(entry.name)
+            if pid is not None and pid != os.getpid() and not _pid_alive(pid):
+                with contextlib.suppress(OSError):
+                    Path(entry.path).unlink()
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -122,7 +128,7 @@ class PreparedWrite:
     def commit(self) -> None:
         """Rename the temp file over the target and fsync the directory."""
         try:
-            os.replace(self.temp, self.target)
+            os.replace(self.temp, self.target)  # noqa: PTH105 (the one rename; tests inject its errors)
         except OSError as exc:
             self.abort()
             raise WriteError(f"cannot replace the file: {_why(exc)}", Location(self.path)) from exc
@@ -134,7 +140,7 @@ class PreparedWrite:
         """Remove the temp file; the target is untouched."""
         if not self.done:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.temp)
+                self.temp.unlink()
 
 
 def prepare_write(
@@ -148,14 +154,17 @@ def prepare_write(
     target = Path(os.path.realpath(path))
     directory = target.parent
     try:
-        st: os.stat_result | None = os.stat(target)
+        st: os.stat_result | None = target.stat()
     except FileNotFoundError:
         st = None
     except OSError as exc:
         raise WriteError(f"cannot write: {_why(exc)}", Location(path)) from exc
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise WriteError("cannot write: not a regular file", Location(path))
-    _sweep_stale_temps(directory, target.name)
+    if st is not None and not os.access(target, os.W_OK):
+        # the rename would go through in a writable directory; the file's own mode says no
+        raise WriteError("cannot write: permission denied", Location(path))
+    _sweep_stale_temps(directory)
     temp = directory / f".{target.name}{_TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}.tmp"
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -165,20 +174,23 @@ def prepare_write(
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            # owner first: a chown clears the set-user/group-ID bits the chmod then restores
+            if st is not None and hasattr(os, "fchown"):
+                with contextlib.suppress(PermissionError):
+                    os.fchown(fh.fileno(), st.st_uid, st.st_gid)
             if mode is not None:
                 os.fchmod(fh.fileno(), mode)
             elif st is not None:
                 os.fchmod(fh.fileno(), stat.S_IMODE(st.st_mode))
             else:
                 os.fchmod(fh.fileno(), 0o666 & ~_umask())
-            if st is not None and hasattr(os, "fchown"):
-                with contextlib.suppress(PermissionError):
-                    os.fchown(fh.fileno(), st.st_uid, st.st_gid)
             os.fsync(fh.fileno())
-    except OSError as exc:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise WriteError(f"cannot write: {_why(exc)}", Location(path)) from exc
+            temp.unlink()
+        if isinstance(exc, OSError):
+            raise WriteError(f"cannot write: {_why(exc)}", Location(path)) from exc
+        raise
     return PreparedWrite(path, target, temp, data, old)
 
 
@@ -212,50 +224,49 @@ def atomic_write(
     path = Path(path)
     target = Path(os.path.realpath(path))
     reapplied = 0
+
+    def reapply(current: bytes | None, when: str) -> None:
+        nonlocal data, expected, reapplied
+        if rebuild is None or reapplied >= MAX_REAPPLY:
+            raise ChangedOnDiskError(
+                f"changed on disk while kvswitch was {when} it; nothing was written (run the command again)",
+                Location(path),
+            )
+        data = rebuild(current or b"")
+        expected = current or b""
+        reapplied += 1
+
     while True:
         current = read_optional(target)
         if expected is not None and (current or b"") != expected:
-            if rebuild is None or reapplied >= MAX_REAPPLY:
-                raise ChangedOnDiskError(
-                    "changed on disk while kvswitch was editing it; nothing was written (run the command again)",
-                    Location(path),
-                )
-            data = rebuild(current or b"")
-            expected = current or b""
-            reapplied += 1
+            reapply(current, "editing")
             continue
         if current == data:
+            if mode is not None:
+                _ensure_mode(path, target, mode)
             return WriteResult(path, target, False, None, reapplied)
         prepared = prepare_write(path, data, mode=mode, old=current)
-        # the last look before the rename: did someone write meanwhile?
-        latest = read_optional(target)
-        if latest != current:
-            prepared.abort()
-            if rebuild is None or reapplied >= MAX_REAPPLY:
-                raise ChangedOnDiskError(
-                    "changed on disk while kvswitch was writing it; nothing was written (run the command again)",
-                    Location(path),
-                )
-            data = rebuild(latest or b"")
-            expected = latest or b""
-            reapplied += 1
-            continue
-        saved: Path | None = None
-        if backup and current is not None:
-            from kvswitch.backups import save_backup
-
-            try:
-                saved = save_backup(target, current)
-            except WriteError:
-                prepared.abort()
-                raise
         try:
-            prepared.commit()
-        except WriteError:
-            if saved is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(saved)
-            raise
+            # the last look before the rename: did someone write meanwhile?
+            latest = read_optional(target)
+            if latest != current:
+                prepared.abort()
+                reapply(latest, "writing")
+                continue
+            saved: Path | None = None
+            if backup and current is not None:
+                from kvswitch.backups import save_backup
+
+                saved = save_backup(target, current)
+            try:
+                prepared.commit()
+            except WriteError:
+                if saved is not None:
+                    with contextlib.suppress(OSError):
+                        saved.unlink()
+                raise
+        finally:
+            prepared.abort()
         if saved is not None:
             from kvswitch.backups import prune
 
@@ -263,15 +274,29 @@ def atomic_write(
         return WriteResult(path, target, True, saved, reapplied)
 
 
+def _ensure_mode(path: Path, target: Path, mode: int) -> None:
+    """Give an unchanged file the mode a write would have given it (e.g. 0600 for a key)."""
+    try:
+        if stat.S_IMODE(target.stat().st_mode) != mode:
+            target.chmod(mode)
+    except OSError as exc:
+        raise WriteError(f"cannot set the file's mode: {_why(exc)}", Location(path)) from exc
+
+
 def write_private(path: Path, data: bytes) -> None:
     """Write one of kvswitch's own files (state, backups): 0600 in a 0700 directory."""
     path = Path(path)
-    missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
-    for directory in reversed(missing):
+    _private_dir(path.parent)
+    prepare_write(path, data, mode=0o600).commit()
+
+
+def _private_dir(directory: Path) -> None:
+    """Create ``directory`` and its missing parents as 0700 directories."""
+    missing = [d for d in (directory, *directory.parents) if not d.exists()]
+    for d in reversed(missing):
         try:
-            directory.mkdir(mode=0o700)
+            d.mkdir(mode=0o700)
         except FileExistsError:
             pass
         except OSError as exc:
-            raise WriteError(f"cannot create directory: {_why(exc)}", Location(directory)) from exc
-    prepare_write(path, data, mode=0o600).commit()
+            raise WriteError(f"cannot create directory: {_why(exc)}", Location(d)) from exc

@@ -254,15 +254,12 @@ def switch(
     returns the diffs. Raises a :class:`~kvswitch.errors.KvswitchError` naming the file
     on the first problem, with nothing written."""
     from kvswitch.io import read_bytes
-    from kvswitch.transaction import FileWrite, commit_all, recover
+    from kvswitch.state import forget, remember
+    from kvswitch.transaction import FileWrite, commit_all
 
     files = [Path(p) for p in paths]
     kinds = list(kinds) if kinds is not None else [None] * len(files)
-    defaults_list = (
-        list(defaults) if isinstance(defaults, Sequence) else [defaults] * len(files)
-    )
-    if not dry_run:
-        recover()
+    defaults_list = list(defaults) if isinstance(defaults, Sequence) else [defaults] * len(files)
     outcomes: list[tuple[ConfigFile, SwitchPlan, str]] = []
     for path, kind, dflt in zip(files, kinds, defaults_list, strict=True):
         cf = parse_config(read_bytes(path), kind, path)
@@ -270,11 +267,11 @@ def switch(
         new_text = cf.text if plan.noop else _apply(cf, plan)
         outcomes.append((cf, plan, new_text))
 
-    results: list[FileSwitch] = []
-    for cf, plan, new_text in outcomes:
-        diff = "" if plan.noop else render_diff(cf.path, cf.text, new_text, secrets_in(cf))
-        assert cf.path is not None
-        results.append(FileSwitch(cf.path, cf.kind, plan.old_mode, mode, not plan.noop, diff))
+    results = [
+        FileSwitch(path, cf.kind, plan.old_mode, mode, not plan.noop,
+                   "" if plan.noop else render_diff(path, cf.text, new_text, secrets_in(cf)))
+        for path, (cf, plan, new_text) in zip(files, outcomes, strict=True)
+    ]
     if dry_run:
         return results
 
@@ -282,26 +279,26 @@ def switch(
         def rebuild(current: bytes) -> bytes:
             cf2 = parse_config(current, kind, path)
             plan2 = plan_switch(cf2, mode, dflt)
+            remember(path, plan2.remember)  # what leaves this version must be kept first
             return current if plan2.noop else _apply(cf2, plan2).encode("utf-8")
 
         return rebuild
 
-    writes = [
-        FileWrite(cf.path, new_text.encode("utf-8"), cf.raw, rebuild_for(cf.kind, cf.path, dflt))
-        for (cf, plan, new_text), dflt in zip(outcomes, defaults_list, strict=True)
-        if not plan.noop and cf.path is not None
-    ]
+    writes = []
+    for path, (cf, plan, new_text), dflt in zip(files, outcomes, defaults_list, strict=True):
+        if plan.noop:
+            continue
+        # remembered before the file loses them: a crash between the two keeps both
+        remember(path, plan.remember)
+        writes.append(FileWrite(path, new_text.encode("utf-8"), cf.raw, rebuild_for(cf.kind, path, dflt)))
     written = {w.path: w for w in commit_all(writes)} if writes else {}
-    from kvswitch.state import forget, remember
-
     final = []
-    for (cf, plan, _), res in zip(outcomes, results, strict=True):
-        if cf.path is not None and not plan.noop:
-            remember(cf.path, plan.remember)
-            forget(cf.path, list(plan.restored))
+    for res, (_, plan, _) in zip(results, outcomes, strict=True):
         w = written.get(res.path)
+        if w is not None and w.changed:
+            forget(res.path, list(plan.restored))
         final.append(
-            FileSwitch(res.path, res.kind, res.old_mode, res.new_mode, w.changed if w else False, res.diff,
+            FileSwitch(res.path, res.kind, res.old_mode, res.new_mode, bool(w and w.changed), res.diff,
                        w.backup if w else None)
         )
     return final
