@@ -61,7 +61,15 @@ def parse_config(
 ) -> ConfigFile:
     """Parse ``raw`` as ``kind`` (detected from the path and content when ``None``)."""
     if isinstance(raw, str):
-        text, data = raw, raw.encode("utf-8")
+        text = raw
+        try:
+            data = raw.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            line, col = line_col(raw, exc.start)
+            raise ConfigParseError(
+                f"text holds a lone surrogate U+{ord(raw[exc.start]):04X}, which no UTF-8 file can",
+                Location(path, line, col),
+            ) from exc
     else:
         text, data = decode(raw, path), raw
     if kind is None:

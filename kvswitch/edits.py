@@ -70,17 +70,27 @@ def _update(data: Any, path: KeyPath, value: Any, delete: bool) -> Any:
         return value
     head, rest = path[0], path[1:]
     if isinstance(data, list) and isinstance(head, int):
+        if not -len(data) <= head < len(data):
+            if delete:
+                return data
+            raise ValueError(f"index {head} is out of range")
         new_list = list(data)
         new_list[head] = _update(new_list[head], rest, value, delete)
         return new_list
-    new = dict(data) if isinstance(data, dict) else {}
+    if data is None:
+        data = {}  # an empty document becomes an object
+    if not isinstance(data, dict):
+        if delete:
+            return data  # nothing to delete below a scalar
+        raise ValueError(f"cannot set {head!r} inside a {type(data).__name__}")
+    new = dict(data)
     if not rest:
         if delete:
             new.pop(head, None)  # type: ignore[call-overload]
         else:
-            new[head] = value
+            new[head] = value  # type: ignore[index]
         return new
     if delete and head not in new:
         return new
-    new[head] = _update(new.get(head, {}), rest, value, delete)  # type: ignore[call-overload]
+    new[head] = _update(new.get(head, {}), rest, value, delete)  # type: ignore[call-overload, index]
     return new

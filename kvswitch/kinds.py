@@ -36,7 +36,7 @@ KeyPath = tuple[str | int, ...]
 _CS = "cline.cacheStrategy"
 _RO = "cline.requestOptions"
 CLINE_FIELDS: dict[str, KeyPath] = {
-    "provider.name": ("cline.apiProvider",),
+    # cline.apiProvider names the protocol ("openai-compatible"), not the provider: no mapping
     "provider.base_url": ("cline.openAiBaseUrl",),
     "provider.api_key": ("cline.openAiApiKey",),
     "provider.model": ("cline.openAiModelId",),
@@ -115,7 +115,11 @@ _MISSING = object()
 def get_path(data: Any, path: KeyPath) -> Any:
     """The value at ``path`` or the module's ``MISSING`` sentinel."""
     for part in path:
-        if (isinstance(data, dict) and part in data) or (isinstance(data, list) and isinstance(part, int) and -len(data) <= part < len(data)):
+        if isinstance(data, dict):
+            if part not in data:
+                return _MISSING
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and -len(data) <= part < len(data):
             data = data[part]
         else:
             return _MISSING
@@ -143,7 +147,7 @@ def detect_kind(path: Path | None, text: str | None = None) -> FileKind:
             return "cline"
         try:
             data = tomllib.loads(text.removeprefix("\ufeff"))
-        except tomllib.TOMLDecodeError:
+        except (tomllib.TOMLDecodeError, RecursionError):
             data = None
         if isinstance(data, dict):
             if "profiles" in data or "clients" in data or "active_profile" in data:

@@ -138,16 +138,32 @@ def validate_model(cf: ConfigFile) -> list[Diagnostic]:
 
 # -- unknown and duplicate keys --------------------------------------------------------
 
-def _known_keys(model: type[Any]) -> dict[str, type[Any] | None]:
-    """Key names (aliases) of a pydantic model → the model of a nested table, if any."""
+def _known_keys(model: type[Any]) -> dict[str, tuple[type[Any] | None, str]]:
+    """Key names (aliases) of a pydantic model → the model of its nested values, if any,
+    and how they nest: ``"one"`` (a table), ``"dict"`` (a table of them, e.g. profiles),
+    ``"list"`` (an array of them, e.g. ``[[clients]]``)."""
+    import types
+    import typing
+
     from pydantic import BaseModel
 
-    out: dict[str, type[Any] | None] = {}
+    def as_model(arg: Any) -> type[Any] | None:
+        return arg if isinstance(arg, type) and issubclass(arg, BaseModel) else None
+
+    out: dict[str, tuple[type[Any] | None, str]] = {}
     for name, field in model.model_fields.items():
-        sub: type[Any] | None = None
-        for arg in (field.annotation, *getattr(field.annotation, "__args__", ())):
-            if isinstance(arg, type) and issubclass(arg, BaseModel):
-                sub = arg
+        sub: tuple[type[Any] | None, str] = (None, "one")
+        ann = field.annotation
+        union = typing.get_origin(ann) in (typing.Union, types.UnionType)
+        for arg in typing.get_args(ann) if union else (ann,):
+            origin = typing.get_origin(arg)
+            args = typing.get_args(arg)
+            if as_model(arg) is not None:
+                sub = (arg, "one")
+            elif origin is dict and len(args) == 2 and as_model(args[1]) is not None:
+                sub = (args[1], "dict")
+            elif origin is list and len(args) == 1 and as_model(args[0]) is not None:
+                sub = (args[0], "list")
         out[field.alias or name] = sub
     return out
 
@@ -160,9 +176,17 @@ def _walk_unknown(
     known = _known_keys(model)
     for key, value in data.items():
         if key in known:
-            sub = known[key]
-            if sub is not None:
+            sub, how = known[key]
+            if sub is None:
+                continue
+            if how == "one":
                 yield from _walk_unknown(value, sub, (*path, key), True)
+            elif how == "dict" and isinstance(value, dict):
+                for name, item in value.items():
+                    yield from _walk_unknown(item, sub, (*path, key, name), True)
+            elif how == "list" and isinstance(value, list):
+                for i, item in enumerate(value):
+                    yield from _walk_unknown(item, sub, (*path, key, i), True)
             continue
         close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
         if strict_top or close:
@@ -170,7 +194,7 @@ def _walk_unknown(
 
 
 def _unknown_keys(ctx: _Ctx) -> Iterator[Diagnostic]:
-    from kvswitch.models import CCSwitchConfig, ClineSettings, KvswitchConfig, Profile
+    from kvswitch.models import CCSwitchConfig, ClineSettings, KvswitchConfig
 
     data = ctx.cf.data
     kind = ctx.cf.kind
@@ -181,18 +205,9 @@ def _unknown_keys(ctx: _Ctx) -> Iterator[Diagnostic]:
         found = _walk_unknown(data, CCSwitchConfig, (), False)
     else:
         found = _walk_unknown(data, KvswitchConfig, (), True)
-        profiles = data.get("profiles") if isinstance(data, dict) else None
-        if isinstance(profiles, dict):
-            for name, prof in profiles.items():
-                found = _chain(found, _walk_unknown(prof, Profile, ("profiles", name), True))
     for key_path, key, suggestion in found:
         hint = f"; did you mean {suggestion!r}?" if suggestion else " (kvswitch ignores it)"
         yield ctx.diag("KVS003", f"unknown key {key!r}{hint}", key_path, key=True)
-
-
-def _chain(*its: Iterator[Any]) -> Iterator[Any]:
-    for it in its:
-        yield from it
 
 
 def _duplicates(ctx: _Ctx) -> Iterator[Diagnostic]:
@@ -217,7 +232,7 @@ def _duplicates(ctx: _Ctx) -> Iterator[Diagnostic]:
 
 def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnostic]:
     data = ctx.cf.data
-    if s.kind == "cline" and not any(str(k).startswith("cline.") for k in data):
+    if s.kind == "cline" and (not isinstance(data, dict) or not any(str(k).startswith("cline.") for k in data)):
         return  # a plain VS Code settings file: nothing of ours to check
 
     def val(field: str) -> Any:
@@ -244,7 +259,9 @@ def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnos
         yield ctx.diag("KVS105", f"{where}kv_cache_dtype int8: vLLM and SGLang have no plain int8 KV cache "
                        "(use fp8 there; llama.cpp calls it q8_0)", at("cache.kv_cache_dtype"))
     model = val("provider.model")
-    if model is MISSING or model is None or (isinstance(model, str) and not model.strip()):
+    if at("provider.model") in bad:
+        pass  # a wrong type is KVS002 already, not a missing name
+    elif model is MISSING or model is None or (isinstance(model, str) and not model.strip()):
         yield ctx.diag("KVS220", f"{where}model name is missing; requests need one the provider lists (S-08)",
                        at("provider.model"))
     elif isinstance(model, str) and _MODEL_PLACEHOLDER.search(model):
@@ -300,7 +317,7 @@ def _split_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
             if _http_url(url) is None:
                 yield ctx.diag(
                     "KVS110",
-                    f"{where}{label} endpoint {url!r} is not an http(s) URL",
+                    f"{where}{label} endpoint {_show_url(url)!r} is not an http(s) URL",
                     at(field),
                     severity=Severity.ERROR if in_split else Severity.WARNING,
                 )
@@ -333,7 +350,7 @@ def _url_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
         return
     parts = _http_url(url)
     if parts is None:
-        yield ctx.diag("KVS202", f"{where}base URL {url!r} is not an http(s) URL", at("provider.base_url"))
+        yield ctx.diag("KVS202", f"{where}base URL {_show_url(url)!r} is not an http(s) URL", at("provider.base_url"))
         return
     yield from _slash_and_query(ctx, at("provider.base_url"), url, f"{where}base URL")
     key = val("provider.api_key")
@@ -349,12 +366,12 @@ def _url_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
 def _slash_and_query(ctx: _Ctx, path: KeyPath, url: str, label: str) -> Iterator[Diagnostic]:
     parts = urlsplit(url)
     if parts.query or parts.fragment or url.endswith(("?", "#")):
-        yield ctx.diag("KVS202", f"{label} {url!r} has a query string or fragment; write the bare address (S-07)", path)
+        yield ctx.diag("KVS202", f"{label} {_show_url(url)!r} has a query string or fragment; write the bare address (S-07)", path)
     elif url.endswith("/"):
         fixed = url.rstrip("/")
         yield ctx.diag(
             "KVS201",
-            f"{label} ends with '/': clients join it into '//' and auth breaks (S-24); it becomes {fixed!r}",
+            f"{label} ends with '/': clients join it into '//' and auth breaks (S-24); it becomes {_show_url(fixed)!r}",
             path,
             fix=Fix(path, fixed, "remove the trailing '/'"),
         )
@@ -425,6 +442,26 @@ def _http_url(url: str) -> Any:
     if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
         return None
     return parts
+
+
+def _show_url(url: str) -> str:
+    """``url`` for a message: user info, query and fragment values are masked (they may
+    hold credentials, e.g. ``?api_key=…``)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return re.split(r"[?#@]", url, maxsplit=1)[0] + "…"
+    if "@" not in parts.netloc and not parts.query and not parts.fragment:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "…@" + netloc.rsplit("@", 1)[1]
+    shown = f"{parts.scheme}://{netloc}{parts.path}" if parts.scheme else f"{netloc}{parts.path}"
+    if parts.query:
+        shown += "?…"
+    if parts.fragment:
+        shown += "#…"
+    return shown
 
 
 def _same_address(a: str, b: str) -> bool:

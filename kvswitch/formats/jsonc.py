@@ -44,9 +44,12 @@ _WS = re.compile(r"[ \t\r\n]*")
 _TRIVIA = re.compile(r"(?:[ \t\r\n]+|//[^\r\n]*|/\*.*?\*/)*", re.S)
 _STRING = re.compile(r'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"')
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_NUMBER_TAIL = re.compile(r"[0-9A-Za-z_.+\-]")
 _WORD = re.compile(r"[^ \t\r\n{}\[\]\":,/]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TRAILER = re.compile(r"[ \t]*(?:/\*[^\r\n]*?\*/[ \t]*)*(?://[^\r\n]*)?")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_INDENT = re.compile(r"^([ \t]+)\S", re.M)
+_INDENT = re.compile(r"(?:^|(?<=\r))([ \t]+)[\"{}\[\]0-9]", re.M)
 
 
 class JsoncSyntaxError(ValueError):
@@ -176,13 +179,20 @@ class _Parser:
                 raise JsoncSyntaxError("invalid number", pos)
             raw = m.group()
             end = m.end()
-            if end < self.n and self.text[end] in ".eE":
+            if end < self.n and _NUMBER_TAIL.match(self.text[end]):
+                digits = raw.lstrip("-")
+                if digits == "0" and self.text[end].isdigit():
+                    raise JsoncSyntaxError("invalid number (no leading zeros)", pos)
                 raise JsoncSyntaxError("invalid number", pos)
-            num: int | float = (
-                int(raw) if not any(c in raw for c in ".eE") else float(raw)
-            )
-            if isinstance(num, float) and math.isinf(num):
+            num: int | float
+            if any(c in raw for c in ".eE"):
+                num = float(raw)
+                if math.isinf(num):
+                    raise JsoncSyntaxError("number out of range", pos)
+            elif len(raw) > 4000:  # beyond any double, and beyond int()'s digit limit
                 raise JsoncSyntaxError("number out of range", pos)
+            else:
+                num = int(raw)
             return Node(pos, end, num)
         for word, val in (("true", True), ("false", False), ("null", None)):
             if self.text.startswith(word, pos):
@@ -220,7 +230,9 @@ class _Parser:
                         return JsoncSyntaxError("invalid unicode escape in string", pos)
                     pos += 6
                     continue
-                if nxt == "" or nxt not in '"\\/bfnrt':
+                if nxt == "":
+                    break
+                if nxt not in '"\\/bfnrt':
                     return JsoncSyntaxError(f"invalid escape character {nxt!r} in string", pos)
                 pos += 2
                 continue
@@ -321,6 +333,12 @@ def line_col(text: str, offset: int, starts: list[int] | None = None) -> tuple[i
     return line, col
 
 
+def _dump_str(text: str) -> str:
+    """``text`` as a JSON string; a lone surrogate (which UTF-8 cannot hold) is escaped."""
+    out = json.dumps(text, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+
+
 def dump_value(value: Any, unit: str = "    ", indent: str = "", eol: str = "\n") -> str:
     """Serialise ``value`` as JSONC text; containers span lines at ``indent`` + ``unit``."""
     if isinstance(value, dict):
@@ -328,7 +346,7 @@ def dump_value(value: Any, unit: str = "    ", indent: str = "", eol: str = "\n"
             return "{}"
         inner = indent + unit
         items = [
-            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {dump_value(v, unit, inner, eol)}"
+            f"{inner}{_dump_str(str(k))}: {dump_value(v, unit, inner, eol)}"
             for k, v in value.items()
         ]
         return "{" + eol + ("," + eol).join(items) + eol + indent + "}"
@@ -340,8 +358,10 @@ def dump_value(value: Any, unit: str = "    ", indent: str = "", eol: str = "\n"
         return "[" + eol + ("," + eol).join(items) + eol + indent + "]"
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{value!r} has no JSON representation")
-    if value is None or isinstance(value, bool | int | float | str):
-        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return _dump_str(value)
+    if value is None or isinstance(value, bool | int | float):
+        return json.dumps(value)
     raise TypeError(f"cannot write a {type(value).__name__} into JSONC")
 
 
@@ -415,26 +435,28 @@ class JsoncDocument:
         its comma (or value end), and what follows the comma on its line (spaces and a
         comment), both '' where absent."""
         raw = self.text[prop.key_start : prop.comma if prop.comma >= 0 else prop.value.end]
-        m = re.compile(r"[ \t]*(?://[^\r\n]*|/\*[^\r\n]*?\*/)?").match(self.text, prop.end)
-        trailer = m.group() if m else ""
-        end = m.end() if m else prop.end
-        if end < len(self.text) and self.text[end] not in "\r\n":
-            trailer = ""  # something else follows on the line: not a same-line comment
-        return raw, trailer.rstrip()
+        return raw, self._trailer(prop.end).rstrip()
 
     def trailing_comment(self, prop: Property) -> str:
-        """The comment on the same line just after ``prop`` (and its comma), or ''."""
-        pos = prop.end
-        m = re.compile(r"[ \t]*(//[^\r\n]*|/\*[^\r\n]*?\*/)?[ \t]*(?=\r|\n|$)").match(self.text, pos)
-        if m is None or m.group(1) is None:
+        """The comment(s) on the same line just after ``prop`` (and its comma), or ''."""
+        return self._trailer(prop.end).strip()
+
+    def _trailer(self, pos: int) -> str:
+        """The spaces and comments from ``pos`` to the end of its line (block comments, then
+        maybe a line comment), or '' when something else follows on the line."""
+        end = _TRAILER.match(self.text, pos).end()  # type: ignore[union-attr]
+        if end < len(self.text) and self.text[end] not in "\r\n":
             return ""
-        return m.group(1)
+        return self.text[pos:end]
 
     # -- style ----------------------------------------------------------------
     @property
     def eol(self) -> str:
+        """The file's line ending: CRLF if it has one, else LF, else a lone CR (old Mac
+        files), else LF."""
         if self._eol is None:
-            self._eol = "\r\n" if "\r\n" in self.text else "\n"
+            text = self.text
+            self._eol = "\r\n" if "\r\n" in text else "\n" if "\n" in text or "\r" not in text else "\r"
         return self._eol
 
     @property
@@ -471,8 +493,7 @@ class JsoncDocument:
     def _after_trailer(self, pos: int) -> int:
         """Skip spaces and a same-line comment from ``pos``; return the offset of the line
         break if the line ends there, else -1 (something else follows on the same line)."""
-        m = re.compile(r"[ \t]*(?://[^\r\n]*|/\*[^\r\n]*?\*/)?[ \t]*").match(self.text, pos)
-        end = m.end() if m else pos
+        end = pos + len(self._trailer(pos))
         if end >= len(self.text) or self.text[end] in "\r\n":
             return end
         return -1
@@ -499,21 +520,24 @@ class JsoncDocument:
             return self.text
         prefix = _common_parent(edits)
         holder = self.node(prefix) if prefix and len(edits) > 1 else None
-        if isinstance(holder, ObjectNode):
-            pad = self._line_indent(holder.start)
-            sub = JsoncDocument(pad + self.raw(holder), unit=self.indent_unit, eol=self.eol)
-            local = [_shift(e, len(prefix)) for e in edits]
-            new_sub = sub._apply_each(local)[len(pad):]
-            out = self.text[: holder.start] + new_sub + self.text[holder.end :]
-        else:
-            out = self._apply_each(edits)
         try:
+            if isinstance(holder, ObjectNode):
+                pad = self._line_indent(holder.start)
+                sub = JsoncDocument(pad + self.raw(holder), unit=self.indent_unit, eol=self.eol)
+                local = [_shift(e, len(prefix)) for e in edits]
+                new_sub = sub._apply_each(local)[len(pad):]
+                out = self.text[: holder.start] + new_sub + self.text[holder.end :]
+            else:
+                out = self._apply_each(edits)
             got = JsoncDocument(out).value
-        except JsoncSyntaxError as exc:
+        except JsoncSyntaxError as exc:  # an edit (a remembered raw entry) broke the text
             raise ValueError(f"the edited text does not parse: {exc.message}") from exc
         expected = apply_to_data(self.value, edits)
-        if got != expected:
-            raise ValueError("the edited text does not read back as the intended values")
+        where = _first_difference(got, expected)
+        if where is not None:
+            raise ValueError(
+                f"the edited text does not read back as the intended values (at {_show(where)})"
+            )
         return out
 
     def _apply_each(self, edits: Sequence[Edit]) -> str:
@@ -523,9 +547,13 @@ class JsoncDocument:
         for edit in edits:
             if isinstance(edit, Delete):
                 doc = doc.delete(edit.path)
-            elif isinstance(edit, Insert) and doc.node(edit.path) is None and doc.node(edit.path[:-1]) is not None:
-                key = edit.path[-1]
-                assert isinstance(key, str)
+            elif (
+                isinstance(edit, Insert)
+                and edit.path
+                and isinstance(key := edit.path[-1], str)
+                and doc.node(edit.path) is None
+                and isinstance(doc.node(edit.path[:-1]), ObjectNode)
+            ):
                 doc = doc.insert(
                     edit.path[:-1], key, value=edit.value, raw_entry=edit.raw,
                     comment=edit.comment, after=edit.after,
@@ -542,6 +570,8 @@ class JsoncDocument:
         """Set ``path`` to ``value``: replace the value span if it exists, else insert the
         missing property into the nearest existing object (creating nested objects)."""
         path = tuple(path)
+        if self.root is None:
+            return self._create_root(path, value)
         node = self.node(path)
         if node is not None:
             indent = self._line_indent(node.start)
@@ -549,9 +579,7 @@ class JsoncDocument:
             return self.replace_span(node, text)
         # find the deepest existing ancestor and insert the rest as a nested value
         for depth in range(len(path) - 1, -1, -1):
-            parent = self.node(path[:depth]) if depth or self.root is not None else None
-            if parent is None and depth == 0:
-                return self._create_root(path, value)
+            parent = self.node(path[:depth])
             if parent is None:
                 continue
             nested: Any = value
@@ -613,7 +641,7 @@ class JsoncDocument:
             child_indent = self._line_indent(parent.start) + unit
         if raw_value is None:
             raw_value = dump_value(value, unit, child_indent, eol)
-        entry = raw_entry if raw_entry is not None else f"{json.dumps(key, ensure_ascii=False)}: {raw_value}"
+        entry = raw_entry if raw_entry is not None else f"{_dump_str(key)}: {raw_value}"
         tail = (comment if comment[:1] in (" ", "\t") else f" {comment}") if comment else ""
 
         if not props:
@@ -625,7 +653,7 @@ class JsoncDocument:
         line_end = self._after_trailer(anchor.end)
         if line_end >= 0:
             # the anchor ends its line: a new line after it (and after its comment)
-            new_line = f"{eol}{child_indent}{entry + ',' if had_comma else entry.rstrip()}{tail}"
+            new_line = f"{eol}{child_indent}{_with_comma(entry) if had_comma else entry.rstrip()}{tail}"
             if had_comma:
                 return self._splice(line_end, line_end, new_line)
             # the anchor was last and had no comma: it gets one right after its value
@@ -633,12 +661,13 @@ class JsoncDocument:
             return self._derive(text[:v_end] + "," + text[v_end:line_end] + new_line + text[line_end:])
         # an inline object: stay on the same line (a line comment becomes a block comment)
         if comment.strip().startswith("//"):
-            tail = f" /* {comment.strip()[2:].strip()} */"
+            tail = " " + _block_comment(comment.strip()[2:])
+        entry = _close_line_comments(entry.rstrip())
         if had_comma:
             at = anchor.comma + 1
-            return self._splice(at, at, f" {entry.rstrip()}{tail},")
+            return self._splice(at, at, f" {entry}{tail},")
         at = anchor.value.end
-        return self._splice(at, at, f", {entry.rstrip()}{tail}")
+        return self._splice(at, at, f", {entry}{tail}")
 
     def _insert_into_empty(
         self, parent: ObjectNode, entry: str, tail: str, child_indent: str, eol: str
@@ -657,10 +686,20 @@ class JsoncDocument:
 
     def delete(self, path: Sequence[str | int]) -> JsoncDocument:
         """Remove the property at ``path`` with its comma and same-line comment; when it sits
-        on its own line(s) the whole line goes. Missing paths are a no-op."""
+        on its own line(s) the whole line goes. Missing paths are a no-op. A key written more
+        than once in its object loses every copy (else an earlier one would show through)."""
         path = tuple(path)
         if not path or not isinstance(path[-1], str):
             raise TypeError("delete takes a path that ends in an object key")
+        doc = self
+        while True:
+            after = doc._delete_last(path)
+            if after is doc:
+                return doc
+            doc = after
+
+    def _delete_last(self, path: tuple[str | int, ...]) -> JsoncDocument:
+        """Remove the last property named ``path[-1]`` in the object at ``path[:-1]``."""
         parent = self.node(path[:-1])
         if not isinstance(parent, ObjectNode):
             return self
@@ -693,6 +732,73 @@ class JsoncDocument:
         for start, end, new in sorted(edits, reverse=True):
             text = text[:start] + new + text[end:]
         return self._derive(text)
+
+
+def _block_comment(body: str) -> str:
+    """``body`` as a ``/* */`` comment (a ``*/`` inside it is broken up)."""
+    return "/* " + body.strip().replace("*/", "* /") + " */"
+
+
+_ENTRY_TRIVIA = re.compile(r"/\*.*?\*/|//([^\r\n]*)|[\r\n]+[ \t]*", re.S)
+
+
+def _value_end(entry: str) -> int:
+    """Where the value of ``entry`` (a property's source) ends, or -1 if it is not one."""
+    try:
+        parsed = JsoncDocument("{" + entry + "\n}").root
+    except JsoncSyntaxError:
+        return -1  # not ours to mend; the read-back check reports it
+    if not isinstance(parsed, ObjectNode) or len(parsed.props) != 1:
+        return -1
+    return parsed.props[0].value.end - 1
+
+
+def _with_comma(entry: str) -> str:
+    """``entry`` and its comma: after it, or right after its value when it ends in a
+    ``//`` comment (which would swallow the comma)."""
+    cut = _value_end(entry) if "//" in entry else -1
+    last_line = re.split(r"[\r\n]", entry[cut:])[-1] if cut >= 0 else ""
+    if "//" not in last_line:
+        return entry + ","
+    return entry[:cut] + "," + entry[cut:]
+
+
+def _close_line_comments(entry: str) -> str:
+    """``entry`` (a property's source) safe to follow on the same line: ``//`` comments
+    after its value become block comments, so what comes next is not commented out."""
+    cut = _value_end(entry) if "//" in entry else -1
+    if cut < 0 or "//" not in entry[cut:]:
+        return entry
+    trivia = entry[cut:]
+
+    def mend(m: re.Match[str]) -> str:
+        if m.group().startswith("/*"):
+            return m.group()
+        return " " if m.group(1) is None else _block_comment(m.group(1))
+
+    return entry[:cut] + _ENTRY_TRIVIA.sub(mend, trivia).rstrip()
+
+
+def _first_difference(got: Any, want: Any, path: Path = ()) -> Path | None:
+    """The first path where ``got`` and ``want`` differ, or ``None``; ``true`` is not ``1``."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        for key in [*want, *(k for k in got if k not in want)]:
+            if key not in got or key not in want:
+                return (*path, key)
+            found = _first_difference(got[key], want[key], (*path, key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(got, list) and isinstance(want, list):
+        for i, (g, w) in enumerate(zip(got, want, strict=False)):
+            found = _first_difference(g, w, (*path, i))
+            if found is not None:
+                return found
+        return None if len(got) == len(want) else (*path, min(len(got), len(want)))
+    numbers = (int, float)  # 1 and 1.0 are the same number; true is not 1
+    if type(got) is not type(want) and not (type(got) in numbers and type(want) in numbers):
+        return path
+    return None if got == want else path
 
 
 def _common_parent(edits: Sequence[Edit]) -> tuple[str | int, ...]:

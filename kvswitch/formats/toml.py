@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import re
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,9 @@ _BASIC = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _LITERAL = re.compile(r"'[^'\n]*'")
 _WS = re.compile(r"[ \t]*")
 _SCALAR_END = re.compile(r"[^\s,\]\}#]*")
+MAX_DEPTH = 100
+"""Deepest nesting of arrays and tables accepted; tomlkit (the editor) refuses deeper text."""
+_BLANK_END = re.compile(r"\n[ \t]*\r?\n\Z")
 
 
 class TomlSyntaxError(ValueError):
@@ -53,6 +56,12 @@ class KeySpot:
     value: int
 
 
+class _TooDeep(Exception):
+    def __init__(self, offset: int) -> None:
+        super().__init__(offset)
+        self.offset = offset
+
+
 class _Scanner:
     """Records the start of every key and value in a valid TOML text."""
 
@@ -60,7 +69,7 @@ class _Scanner:
         self.t = text
         self.n = len(text)
         self.spots: dict[Path, KeySpot] = {}
-        self.aot: dict[tuple[str, ...], int] = {}
+        self.aot: dict[Path, int] = {}
 
     def ws(self, i: int) -> int:
         return _WS.match(self.t, i).end()  # type: ignore[union-attr]
@@ -114,6 +123,8 @@ class _Scanner:
 
     def prefixes(self, path: Path, start: int) -> None:
         """Record the implicit tables of a dotted key or header (first mention wins)."""
+        if len(path) > MAX_DEPTH:
+            raise _TooDeep(start)
         for depth in range(1, len(path)):
             self.spots.setdefault(path[:depth], KeySpot(start, start))
 
@@ -127,7 +138,7 @@ class _Scanner:
                 return self.spots
             if t.startswith("[[", i):
                 keys, j = self.key(i + 2)
-                parent = self.resolve(keys[:-1]) + (keys[-1],)
+                parent = (*self.resolve(keys[:-1]), keys[-1])
                 self.aot[parent] = self.aot.get(parent, -1) + 1
                 table = (*parent, self.aot[parent])
                 self.prefixes(table, i)
@@ -146,6 +157,8 @@ class _Scanner:
         keys, j = self.key(i)
         j = self.ws(j + 1)  # past '='
         path = (*table, *keys)
+        if len(path) > MAX_DEPTH:
+            raise _TooDeep(i)
         for depth in range(len(table) + 1, len(path)):
             self.spots.setdefault(path[:depth], KeySpot(i, i))
         self.spots[path] = KeySpot(i, j)
@@ -153,6 +166,8 @@ class _Scanner:
 
     def value(self, i: int, path: Path) -> int:
         t = self.t
+        if len(path) > MAX_DEPTH:
+            raise _TooDeep(i)
         if t.startswith('"""', i):
             j = i + 3
             while True:
@@ -224,12 +239,28 @@ class TomlDocument:
     def __init__(self, text: str) -> None:
         """Parse with ``tomllib``; raises :class:`TomlSyntaxError` with line and column."""
         self.text = text
+        self._spots: dict[Path, KeySpot] | None = None
+        self._line_starts: list[int] | None = None
         try:
             self.data: dict[str, Any] = tomllib.loads(_strip_bom(text))
         except tomllib.TOMLDecodeError as exc:
             raise _syntax_error(exc, text) from exc
-        self._spots: dict[Path, KeySpot] | None = None
-        self._line_starts: list[int] | None = None
+        except RecursionError:
+            self._too_deep()
+        if _depth(self.data) > MAX_DEPTH:
+            self._too_deep()
+
+    def _too_deep(self) -> None:
+        """Raise the syntax error for a text nested deeper than ``MAX_DEPTH`` levels."""
+        line: int | None = None
+        column: int | None = None
+        try:
+            locate_keys(self.text)
+        except _TooDeep as deep:
+            line, column = self.line_col(deep.offset)
+        except (AssertionError, IndexError, ValueError, RecursionError):
+            pass  # the text is not valid TOML either; no position to give
+        raise TomlSyntaxError(f"nesting deeper than {MAX_DEPTH} levels", line, column)
 
     @property
     def value(self) -> dict[str, Any]:
@@ -258,55 +289,201 @@ class TomlDocument:
 
     def apply(self, edits: Iterable[Edit]) -> str:
         """The text after ``edits`` (set/delete by key path), made with tomlkit and verified
-        with tomllib; raises ``ValueError`` naming the first value that came out wrong."""
-        import tomlkit
-        from tomlkit.items import String, StringType
+        with tomllib; raises ``ValueError`` naming the first value that came out wrong.
 
-        from kvswitch.edits import Delete, Set, apply_to_data
+        Untouched lines keep their bytes; a replaced scalar keeps its quoting style (literal
+        strings stay literal) and its same-line comment in the same column where it fits; a
+        new table gets a blank line before and after it; a CRLF file stays CRLF."""
+        import tomlkit
+        from tomlkit.exceptions import TOMLKitError
+
+        from kvswitch.edits import Delete, Insert, apply_to_data
+        from kvswitch.kinds import MISSING, get_path
 
         edits = list(edits)
-        bom = "\ufeff" if self.text.startswith("\ufeff") else ""
-        doc = tomlkit.parse(_strip_bom(self.text))
         for edit in edits:
-            container: Any = doc
-            for part in edit.path[:-1]:
-                if part not in container:
-                    if isinstance(edit, Delete):
-                        break
-                    container[part] = tomlkit.table()
-                container = container[part]
-            else:
-                last = edit.path[-1]
-                if isinstance(edit, Set):
-                    old = container.get(last) if hasattr(container, "get") else None
-                    new: Any = edit.value
-                    if isinstance(new, dict):
-                        table = tomlkit.table()
-                        for k, v in new.items():
-                            table[k] = v
-                        table.add(tomlkit.nl())  # a blank line before whatever follows
-                        new = table
-                    elif (
-                        isinstance(new, str)
-                        and isinstance(old, String)
-                        and old.type is StringType.SLL
-                        and "'" not in new
-                        and "\n" not in new
-                    ):
-                        new = tomlkit.string(new, literal=True)
-                    container[last] = new
-                elif last in container:
-                    del container[last]
-        out = tomlkit.dumps(doc)
+            if isinstance(edit, Insert):
+                raise ValueError(f"{_show(edit.path)}: TOML documents take Set and Delete edits only")
+            if not edit.path:
+                raise ValueError("an edit needs a key path")
+        bom = "\ufeff" if self.text.startswith("\ufeff") else ""
         source = _strip_bom(self.text)
-        if out.endswith("\n\n") and not source.endswith("\n\n"):
-            out = out[:-1]  # the blank line we added for a new table ended up last
-        if self.eol == "\r\n":
-            out = re.sub(r"(?<!\r)\n", "\r\n", out)
+        try:
+            doc = tomlkit.parse(source)
+        except (TOMLKitError, RecursionError) as exc:
+            raise ValueError(f"tomlkit cannot edit this text: {exc}") from exc
+        created: list[Any] = []
+        try:
+            for edit in edits:
+                _apply_one(doc, edit, isinstance(edit, Delete), created)
+            for table in created:
+                _end_with_blank_line(table)
+            out = tomlkit.dumps(doc)
+        except (TOMLKitError, KeyError, IndexError, TypeError) as exc:
+            raise ValueError(f"{_show(edits[0].path) if edits else 'edit'}: cannot apply: {exc}") from exc
+        out = _space_new_tables(out)
+        if _BLANK_END.search(out) and not _BLANK_END.search(source):
+            out = out[: out.rindex("\n")]  # the blank line we added after a new table ended up last
+            out = out.removesuffix("\r")
+        if "\r\n" in source and not re.search(r"(?<!\r)\n", source):
+            out = re.sub(r"(?<!\r)\n", "\r\n", out)  # a pure CRLF file stays CRLF everywhere
         out = bom + out
-        expected = apply_to_data(copy.deepcopy(self.data), edits)
+        expected: Any = copy.deepcopy(self.data)
+        for edit in edits:
+            if isinstance(edit, Delete) and get_path(expected, edit.path) is MISSING:
+                continue  # deleting what is not there changes nothing
+            expected = apply_to_data(expected, [edit])
         verify_toml(out, expected)
         return out
+
+
+_NEW_TABLE = "\x00"
+"""Marks where a table kvswitch created starts (NUL never occurs in valid TOML)."""
+
+
+def _apply_one(doc: Any, edit: Edit, delete: bool, created: list[Any]) -> None:
+    """Apply one Set/Delete to the tomlkit document (a Delete of a missing path is a no-op)."""
+    import tomlkit
+    from tomlkit.items import AoT, Array, InlineTable
+
+    def is_array(c: Any) -> bool:
+        return isinstance(c, AoT | Array | list)
+
+    container: Any = doc
+    for depth, part in enumerate((*edit.path[:-1], edit.path[-1])):
+        last = depth == len(edit.path) - 1
+        if is_array(container):
+            if not isinstance(part, int) or not -len(container) <= part < len(container):
+                if delete:
+                    return
+                raise ValueError(f"{_show(edit.path)}: no element {part!r} in the array")
+        elif not isinstance(container, MutableMapping) or isinstance(part, int):
+            if delete:
+                return
+            what = "an array" if isinstance(part, int) else "a table"
+            raise ValueError(f"{_show(edit.path[:depth])} is not {what}")
+        elif part not in container and not last:
+            if delete:
+                return
+            if isinstance(container, InlineTable):
+                container[part] = tomlkit.inline_table()
+            else:
+                container[part] = _new_table()
+                created.append(container[part])
+        if not last:
+            container = container[part]
+    key = edit.path[-1]
+    if delete:
+        if is_array(container) or key in container:
+            del container[key]
+        return
+    old = container[key] if is_array(container) else container.get(key)
+    value = getattr(edit, "value", None)
+    if value is None:
+        raise ValueError(f"{_show(edit.path)}: TOML has no null value")
+    inline = isinstance(container, InlineTable) or is_array(container) or isinstance(old, InlineTable)
+    container[key] = _new_item(value, old, inline)
+    if not is_array(container):
+        _keep_comment_column(container, key, old)
+
+
+def _end_with_blank_line(table: Any) -> None:
+    """A blank line after the keys of a table kvswitch created (before whatever follows)."""
+    import tomlkit
+    from tomlkit.items import Table, Whitespace
+
+    body = table.value.body
+    own = [item for _, item in body if not isinstance(item, Table | Whitespace)]
+    if own and not isinstance(body[-1][1], Whitespace | Table):
+        table.add(tomlkit.nl())
+
+
+def _new_table() -> Any:
+    import tomlkit
+
+    table = tomlkit.table()
+    table.trivia.indent = _NEW_TABLE
+    return table
+
+
+def _new_item(value: Any, old: Any, inline: bool) -> Any:
+    import tomlkit
+    from tomlkit.items import String, StringType
+
+    if isinstance(value, dict):
+        if inline:
+            table: Any = tomlkit.inline_table()
+            for k, v in value.items():
+                table[k] = _new_item(v, None, True)
+            return table
+        table = _new_table()
+        for k, v in value.items():
+            table[k] = _new_item(v, None, False)
+        table.add(tomlkit.nl())  # a blank line before whatever follows
+        return table
+    if (
+        isinstance(value, str)
+        and isinstance(old, String)
+        and old.type is StringType.SLL
+        and "'" not in value
+        and not any(c in value for c in "\n\r\x7f") and all(c >= " " or c == "\t" for c in value)
+    ):
+        return tomlkit.string(value, literal=True)
+    return value
+
+
+def _keep_comment_column(container: Any, key: Any, old: Any) -> None:
+    """Keep a same-line comment where it was when the value's width changed."""
+    from tomlkit.items import Item
+
+    if not isinstance(old, Item) or not old.trivia.comment:
+        return
+    try:
+        new = container.item(key) if hasattr(container, "item") else container[key]
+    except (KeyError, TypeError):
+        return
+    if not isinstance(new, Item) or new.trivia.comment != old.trivia.comment:
+        return
+    old_text, new_text = old.as_string(), new.as_string()
+    if "\n" in old_text or "\n" in new_text:
+        return
+    ws = old.trivia.comment_ws
+    if "\t" in ws:
+        return  # tabs: the column depends on the tab width; keep the user's whitespace
+    width = len(old_text) + len(ws) - len(new_text)
+    # the same column when it fits, else the old gap (one or two spaces) after the value
+    new.trivia.comment_ws = " " * width if width >= 1 else " " * max(1, min(len(ws), 2))
+
+
+def _space_new_tables(out: str) -> str:
+    """Put a blank line before each table kvswitch created (none at the start of the text)."""
+    parts = out.split(_NEW_TABLE)
+    text = parts[0]
+    for part in parts[1:]:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        if text.strip() and not _BLANK_END.search(text):
+            text += "\n"
+        text += part
+    return text
+
+
+def _show(path: tuple[str | int, ...]) -> str:
+    return ".".join(str(p) for p in path) or "(top level)"
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests (iteratively: no recursion limit to hit)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
 
 
 def verify_toml(text: str, expected: dict[str, Any]) -> None:

@@ -104,7 +104,7 @@ class RequestOptions(StrictModel):
 class ClientConfig(BaseModel):
     """The common view of one client file (or of kvswitch's active profile)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, hide_input_in_errors=True)
 
     kind: FileKind
     path: Path | None = None
