@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from kvswitch.switching import FileSwitch, plan_switch, switch
 
 __all__ = [
-    "CCSwitchConfig",
     "CODES",
+    "CCSwitchConfig",
     "CacheSettings",
     "ChangedOnDiskError",
     "ClientConfig",

@@ -10,7 +10,7 @@ from kvswitch.errors import ConfigParseError, Location
 from kvswitch.formats.jsonc import JsoncDocument, JsoncSyntaxError, line_col
 from kvswitch.formats.toml import TomlDocument, TomlSyntaxError
 from kvswitch.kinds import KIND_FORMAT, detect_kind
-from kvswitch.models.common import FileKind
+from kvswitch.literals import FileKind
 
 __all__ = ["ConfigFile", "decode", "parse_config"]
 

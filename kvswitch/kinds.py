@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch.errors import Location, UnknownKindError
-from kvswitch.models.common import FileKind
+from kvswitch.literals import FileKind
 
 __all__ = [
     "KINDS",

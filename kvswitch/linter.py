@@ -9,7 +9,7 @@ from kvswitch.diagnostics import Diagnostic, Severity
 from kvswitch.document import ConfigFile, parse_config
 from kvswitch.edits import Set
 from kvswitch.errors import ConfigParseError, EditError, Location
-from kvswitch.models.common import FileKind
+from kvswitch.literals import FileKind
 
 __all__ = ["FixResult", "LintResult", "fix", "lint", "lint_text"]
 

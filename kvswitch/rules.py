@@ -94,117 +94,85 @@ def check(cf: ConfigFile, *, git: bool = True) -> list[Diagnostic]:
     return sorted(unique.values(), key=lambda d: (d.line or 0, d.column or 0, d.code))
 
 
-# -- types and values (pydantic) -------------------------------------------------------
+# -- types and values (the models' schema) -----------------------------------------------
 
-def _model_input(cf: ConfigFile) -> tuple[type[Any], Any]:
-    from kvswitch.models import CCSwitchConfig, ClineSettings, KvswitchConfig
-
+def _owned(cf: ConfigFile) -> Any:
+    """The part of the file the kind's model describes (for Cline: the ``cline.*`` keys)."""
     data = cf.data
-    if cf.kind == "cline":
-        if not isinstance(data, dict):
-            return ClineSettings, data
-        return ClineSettings, {k: v for k, v in data.items() if k.startswith("cline.")}
-    if cf.kind == "ccswitch":
-        return CCSwitchConfig, data
-    return KvswitchConfig, data
+    if cf.kind == "cline" and isinstance(data, dict):
+        return {k: v for k, v in data.items() if str(k).startswith("cline.")}
+    return data
 
 
 def validate_model(cf: ConfigFile) -> list[Diagnostic]:
-    """KVS002 for every type or value error the kind's model finds (inputs of secret
-    fields are never shown)."""
-    from pydantic import ValidationError
+    """KVS002 for every type or value error of the kind's model, checked against the schema
+    generated from it (:mod:`kvswitch.schema_check`); inputs of key fields are never shown."""
+    from kvswitch.schema_check import check_schema
 
-    model, data = _model_input(cf)
     ctx = _Ctx(cf, git=False)
+    data = _owned(cf)
     if cf.kind == "cline" and not isinstance(data, dict):
         return [ctx.diag("KVS002", "settings.json must hold an object ({ … })", ())]
-    try:
-        model.model_validate(data)
-    except ValidationError as exc:
-        out = []
-        for err in exc.errors(include_url=False):
-            loc = tuple(err["loc"])
-            dotted = ".".join(str(p) for p in loc) or "(top level)"
-            msg = err["msg"]
-            if err["type"] == "missing":
-                out.append(ctx.diag("KVS002", f"{dotted}: required key is missing", loc[:-1] + loc[-1:]))
-                continue
-            secret = any(str(p).lower().endswith(("api_key", "apikey", "key")) for p in loc[-1:])
-            shown = "" if secret or isinstance(err.get("input"), dict | list) else f" (got {err['input']!r})"
-            out.append(ctx.diag("KVS002", f"{dotted}: {msg}{shown}", loc))
-        return out
-    return []
+    out = []
+    for err in check_schema(data, cf.kind):
+        dotted = ".".join(str(p) for p in err.loc) or "(top level)"
+        if err.type == "missing":
+            out.append(ctx.diag("KVS002", f"{dotted}: required key is missing", err.loc))
+            continue
+        secret = bool(err.loc) and str(err.loc[-1]).lower().endswith(("api_key", "apikey", "key"))
+        shown = "" if secret or isinstance(err.input, dict | list) else f" (got {err.input!r})"
+        out.append(ctx.diag("KVS002", f"{dotted}: {err.msg}{shown}", err.loc))
+    return out
 
 
 # -- unknown and duplicate keys --------------------------------------------------------
 
-def _known_keys(model: type[Any]) -> dict[str, tuple[type[Any] | None, str]]:
-    """Key names (aliases) of a pydantic model → the model of its nested values, if any,
-    and how they nest: ``"one"`` (a table), ``"dict"`` (a table of them, e.g. profiles),
-    ``"list"`` (an array of them, e.g. ``[[clients]]``)."""
-    import types
-    import typing
+def _object_schema(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any] | None:
+    """The object schema a value must match (through ``$ref`` and ``X | None``), if any."""
+    from kvswitch.schema_check import resolve
 
-    from pydantic import BaseModel
-
-    def as_model(arg: Any) -> type[Any] | None:
-        return arg if isinstance(arg, type) and issubclass(arg, BaseModel) else None
-
-    out: dict[str, tuple[type[Any] | None, str]] = {}
-    for name, field in model.model_fields.items():
-        sub: tuple[type[Any] | None, str] = (None, "one")
-        ann = field.annotation
-        union = typing.get_origin(ann) in (typing.Union, types.UnionType)
-        for arg in typing.get_args(ann) if union else (ann,):
-            origin = typing.get_origin(arg)
-            args = typing.get_args(arg)
-            if as_model(arg) is not None:
-                sub = (arg, "one")
-            elif origin is dict and len(args) == 2 and as_model(args[1]) is not None:
-                sub = (args[1], "dict")
-            elif origin is list and len(args) == 1 and as_model(args[0]) is not None:
-                sub = (args[0], "list")
-        out[field.alias or name] = sub
-    return out
+    node = resolve(node, root)
+    if "anyOf" in node:
+        real = [resolve(b, root) for b in node["anyOf"] if resolve(b, root).get("type") != "null"]
+        node = real[0] if len(real) == 1 else {}
+    return node if node.get("type") in ("object", "array") else None
 
 
 def _walk_unknown(
-    data: Any, model: type[Any], path: KeyPath, strict_top: bool
+    data: Any, node: dict[str, Any], root: dict[str, Any], path: KeyPath, strict: bool
 ) -> Iterator[tuple[KeyPath, str, str | None]]:
+    """Keys of ``data`` the schema ``node`` does not know (all of them when ``strict``, else
+    only near-misses of known names), recursing into tables, tables of tables and arrays."""
+    if isinstance(data, list):
+        items = node.get("items")
+        sub = _object_schema(items, root) if isinstance(items, dict) else None
+        if sub is not None:
+            for i, item in enumerate(data):
+                yield from _walk_unknown(item, sub, root, (*path, i), True)
+        return
     if not isinstance(data, dict):
         return
-    known = _known_keys(model)
+    known: dict[str, Any] = node.get("properties", {})
+    extra = node.get("additionalProperties")
     for key, value in data.items():
         if key in known:
-            sub, how = known[key]
-            if sub is None:
-                continue
-            if how == "one":
-                yield from _walk_unknown(value, sub, (*path, key), True)
-            elif how == "dict" and isinstance(value, dict):
-                for name, item in value.items():
-                    yield from _walk_unknown(item, sub, (*path, key, name), True)
-            elif how == "list" and isinstance(value, list):
-                for i, item in enumerate(value):
-                    yield from _walk_unknown(item, sub, (*path, key, i), True)
+            sub = _object_schema(known[key], root)
+        elif isinstance(extra, dict):
+            sub = _object_schema(extra, root)  # a table of tables, e.g. [profiles.NAME]
+        else:
+            close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
+            if strict or close:
+                yield (*path, key), key, close[0] if close else None
             continue
-        close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
-        if strict_top or close:
-            yield (*path, key), key, close[0] if close else None
+        if sub is not None:
+            yield from _walk_unknown(value, sub, root, (*path, key), True)
 
 
 def _unknown_keys(ctx: _Ctx) -> Iterator[Diagnostic]:
-    from kvswitch.models import CCSwitchConfig, ClineSettings, KvswitchConfig
+    from kvswitch.schema_check import schema
 
-    data = ctx.cf.data
-    kind = ctx.cf.kind
-    if kind == "cline":
-        owned = {k: v for k, v in data.items() if k.startswith("cline.")} if isinstance(data, dict) else {}
-        found = _walk_unknown(owned, ClineSettings, (), False)
-    elif kind == "ccswitch":
-        found = _walk_unknown(data, CCSwitchConfig, (), False)
-    else:
-        found = _walk_unknown(data, KvswitchConfig, (), True)
+    root = schema(ctx.cf.kind)
+    found = _walk_unknown(_owned(ctx.cf), root, root, (), ctx.cf.kind == "kvswitch")
     for key_path, key, suggestion in found:
         hint = f"; did you mean {suggestion!r}?" if suggestion else " (kvswitch ignores it)"
         yield ctx.diag("KVS003", f"unknown key {key!r}{hint}", key_path, key=True)
@@ -412,7 +380,7 @@ def _key_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
 
 
 def _kvswitch_rules(ctx: _Ctx, bad: set[KeyPath]) -> Iterator[Diagnostic]:
-    from kvswitch.models import CONFIG_VERSION
+    from kvswitch.literals import CONFIG_VERSION
 
     data = ctx.cf.data
     version = data.get("version")

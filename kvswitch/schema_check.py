@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SchemaError", "check_schema", "schema"]
+__all__ = ["SchemaError", "check_schema", "resolve", "schema"]
 
 
 
@@ -50,7 +50,7 @@ def check_schema(data: Any, kind: str) -> list[SchemaError]:
     return out
 
 
-def _resolve(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+def resolve(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     while "$ref" in node:
         name = node["$ref"].rsplit("/", 1)[-1]
         node = root["$defs"][name]
@@ -62,9 +62,9 @@ def _fmt(value: Any) -> str:
 
 
 def _check(value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]) -> None:
-    node = _resolve(node, root)
+    node = resolve(node, root)
     if "anyOf" in node:
-        branches = [_resolve(b, root) for b in node["anyOf"]]
+        branches = [resolve(b, root) for b in node["anyOf"]]
         if value is None and any(b.get("type") == "null" for b in branches):
             return
         real = [b for b in branches if b.get("type") != "null"]
@@ -110,9 +110,8 @@ def _check(value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[st
             out.append(SchemaError(loc, "float_type", "Input should be a valid number", value))
         else:
             _bounds(value, node, loc, out)
-    elif kind == "boolean":
-        if not isinstance(value, bool):
-            out.append(SchemaError(loc, "bool_type", "Input should be a valid boolean", value))
+    elif kind == "boolean" and not isinstance(value, bool):
+        out.append(SchemaError(loc, "bool_type", "Input should be a valid boolean", value))
 
 
 def _check_object(value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]) -> None:

@@ -26,8 +26,8 @@ from kvswitch.edits import Delete, Edit, Insert, Set
 from kvswitch.errors import EditError, Location
 from kvswitch.formats.jsonc import JsoncDocument
 from kvswitch.kinds import MISSING, get_path
+from kvswitch.literals import CacheMode, FileKind
 from kvswitch.models.cline import MERGED_ONLY, SPLIT_ONLY
-from kvswitch.models.common import CacheMode, FileKind
 from kvswitch.redact import redact
 from kvswitch.state import Remembered
 

@@ -9,7 +9,8 @@ Parsing keeps the character offset of every key, value and comma, so an edit rep
 inserts or deletes exactly one span and leaves every other byte of the text alone
 (comments, order, indentation, trailing-comma style, CRLF, BOM, unknown keys). Paths are
 tuples of object keys (``str``) and array indices (``int``). Duplicate keys are allowed,
-as in VS Code: the last one wins, and edits act on it.
+as in VS Code: the last one wins, and edits act on it (a delete removes every copy, so no
+earlier one shows through).
 """
 
 from __future__ import annotations
@@ -432,8 +433,8 @@ class JsoncDocument:
 
     def property_source(self, prop: Property) -> tuple[str, str]:
         """The exact source of ``prop`` for putting it back later: its text from the key up to
-        its comma (or value end), and what follows the comma on its line (spaces and a
-        comment), both '' where absent."""
+        its comma (or value end), and what follows the comma on its line (spaces and
+        comments), both '' where absent."""
         raw = self.text[prop.key_start : prop.comma if prop.comma >= 0 else prop.value.end]
         return raw, self._trailer(prop.end).rstrip()
 
@@ -491,9 +492,9 @@ class JsoncDocument:
         return self.text[self._line_start(offset) : offset].strip(" \t\ufeff") == ""
 
     def _after_trailer(self, pos: int) -> int:
-        """Skip spaces and a same-line comment from ``pos``; return the offset of the line
+        """Skip spaces and same-line comments from ``pos``; return the offset of the line
         break if the line ends there, else -1 (something else follows on the same line)."""
-        end = pos + len(self._trailer(pos))
+        end = _TRAILER.match(self.text, pos).end()  # type: ignore[union-attr]
         if end >= len(self.text) or self.text[end] in "\r\n":
             return end
         return -1

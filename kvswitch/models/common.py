@@ -9,9 +9,10 @@ article's defaults (S-11, S-12, S-16) live in one place.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from kvswitch.literals import CacheMode, FileKind, TransferProtocol
 
 __all__ = [
     "CacheMode",
@@ -24,16 +25,6 @@ __all__ = [
     "StrictModel",
     "TransferProtocol",
 ]
-
-CacheMode = Literal["merged", "split"]
-"""``merged``: chunked prefill on one instance; ``split``: prefill/decode disaggregation (S-13)."""
-
-TransferProtocol = Literal["layer-wise", "request-wise"]
-"""KV transfer granularity in split mode (S-14)."""
-
-FileKind = Literal["cline", "ccswitch", "kvswitch"]
-"""The three kinds of file kvswitch reads (D-3)."""
-
 
 class StrictModel(BaseModel):
     """Base of every file model: strict types (no ``"512"`` for 512), unknown keys kept

@@ -9,7 +9,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from kvswitch.models.common import CacheMode, RequestOptions, StrictModel, TransferProtocol
+from kvswitch.literals import CONFIG_VERSION, CacheMode, TransferProtocol
+from kvswitch.models.common import RequestOptions, StrictModel
 
 __all__ = [
     "CONFIG_VERSION",
@@ -23,8 +24,6 @@ __all__ = [
     "UrlConvention",
 ]
 
-CONFIG_VERSION = 1
-"""The config format this kvswitch writes; a newer one is refused."""
 
 UrlConvention = Literal["append-v1", "includes-v1"]
 """``append-v1``: the base is like ``https://host/api`` and ``/v1/chat/completions`` is
