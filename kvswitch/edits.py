@@ -86,11 +86,11 @@ def _update(data: Any, path: KeyPath, value: Any, delete: bool) -> Any:
     new = dict(data)
     if not rest:
         if delete:
-            new.pop(head, None)  # type: ignore[call-overload]
+            new.pop(head, None)
         else:
-            new[head] = value  # type: ignore[index]
+            new[head] = value
         return new
     if delete and head not in new:
         return new
-    new[head] = _update(new.get(head, {}), rest, value, delete)  # type: ignore[call-overload, index]
+    new[head] = _update(new.get(head, {}), rest, value, delete)
     return new

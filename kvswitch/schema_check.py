@@ -34,10 +34,12 @@ class SchemaError:
 @cache
 def schema(kind: str) -> dict[str, Any]:
     """The generated schema of ``kind`` (shipped with the package as ``kvswitch.schemas``)."""
-    import kvswitch.schemas as pkg
+    import importlib
+
     from kvswitch.schema_export import SCHEMA_FILES
 
-    path = Path(pkg.__file__).parent / SCHEMA_FILES[kind]
+    pkg = importlib.import_module("kvswitch.schemas")  # the top-level schemas/ directory
+    path = Path(str(pkg.__file__)).parent / SCHEMA_FILES[kind]
     loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return loaded
 

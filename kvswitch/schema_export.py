@@ -22,9 +22,14 @@ _TITLES = {
 
 def schema_for(kind: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one kind."""
+    from pydantic import BaseModel
+
     from kvswitch.models import CCSwitchConfig, ClineSettings, KvswitchConfig
 
-    model = {"cline": ClineSettings, "ccswitch": CCSwitchConfig, "kvswitch": KvswitchConfig}[kind]
+    models: dict[str, type[BaseModel]] = {
+        "cline": ClineSettings, "ccswitch": CCSwitchConfig, "kvswitch": KvswitchConfig,
+    }
+    model = models[kind]
     schema = model.model_json_schema(by_alias=True, mode="validation")
     out: dict[str, Any] = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -158,13 +158,14 @@ def _plan_cline(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None) 
     leaving = MERGED_ONLY if mode == "split" else SPLIT_ONLY
     coming = SPLIT_ONLY if mode == "split" else MERGED_ONLY
     doc = cf.doc
+    assert isinstance(doc, JsoncDocument)
     keys = list(block)
     edits: list[Edit] = [Set((_CS, "mode"), mode)]
     remember: dict[tuple[str | int, ...], Remembered] = {}
     for key in leaving:
         if key not in block:
             continue
-        prop = doc.prop((_CS, key)) if isinstance(doc, JsoncDocument) else None
+        prop = doc.prop((_CS, key))
         if prop is not None:
             idx = keys.index(key)
             after = keys[idx - 1] if idx > 0 else None

@@ -195,12 +195,12 @@ class _Parser:
             else:
                 num = int(raw)
             return Node(pos, end, num)
-        for word, val in (("true", True), ("false", False), ("null", None)):
+        for word, literal in (("true", True), ("false", False), ("null", None)):
             if self.text.startswith(word, pos):
                 end = pos + len(word)
                 w = _WORD.match(self.text, pos)
                 if w is not None and w.end() == end:
-                    return Node(pos, end, val)
+                    return Node(pos, end, literal)
         raise self.fail_at(pos, "value expected")
 
     def string(self, pos: int) -> tuple[str, int]:
@@ -660,9 +660,9 @@ class JsoncDocument:
             # the anchor was last and had no comma: it gets one right after its value
             text, v_end = self.text, anchor.value.end
             return self._derive(text[:v_end] + "," + text[v_end:line_end] + new_line + text[line_end:])
-        # an inline object: stay on the same line (a line comment becomes a block comment)
-        if comment.strip().startswith("//"):
-            tail = " " + _block_comment(comment.strip()[2:])
+        # an inline object: stay on the same line (line comments become block comments)
+        if "//" in tail:
+            tail = " " + _one_line(tail.strip())
         entry = _close_line_comments(entry.rstrip())
         if had_comma:
             at = anchor.comma + 1
@@ -690,21 +690,21 @@ class JsoncDocument:
         on its own line(s) the whole line goes. Missing paths are a no-op. A key written more
         than once in its object loses every copy (else an earlier one would show through)."""
         path = tuple(path)
-        if not path or not isinstance(path[-1], str):
+        if not path or not isinstance(key := path[-1], str):
             raise TypeError("delete takes a path that ends in an object key")
         doc = self
         while True:
-            after = doc._delete_last(path)
+            after = doc._delete_last(path[:-1], key)
             if after is doc:
                 return doc
             doc = after
 
-    def _delete_last(self, path: tuple[str | int, ...]) -> JsoncDocument:
-        """Remove the last property named ``path[-1]`` in the object at ``path[:-1]``."""
-        parent = self.node(path[:-1])
+    def _delete_last(self, parent_path: tuple[str | int, ...], key: str) -> JsoncDocument:
+        """Remove the last property named ``key`` in the object at ``parent_path``."""
+        parent = self.node(parent_path)
         if not isinstance(parent, ObjectNode):
             return self
-        idx = parent.index(path[-1])
+        idx = parent.index(key)
         if idx < 0:
             return self
         props = parent.props
@@ -770,14 +770,19 @@ def _close_line_comments(entry: str) -> str:
     cut = _value_end(entry) if "//" in entry else -1
     if cut < 0 or "//" not in entry[cut:]:
         return entry
-    trivia = entry[cut:]
+    return entry[:cut] + _one_line(entry[cut:]).rstrip()
+
+
+def _one_line(trivia: str) -> str:
+    """Spaces and comments on one line: ``//`` comments become block comments, line breaks
+    spaces (so that what follows on the line is not commented out)."""
 
     def mend(m: re.Match[str]) -> str:
         if m.group().startswith("/*"):
             return m.group()
         return " " if m.group(1) is None else _block_comment(m.group(1))
 
-    return entry[:cut] + _ENTRY_TRIVIA.sub(mend, trivia).rstrip()
+    return _ENTRY_TRIVIA.sub(mend, trivia)
 
 
 def _first_difference(got: Any, want: Any, path: Path = ()) -> Path | None:
