@@ -54,7 +54,7 @@ def edit_value(edit: Edit) -> Any:
         return edit.value
     from kvswitch.formats.jsonc import JsoncDocument
 
-    (value,) = JsoncDocument("{" + edit.raw + "}").value.values()
+    (value,) = JsoncDocument("{" + edit.raw + "\n}").value.values()
     return value
 
 
