@@ -9,6 +9,7 @@ Goals (issue 2): one edit ≤ 150 ms on 1 MB, ≤ 1 ms on 1 KB.
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import statistics
@@ -16,11 +17,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from kvswitch.document import parse_config
 from kvswitch.edits import Set
 from kvswitch.formats.jsonc import JsoncDocument
 from kvswitch.formats.toml import TomlDocument
 from kvswitch.switching import plan_switch
-from kvswitch.document import parse_config
 
 ROOT = Path(__file__).resolve().parent.parent
 PATH = ("cline.cacheStrategy", "mode")
@@ -53,6 +54,7 @@ def big_settings(target_bytes: int, seed: int = 7) -> str:
 def best(fn: Callable[[], object], runs: int) -> float:
     samples = []
     for _ in range(runs):
+        gc.collect()  # each sample starts clean: no garbage from the previous one
         t0 = time.perf_counter()
         fn()
         samples.append(time.perf_counter() - t0)
@@ -61,15 +63,17 @@ def best(fn: Callable[[], object], runs: int) -> float:
 
 def measure(label: str, text: str, runs: int) -> None:
     doc = JsoncDocument(text)
-    parse = best(lambda: JsoncDocument(text), runs)
-    edit = best(lambda: doc._apply_each([Set(PATH, "split")]), runs)
-    out = doc._apply_each([Set(PATH, "split")])
+    load = best(lambda: JsoncDocument(text), runs)
+    # the edit alone: find the property (nodes are built on demand) and splice its value
+    edit = best(lambda: JsoncDocument(text).set(PATH, "split").text, runs) - load
+    out = doc.set(PATH, "split").text
     verify = best(lambda: JsoncDocument(out).value, runs)
     cf = parse_config(text, "cline")
     plan = plan_switch(cf, "split")
-    switch = best(lambda: cf.doc.apply(list(plan.edits)), runs)
-    print(f"{label:>6} ({len(text.encode()):>9,} B): parse {parse*1e3:8.2f} ms | edit (splice + re-parse) "
-          f"{edit*1e3:8.2f} ms | verify re-parse {verify*1e3:8.2f} ms | whole switch (5 edits + verify) {switch*1e3:8.2f} ms")
+    switch = best(lambda: parse_config(text, "cline").doc.apply(list(plan.edits)), runs)
+    print(f"{label:>6} ({len(text.encode()):>9,} B): load {load*1e3:7.2f} ms | edit {edit*1e3:7.2f} ms | "
+          f"load+edit {(load + edit)*1e3:7.2f} ms | verify re-parse {verify*1e3:7.2f} ms | "
+          f"whole switch, verified (load, 5 edits, verify) {switch*1e3:7.2f} ms")
 
 
 def main() -> int:
@@ -82,7 +86,7 @@ def main() -> int:
     t_parse = best(lambda: TomlDocument(toml_text), 50)
     t_edit = best(lambda: tdoc.apply([Set(("cache", "mode"), "split")]), 50)
     print(f"  TOML ({len(toml_text):>9,} B): tomllib parse {t_parse*1e3:.2f} ms | tomlkit edit + tomllib verify {t_edit*1e3:.2f} ms")
-    print("goals: 1 MB edit ≤ 150 ms, 1 KB edit ≤ 1 ms (edit = splice + the re-parse that makes the new document)")
+    print("goals: load+edit ≤ 150 ms on 1 MB and ≤ 1 ms on 1 KB; verify reported apart (D-12)")
     return 0
 
 

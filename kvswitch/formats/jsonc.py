@@ -18,16 +18,16 @@ from __future__ import annotations
 import json
 import math
 import re
-from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kvswitch.edits import Edit
 
 __all__ = [
+    "MAX_DEPTH",
     "ArrayNode",
+    "Duplicate",
     "JsoncDocument",
     "JsoncSyntaxError",
     "Node",
@@ -35,303 +35,27 @@ __all__ = [
     "Property",
     "dump_value",
     "line_col",
+    "line_starts",
 ]
+
+from kvswitch.formats.jsonc_tree import (
+    MAX_DEPTH,
+    ArrayNode,
+    Duplicate,
+    JsoncSyntaxError,
+    Node,
+    ObjectNode,
+    Property,
+    line_col,
+    line_starts,
+    parse_tree,
+)
 
 Path = tuple[str | int, ...]
 
-MAX_DEPTH = 200
-
-_WS = re.compile(r"[ \t\r\n]*")
-_TRIVIA = re.compile(r"(?:[ \t\r\n]+|//[^\r\n]*|/\*.*?\*/)*", re.S)
-_STRING = re.compile(r'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"')
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_NUMBER_TAIL = re.compile(r"[0-9A-Za-z_.+\-]")
-_WORD = re.compile(r"[^ \t\r\n{}\[\]\":,/]+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TRAILER = re.compile(r"[ \t]*(?:/\*[^\r\n]*?\*/[ \t]*)*(?://[^\r\n]*)?")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _INDENT = re.compile(r"(?:^|(?<=\r))([ \t]+)[\"{}\[\]0-9]", re.M)
-
-
-class JsoncSyntaxError(ValueError):
-    """The text is not valid JSONC; ``offset`` is where the fault is."""
-
-    def __init__(self, message: str, offset: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
-
-
-class Node:
-    """A value with its span ``[start, end)`` in the text."""
-
-    __slots__ = ("end", "start", "value")
-
-    def __init__(self, start: int, end: int, value: Any) -> None:
-        self.start = start
-        self.end = end
-        self.value = value
-
-
-class Property:
-    """``"key": value`` inside an object; ``comma`` is the offset of the comma after it, or -1."""
-
-    __slots__ = ("comma", "key", "key_start", "value")
-
-    def __init__(self, key: str, key_start: int, value: Node) -> None:
-        self.key = key
-        self.key_start = key_start
-        self.value = value
-        self.comma = -1
-
-    @property
-    def end(self) -> int:
-        """Offset just past the property, its comma included."""
-        return self.comma + 1 if self.comma >= 0 else self.value.end
-
-
-class ObjectNode(Node):
-    """An object; ``props`` in source order, duplicates included."""
-
-    __slots__ = ("props",)
-
-    def __init__(self, start: int) -> None:
-        super().__init__(start, start, None)
-        self.props: list[Property] = []
-
-    def get(self, key: str) -> Property | None:
-        """The last property named ``key`` (VS Code's rule for duplicates)."""
-        for prop in reversed(self.props):
-            if prop.key == key:
-                return prop
-        return None
-
-    def index(self, key: str) -> int:
-        for i in range(len(self.props) - 1, -1, -1):
-            if self.props[i].key == key:
-                return i
-        return -1
-
-
-class ArrayNode(Node):
-    """An array; ``commas[i]`` is the offset of the comma after ``items[i]``, or -1."""
-
-    __slots__ = ("commas", "items")
-
-    def __init__(self, start: int) -> None:
-        super().__init__(start, start, None)
-        self.items: list[Node] = []
-        self.commas: list[int] = []
-
-
-@dataclass(frozen=True, slots=True)
-class Duplicate:
-    """A key that appears more than once in one object."""
-
-    path: Path
-    key_start: int
-
-
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.n = len(text)
-        self.duplicates: list[Duplicate] = []
-
-    # -- trivia -------------------------------------------------------------
-    def skip(self, pos: int) -> int:
-        pos = _TRIVIA.match(self.text, pos).end()  # type: ignore[union-attr]
-        if pos < self.n and self.text[pos] == "/":
-            if self.text.startswith("/*", pos):
-                raise JsoncSyntaxError("unterminated comment", pos)
-            raise JsoncSyntaxError('unexpected character "/"', pos)
-        return pos
-
-    def fail_at(self, pos: int, expected: str) -> JsoncSyntaxError:
-        if pos >= self.n:
-            return JsoncSyntaxError(f"unexpected end of file: {expected}", pos)
-        ch = self.text[pos]
-        if ch == "'":
-            return JsoncSyntaxError(
-                f"{expected}; found \"'\" (strings and keys take double quotes)", pos
-            )
-        word = _WORD.match(self.text, pos)
-        if word is not None and ch not in "{[\"-0123456789":
-            shown = word.group()[:20]
-            return JsoncSyntaxError(f"{expected}; found {shown!r}", pos)
-        return JsoncSyntaxError(f"{expected}; found {ch!r}", pos)
-
-    # -- values ---------------------------------------------------------------
-    def value(self, pos: int, path: Path) -> Node:
-        if pos >= self.n:
-            raise JsoncSyntaxError("unexpected end of file: value expected", pos)
-        ch = self.text[pos]
-        if ch == "{":
-            return self.obj(pos, path)
-        if ch == "[":
-            return self.arr(pos, path)
-        if ch == '"':
-            start = pos
-            val, pos = self.string(pos)
-            return Node(start, pos, val)
-        if ch == "-" or "0" <= ch <= "9":
-            m = _NUMBER.match(self.text, pos)
-            if m is None:
-                raise JsoncSyntaxError("invalid number", pos)
-            raw = m.group()
-            end = m.end()
-            if end < self.n and _NUMBER_TAIL.match(self.text[end]):
-                digits = raw.lstrip("-")
-                if digits == "0" and self.text[end].isdigit():
-                    raise JsoncSyntaxError("invalid number (no leading zeros)", pos)
-                raise JsoncSyntaxError("invalid number", pos)
-            num: int | float
-            if any(c in raw for c in ".eE"):
-                num = float(raw)
-                if math.isinf(num):
-                    raise JsoncSyntaxError("number out of range", pos)
-            elif len(raw) > 4000:  # beyond any double, and beyond int()'s digit limit
-                raise JsoncSyntaxError("number out of range", pos)
-            else:
-                num = int(raw)
-            return Node(pos, end, num)
-        for word, literal in (("true", True), ("false", False), ("null", None)):
-            if self.text.startswith(word, pos):
-                end = pos + len(word)
-                w = _WORD.match(self.text, pos)
-                if w is not None and w.end() == end:
-                    return Node(pos, end, literal)
-        raise self.fail_at(pos, "value expected")
-
-    def string(self, pos: int) -> tuple[str, int]:
-        m = _STRING.match(self.text, pos)
-        if m is None:
-            raise self.string_error(pos)
-        raw = m.group()
-        if "\\" in raw:
-            try:
-                return json.loads(raw), m.end()
-            except ValueError as exc:  # lone surrogate escapes and the like
-                raise JsoncSyntaxError(f"invalid string: {exc}", pos) from None
-        return raw[1:-1], m.end()
-
-    def string_error(self, start: int) -> JsoncSyntaxError:
-        pos = start + 1
-        text = self.text
-        while pos < self.n:
-            ch = text[pos]
-            if ch == '"':
-                break
-            if ch in "\r\n":
-                return JsoncSyntaxError("unterminated string (strings cannot span lines)", start)
-            if ch == "\\":
-                nxt = text[pos + 1 : pos + 2]
-                if nxt == "u":
-                    if not re.fullmatch(r"[0-9a-fA-F]{4}", text[pos + 2 : pos + 6]):
-                        return JsoncSyntaxError("invalid unicode escape in string", pos)
-                    pos += 6
-                    continue
-                if nxt == "":
-                    break
-                if nxt not in '"\\/bfnrt':
-                    return JsoncSyntaxError(f"invalid escape character {nxt!r} in string", pos)
-                pos += 2
-                continue
-            if ord(ch) < 0x20:
-                return JsoncSyntaxError(
-                    f"control character U+{ord(ch):04X} in string (write it as an escape)", pos
-                )
-            pos += 1
-        return JsoncSyntaxError("unterminated string", start)
-
-    def obj(self, pos: int, path: Path) -> ObjectNode:
-        if len(path) >= MAX_DEPTH:
-            raise JsoncSyntaxError(f"nesting deeper than {MAX_DEPTH} levels", pos)
-        node = ObjectNode(pos)
-        text = self.text
-        pos = self.skip(pos + 1)
-        seen: set[str] = set()
-        props = node.props
-        while True:
-            if pos >= self.n:
-                raise JsoncSyntaxError("unexpected end of file: expected '}'", pos)
-            ch = text[pos]
-            if ch == "}":
-                node.end = pos + 1
-                node.value = {p.key: p.value.value for p in props}
-                return node
-            if props and props[-1].comma < 0:
-                raise self.fail_at(pos, "expected ',' or '}'")
-            if ch != '"':
-                raise self.fail_at(pos, "property name (double-quoted string) expected")
-            key_start = pos
-            key, pos = self.string(pos)
-            pos = self.skip(pos)
-            if pos >= self.n or text[pos] != ":":
-                raise self.fail_at(pos, "expected ':'")
-            pos = self.skip(pos + 1)
-            child = self.value(pos, (*path, key))
-            prop = Property(key, key_start, child)
-            if key in seen:
-                self.duplicates.append(Duplicate((*path, key), key_start))
-            seen.add(key)
-            props.append(prop)
-            pos = self.skip(child.end)
-            if pos < self.n and text[pos] == ",":
-                prop.comma = pos
-                pos = self.skip(pos + 1)
-
-    def arr(self, pos: int, path: Path) -> ArrayNode:
-        if len(path) >= MAX_DEPTH:
-            raise JsoncSyntaxError(f"nesting deeper than {MAX_DEPTH} levels", pos)
-        node = ArrayNode(pos)
-        text = self.text
-        pos = self.skip(pos + 1)
-        items, commas = node.items, node.commas
-        while True:
-            if pos >= self.n:
-                raise JsoncSyntaxError("unexpected end of file: expected ']'", pos)
-            if text[pos] == "]":
-                node.end = pos + 1
-                node.value = [item.value for item in items]
-                return node
-            if items and commas[-1] < 0:
-                raise self.fail_at(pos, "expected ',' or ']'")
-            child = self.value(pos, (*path, len(items)))
-            items.append(child)
-            commas.append(-1)
-            pos = self.skip(child.end)
-            if pos < self.n and text[pos] == ",":
-                commas[-1] = pos
-                pos = self.skip(pos + 1)
-
-
-def _parse(text: str) -> tuple[Node | None, list[Duplicate]]:
-    parser = _Parser(text)
-    pos = 1 if text.startswith("\ufeff") else 0
-    pos = parser.skip(pos)
-    if pos >= len(text):
-        return None, []
-    root = parser.value(pos, ())
-    pos = parser.skip(root.end)
-    if pos < len(text):
-        raise parser.fail_at(pos, "end of file expected")
-    return root, parser.duplicates
-
-
-def line_starts(text: str) -> list[int]:
-    """Offsets where lines start (after LF, CRLF or a lone CR)."""
-    return [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
-
-
-def line_col(text: str, offset: int, starts: list[int] | None = None) -> tuple[int, int]:
-    """1-based line and column of ``offset`` in ``text``; a leading BOM is not counted."""
-    starts = line_starts(text) if starts is None else starts
-    line = bisect_right(starts, offset)
-    col = offset - starts[line - 1] + 1
-    if line == 1 and text.startswith("\ufeff") and offset > 0:
-        col -= 1
-    return line, col
 
 
 def _dump_str(text: str) -> str:
@@ -369,16 +93,38 @@ def dump_value(value: Any, unit: str = "    ", indent: str = "", eol: str = "\n"
 class JsoncDocument:
     """Parsed JSONC text that can locate values and return edited copies of itself."""
 
-    __slots__ = ("_eol", "_line_starts", "_unit", "duplicates", "root", "text")
+    __slots__ = ("_eol", "_line_starts", "_tree", "_unit", "text")
 
     def __init__(self, text: str, *, unit: str | None = None, eol: str | None = None) -> None:
         """Parse ``text``; raises :class:`JsoncSyntaxError` with the offset of the fault.
         ``unit`` and ``eol`` override the detected indentation unit and line ending."""
         self.text = text
-        self.root, self.duplicates = _parse(text)
+        self._tree: tuple[Node | None, list[Duplicate]] | None = parse_tree(text)
         self._line_starts: list[int] | None = None
         self._unit = unit
         self._eol = eol
+
+    @classmethod
+    def _unparsed(cls, text: str, unit: str | None, eol: str | None) -> JsoncDocument:
+        """A document parsed only when something reads it (an edit's result, for instance:
+        ``apply`` parses it once to verify it)."""
+        doc = cls.__new__(cls)
+        doc.text, doc._tree, doc._line_starts, doc._unit, doc._eol = text, None, None, unit, eol
+        return doc
+
+    @property
+    def root(self) -> Node | None:
+        """The root node (``None`` for an empty document)."""
+        if self._tree is None:
+            self._tree = parse_tree(self.text)
+        return self._tree[0]
+
+    @property
+    def duplicates(self) -> list[Duplicate]:
+        """Keys that appear more than once in one object (the last one wins)."""
+        if self._tree is None:
+            self._tree = parse_tree(self.text)
+        return self._tree[1]
 
     # -- reading --------------------------------------------------------------
     @property
@@ -505,7 +251,7 @@ class JsoncDocument:
 
     def _derive(self, text: str) -> JsoncDocument:
         """A document for ``text`` that keeps this one's style (unit, line ending)."""
-        return JsoncDocument(text, unit=self.indent_unit, eol=self.eol)
+        return JsoncDocument._unparsed(text, self.indent_unit, self.eol)
 
     def apply(self, edits: Sequence[Edit]) -> str:
         """The text after ``edits``, verified: the result is re-parsed and must read back as
@@ -534,7 +280,7 @@ class JsoncDocument:
         except JsoncSyntaxError as exc:  # an edit (a remembered raw entry) broke the text
             raise ValueError(f"the edited text does not parse: {exc.message}") from exc
         expected = apply_to_data(self.value, edits)
-        where = _first_difference(got, expected)
+        where = None if _exactly_equal(got, expected) else _first_difference(got, expected)
         if where is not None:
             raise ValueError(
                 f"the edited text does not read back as the intended values (at {_show(where)})"
@@ -783,6 +529,15 @@ def _one_line(trivia: str) -> str:
         return " " if m.group(1) is None else _block_comment(m.group(1))
 
     return _ENTRY_TRIVIA.sub(mend, trivia)
+
+
+def _exactly_equal(a: Any, b: Any) -> bool:
+    """Equal values of equal types (``True`` is not ``1``, ``1.0`` is not ``1``): compared as
+    canonical JSON, which the C encoder makes fast on big documents."""
+    try:
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    except (TypeError, ValueError):
+        return False
 
 
 def _first_difference(got: Any, want: Any, path: Path = ()) -> Path | None:

@@ -60,7 +60,7 @@ def test_missing_file_exits_2(tmp_path: Path) -> None:
 
 
 def test_keys_never_appear_in_diffs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cline, toml = _pair(tmp_path)
+    _, toml = _pair(tmp_path)
     key = "sk-proj-AbCdEf0123456789xyzQ"
     toml.write_text(toml.read_text().replace('model = "gpt-4o-mini"', f'model = "gpt-4o-mini"\napi_key = "{key}"'))
     toml.write_text(toml.read_text().replace('mode = "merged"            # "merged" | "split"',
