@@ -143,3 +143,11 @@ def test_python_dash_m_and_help(tmp_path: Path) -> None:
     assert out.returncode == 0 and "--fix" in out.stdout
     out = subprocess.run([sys.executable, "-m", "kvswitch", "--version"], capture_output=True, text=True, env=env)
     assert out.returncode == 0 and out.stdout.startswith("kvswitch ")
+
+
+def test_json5_syntax_gets_a_hint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _settings(tmp_path, "{\n  'cline.openAiModelId': 'gpt-4o-mini',\n}\n")
+    assert main(["lint", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:2:3: KVS001 error:" in out
+    assert "valid JSON5, but VS Code's settings.json takes JSONC only" in out

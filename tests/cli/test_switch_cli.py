@@ -68,3 +68,29 @@ def test_keys_never_appear_in_diffs(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["switch", "split", "--dry-run", str(toml)]) == 0
     out = capsys.readouterr().out
     assert key not in out and "sk-…xyzQ" in out
+
+
+def test_a_failed_write_exits_1_and_leaves_everything_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    import kvswitch.io
+
+    cline, toml = _pair(tmp_path)
+    before = cline.read_bytes(), toml.read_bytes()
+    real_replace = os.replace
+
+    def disk_full(src: str, dst: str) -> None:
+        if str(dst).endswith("config.toml"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(kvswitch.io.os, "replace", disk_full)
+    assert main(["switch", "split", str(cline), str(toml)]) == 1
+    err = capsys.readouterr().err
+    assert str(toml) in err and "disk full" in err
+    assert (cline.read_bytes(), toml.read_bytes()) == before  # the first file was put back
+    leftovers = [p for p in tmp_path.rglob("*.tmp")]
+    assert leftovers == []
