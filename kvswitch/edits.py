@@ -70,11 +70,16 @@ def _update(data: Any, path: KeyPath, value: Any, delete: bool) -> Any:
         return value
     head, rest = path[0], path[1:]
     if isinstance(data, list) and isinstance(head, int):
+        if not rest and head == len(data) and not delete:
+            return [*data, value]  # a new element at the end
         if not -len(data) <= head < len(data):
             if delete:
                 return data
             raise ValueError(f"index {head} is out of range")
         new_list = list(data)
+        if not rest and delete:
+            del new_list[head]
+            return new_list
         new_list[head] = _update(new_list[head], rest, value, delete)
         return new_list
     if data is None:

@@ -22,7 +22,7 @@ from kvswitch.diagnostics import CODES, Diagnostic, Fix, Severity
 from kvswitch.document import ConfigFile
 from kvswitch.kinds import MISSING, Subject, get_path, subjects
 
-__all__ = ["check", "nearest_chunk_size", "validate_model"]
+__all__ = ["check", "looks_like_placeholder", "nearest_chunk_size", "validate_model"]
 
 KeyPath = tuple[str | int, ...]
 
@@ -69,6 +69,11 @@ class _Ctx:
             key_path,
             fix,
         )
+
+
+def looks_like_placeholder(key: str) -> bool:
+    """Whether an API key is a placeholder (KVS211): ``sk-你的…``, ``<…>``, ``your…``, ``xxx``…"""
+    return _PLACEHOLDER.search(key.strip()) is not None
 
 
 def nearest_chunk_size(value: int) -> int:
@@ -278,7 +283,9 @@ def _split_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
     for field, label in (("split.prefill_base_url", "prefill"), ("split.decode_base_url", "decode")):
         url = val(field)
         if url is MISSING or url is None:
-            if in_split and (s.kind != "ccswitch" or get_path(ctx.cf.data, ("cache", "split")) is not MISSING):
+            if (in_split and s.kind == "cline") or (
+                in_split and s.kind == "ccswitch" and get_path(ctx.cf.data, ("cache", "split")) is not MISSING
+            ):  # a kvswitch profile without endpoints uses its base_url for both
                 yield ctx.diag("KVS110", f"{where}split mode without a {label} endpoint ({at(field)[-1]})", at(field))
             continue
         if isinstance(url, str):
@@ -368,7 +375,7 @@ def _key_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
             path,
             fix=Fix(path, fixed, "strip whitespace and line breaks from the key"),
         )
-    if _PLACEHOLDER.search(key.strip()):
+    if looks_like_placeholder(key):
         yield ctx.diag("KVS211", "API key is a placeholder, not a real key (S-24); set it with: kvswitch key set PROFILE", path)
     elif ctx.git and ctx.cf.path is not None and _git_tracked(ctx.cf.path):
         yield ctx.diag(

@@ -15,7 +15,7 @@ from typing import Any
 
 from kvswitch import paths
 
-__all__ = ["Remembered", "forget", "recall", "remember"]
+__all__ = ["Remembered", "forget", "last_write", "recall", "record_writes", "remember"]
 
 _FILE = "remembered.json"
 
@@ -86,3 +86,37 @@ def forget(file: Path, key_paths: list[tuple[str | int, ...]]) -> None:
         if not slot:
             del data[os.path.realpath(file)]
         _save(data)
+
+
+_WRITES = "writes.json"
+
+
+def record_writes(files: list[Path]) -> None:
+    """Note when kvswitch last wrote each file (for ``kvswitch status``)."""
+    import time
+
+    from kvswitch.io import write_private
+
+    if not files:
+        return
+    store = paths.dirs().state / _WRITES
+    try:
+        data = json.loads(store.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    now = time.time()
+    for file in files:
+        data[os.path.realpath(file)] = now
+    write_private(store, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
+
+
+def last_write(file: Path) -> float | None:
+    """When kvswitch last wrote ``file`` (seconds since the epoch), if it ever did."""
+    try:
+        data = json.loads((paths.dirs().state / _WRITES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get(os.path.realpath(file)) if isinstance(data, dict) else None
+    return float(value) if isinstance(value, int | float) else None

@@ -12,14 +12,19 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 __all__ = ["main"]
 
-COMMANDS = {
-    "lint": "kvswitch.cli.lint",
-    "switch": "kvswitch.cli.switch",
-    "schema": "kvswitch.cli.schema",
-}
+COMMANDS = (
+    "kvswitch.cli.init",
+    "kvswitch.cli.lint",
+    "kvswitch.cli.switch",
+    "kvswitch.cli.status",  # status, restore
+    "kvswitch.cli.profile",  # profile, client
+    "kvswitch.cli.key",
+    "kvswitch.cli.schema",
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for _name, module in COMMANDS.items():
+    for module in COMMANDS:
         importlib.import_module(module).register(sub)
     return parser
 
@@ -60,7 +65,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser()
-        args = parser.parse_args(args_list)
+        args, extra = parser.parse_known_args(args_list)
+        # `switch split --dry-run a b`: argparse stops filling an optional positional list at
+        # the first option, so leftover paths are taken here (options still must be known)
+        if extra and getattr(args, "paths", None) is not None and not any(e.startswith("-") for e in extra):
+            args.paths = [*args.paths, *(Path(e) for e in extra)]
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except _UsageError as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -8,12 +8,16 @@ from collections.abc import Callable
 
 from kvswitch.errors import KvswitchError, ReadError, UnknownKindError
 
-__all__ = ["exit_code", "handle"]
+__all__ = ["UsageError", "exit_code", "handle"]
 
 BUG_HINT = (
     "This is a bug in kvswitch. Please report it with the command you ran and the lines above "
     "(they hold no keys)."
 )
+
+
+class UsageError(Exception):
+    """A command was given arguments it cannot use (exit 2)."""
 
 
 def exit_code(exc: KvswitchError) -> int:
@@ -27,6 +31,9 @@ def handle(run: Callable[[], int]) -> int:
     except KvswitchError as exc:
         print(f"kvswitch: {exc}", file=sys.stderr)
         return exit_code(exc)
+    except UsageError as exc:
+        print(f"kvswitch: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("kvswitch: interrupted", file=sys.stderr)
         return 130

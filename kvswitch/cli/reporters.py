@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Protocol
 
 from kvswitch.diagnostics import Diagnostic
 
@@ -28,3 +30,39 @@ def summary(diags: Sequence[Diagnostic], files: int) -> str:
 def json_report(items: Iterable[tuple[Diagnostic, bool]]) -> str:
     """A JSON list of ``{path, line, column, code, severity, message, key, fixable, fixed}``."""
     return json.dumps([{**d.as_dict(), "fixed": fixed} for d, fixed in items], indent=2, ensure_ascii=False)
+
+
+class Change(Protocol):
+    """What both a path switch and a registered-client change report."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def changed(self) -> bool: ...
+    @property
+    def diff(self) -> str: ...
+    @property
+    def old_mode(self) -> str | None: ...
+    @property
+    def new_mode(self) -> str: ...
+    @property
+    def backup(self) -> Path | None: ...
+
+
+def change_lines(changes: Sequence[Change], *, dry_run: bool) -> list[str]:
+    """One line per file of a multi-file change (diffs for a dry run), plus restart notices."""
+    out: list[str] = []
+    for c in changes:
+        if dry_run:
+            out.append(c.diff if c.changed else f"# {c.path}: already {c.new_mode}, no change")
+            continue
+        if not c.changed:
+            out.append(f"{c.path}: already {c.new_mode}, unchanged")
+            continue
+        key = " · key written (file is 0600)" if getattr(c, "key_written", False) else ""
+        backup = f" (backup {c.backup})" if c.backup else ""
+        out.append(f"{c.path}: {c.old_mode or 'no mode'} → {c.new_mode}{key}{backup}")
+        if getattr(c, "nudge", None) == "none":
+            who = getattr(c, "name", None) or getattr(c, "kind", "the client")
+            out.append(f"  restart {who} to apply (it reads its config only at start-up, S-35)")
+    return out

@@ -1,4 +1,4 @@
-"""``kvswitch switch merged|split PATH... [--dry-run]``."""
+"""``kvswitch switch merged|split [PATH...] [--dry-run]``."""
 
 from __future__ import annotations
 
@@ -14,41 +14,37 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "switch",
         help="put client files in merged or split mode (all files or none)",
-        description="Switch the given client files to MODE. Every file is edited in place (comments, "
-        "order and unknown keys kept), verified, backed up and written atomically; if one file "
-        "cannot be written none is. Exit 0 ok; 1 refused or failed (nothing changed); 2 usage.",
+        description="Switch client files to MODE: the given PATHs, or every client registered in "
+        "kvswitch's config (and the config's own mode). Each file is edited in place (comments, order "
+        "and unknown keys kept), verified, backed up and written atomically; if one file cannot be "
+        "written none is. Exit 0 ok; 1 refused or failed (nothing changed); 2 usage or unreadable input.",
     )
     p.add_argument("mode", choices=("merged", "split"))
-    p.add_argument("paths", nargs="+", metavar="PATH", type=Path)
+    p.add_argument("paths", nargs="*", metavar="PATH", type=Path, help="default: every registered client")
     p.add_argument("--dry-run", action="store_true", help="print the unified diff, write nothing")
-    p.add_argument("--kind", choices=("cline", "ccswitch", "kvswitch"), help="skip detection")
+    p.add_argument("--kind", choices=("cline", "ccswitch", "kvswitch"), help="skip detection (with PATHs)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvswitch.switching import switch
+    from kvswitch.cli.reporters import change_lines
     from kvswitch.transaction import recover
 
     if not args.dry_run:
         note = recover()
         if note:
             print(f"kvswitch: {note}", file=sys.stderr)
-    results = switch(args.mode, args.paths, dry_run=args.dry_run, kinds=[args.kind] * len(args.paths))
-    if args.dry_run:
-        for r in results:
-            if r.changed:
-                sys.stdout.write(r.diff)
-            else:
-                print(f"# {r.path}: already {r.new_mode}, no change")
-        return 0
-    changed = [r for r in results if r.changed]
-    for r in results:
-        if r.changed:
-            was = r.old_mode or "no mode"
-            backup = f" (backup {r.backup})" if r.backup else ""
-            print(f"{r.path}: {was} → {r.new_mode}{backup}")
-        else:
-            print(f"{r.path}: already {r.new_mode}, unchanged")
-    noun = "file" if len(changed) == 1 else "files"
-    print(f"switched {len(changed)} {noun} to {args.mode}")
+    if args.paths:
+        from kvswitch.switching import switch
+
+        changes: list[Any] = switch(args.mode, args.paths, dry_run=args.dry_run, kinds=[args.kind] * len(args.paths))
+    else:
+        from kvswitch.clients import switch_clients
+
+        changes = switch_clients(args.mode, dry_run=args.dry_run)
+    for line in change_lines(changes, dry_run=args.dry_run):
+        print(line, end="" if line.endswith("\n") else "\n")
+    if not args.dry_run:
+        n = sum(1 for c in changes if c.changed)
+        print(f"switched {n} {'file' if n == 1 else 'files'} to {args.mode}")
     return 0

@@ -353,7 +353,8 @@ def _apply_one(doc: Any, edit: Edit, delete: bool, created: list[Any]) -> None:
     for depth, part in enumerate((*edit.path[:-1], edit.path[-1])):
         last = depth == len(edit.path) - 1
         if is_array(container):
-            if not isinstance(part, int) or not -len(container) <= part < len(container):
+            appending = last and not delete and part == len(container)
+            if not isinstance(part, int) or not (-len(container) <= part < len(container) or appending):
                 if delete:
                     return
                 raise ValueError(f"{_show(edit.path)}: no element {part!r} in the array")
@@ -377,10 +378,18 @@ def _apply_one(doc: Any, edit: Edit, delete: bool, created: list[Any]) -> None:
         if is_array(container) or key in container:
             del container[key]
         return
-    old = container[key] if is_array(container) else container.get(key)
     value = getattr(edit, "value", None)
     if value is None:
         raise ValueError(f"{_show(edit.path)}: TOML has no null value")
+    if is_array(container) and key == len(container):  # a new element at the end
+        if isinstance(container, AoT) and isinstance(value, dict):
+            table = _new_item(value, None, inline=False)
+            container.append(table)
+            created.append(table)
+        else:
+            container.append(_new_item(value, None, inline=True))
+        return
+    old = container[key] if is_array(container) else container.get(key)
     inline = isinstance(container, InlineTable) or is_array(container) or isinstance(old, InlineTable)
     container[key] = _new_item(value, old, inline)
     if not is_array(container):

@@ -1,0 +1,100 @@
+"""``kvswitch init``: kvswitch's config plus the article's client skeletons where missing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    from kvswitch.setup import presets
+
+    names = ", ".join(presets())
+    p = sub.add_parser(
+        "init",
+        help="set up kvswitch: a profile, the client files, the key in the OS keyring",
+        description="Write kvswitch's config (or add to it), create the client files that are "
+        "missing from the article's skeletons (Cline ~/.cline/settings.json, CC Switch "
+        "~/.config/cc-switch/config.toml) and register the ones that exist without touching them. "
+        f"Presets: {names}.",
+    )
+    p.add_argument("--profile", help="profile name (default: the preset's name, else 'default')")
+    p.add_argument("--preset", help=f"fill base URL and URL convention from a preset: {names}")
+    p.add_argument("--base-url", help="the bare OpenAI-compatible address (no trailing slash)")
+    p.add_argument("--url-convention", choices=("append-v1", "includes-v1"))
+    p.add_argument("--model", help="model id, as the provider lists it")
+    p.add_argument("--mode", choices=("merged", "split"), default="merged")
+    p.add_argument("--cline", type=Path, help="Cline settings.json (default: ~/.cline/settings.json)")
+    p.add_argument("--ccswitch", type=Path, help="CC Switch config.toml (default: ~/.config/cc-switch/config.toml)")
+    p.add_argument("--no-cline", action="store_true", help="do not set up a Cline client")
+    p.add_argument("--no-ccswitch", action="store_true", help="do not set up a CC Switch client")
+    k = p.add_mutually_exclusive_group()
+    k.add_argument("--key-stdin", action="store_true", help="read the API key from stdin (stored in the keyring)")
+    k.add_argument("--key-env", metavar="NAME", help="the profile reads its key from this environment variable")
+    k.add_argument("--no-key", action="store_true", help="set no key now (later: kvswitch key set PROFILE)")
+    p.set_defaults(func=run)
+
+
+def _ask(label: str) -> str | None:
+    if not sys.stdin.isatty():
+        return None
+    return input(f"{label}: ").strip() or None
+
+
+def run(args: argparse.Namespace) -> int:
+    from kvswitch.cli._handler import UsageError
+    from kvswitch.cli.key import read_secret
+    from kvswitch.models import ClientEntry, Profile
+    from kvswitch.paths import default_client_paths
+    from kvswitch.setup import init, presets
+
+    data: dict[str, Any] = {}
+    if args.preset:
+        preset = presets().get(args.preset)
+        if preset is None:
+            raise UsageError(f"no preset {args.preset!r} (presets: {', '.join(presets())})")
+        data.update(provider=preset.name, base_url=preset.base_url, url_convention=preset.url_convention)
+    if args.base_url:
+        data["base_url"] = args.base_url
+        data.setdefault("provider", "custom")
+    if args.url_convention:
+        data["url_convention"] = args.url_convention
+    if "base_url" not in data:
+        data["base_url"] = _ask("base URL (or use --preset)") or ""
+        if not data["base_url"]:
+            raise UsageError(f"give --preset ({', '.join(presets())}) or --base-url URL")
+    model = args.model or _ask("model id")
+    if not model:
+        raise UsageError("give --model (the model id, as your provider lists it)")
+    data["model"] = model
+    if args.key_env:
+        data["key"] = f"env:{args.key_env}"
+    profile = Profile.model_validate(data)
+    name = args.profile or (args.preset or "default")
+    defaults = default_client_paths()
+    clients = []
+    if not args.no_cline:
+        clients.append(ClientEntry(path=str(args.cline or defaults["cline"]), kind="cline"))
+    if not args.no_ccswitch:
+        clients.append(ClientEntry(path=str(args.ccswitch or defaults["ccswitch"]), kind="ccswitch"))
+    key = None
+    if args.key_stdin:
+        key = read_secret("", force_stdin=True)
+    elif not args.no_key and not args.key_env and sys.stdin.isatty():
+        key = read_secret(f"API key for {name} (not echoed; empty: none now): ") or None
+    result = init(name, profile, clients, key=key, mode=args.mode)
+    print(f"{'wrote' if result.config_written else 'kept'} {result.config}")
+    for path in result.created:
+        extra = " (with the key; 0600)" if path in result.key_written else ""
+        print(f"created {path}{extra}")
+    for path in result.registered:
+        print(f"registered {path} (existing file, not modified; bring it in line with: kvswitch profile use {name})")
+    if result.key_stored:
+        print(f"stored the key for {name} in the OS keyring")
+    elif profile.key == "keyring":
+        print(f"no key stored yet: kvswitch key set {name}")
+    return 0

@@ -1,0 +1,303 @@
+"""``kvswitch profile list|show|use|add|edit|remove|rename`` and ``kvswitch client add|remove|list``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+def _boolean(value: str) -> bool:
+    return {"true": True, "false": False}[value.lower()]
+
+
+_FIELDS: dict[str, tuple[tuple[str, ...], Callable[[str], Any]]] = {
+    # option: (key path inside a profile, type)
+    "provider": (("provider",), str),
+    "base_url": (("base_url",), str),
+    "url_convention": (("url_convention",), str),
+    "model": (("model",), str),
+    "key": (("key",), str),
+    "chunk_size": (("merged", "chunk_size"), int),
+    "prefill_base_url": (("split", "prefill_base_url"), str),
+    "decode_base_url": (("split", "decode_base_url"), str),
+    "transfer_protocol": (("split", "transfer_protocol"), str),
+    "max_transfer_concurrency": (("split", "max_transfer_concurrency"), int),
+    "probe_url": (("split", "probe_url"), str),
+    "kv_cache_dtype": (("cache", "kv_cache_dtype"), str),
+    "prefix_cache": (("cache", "prefix_cache"), _boolean),
+    "temperature": (("request", "temperature"), float),
+    "max_tokens": (("request", "max_tokens"), int),
+    "stream": (("request", "stream"), _boolean),
+    "timeout_seconds": (("request", "timeout_seconds"), float),
+}
+
+
+def _field_options(p: argparse.ArgumentParser) -> None:
+    for name in _FIELDS:
+        p.add_argument(f"--{name.replace('_', '-')}", dest=f"f_{name}", metavar="VALUE")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("profile", help="list, show, choose and edit profiles",
+                       description="Profiles: a backend (base URL, model, key reference) and both modes' settings.")
+    ps = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    ps.add_parser("list", help="the profiles; * marks the active one").set_defaults(func=_list)
+    show = ps.add_parser("show", help="one profile (default: the active one)")
+    show.add_argument("name", nargs="?")
+    show.add_argument("--format", choices=("text", "json"), default="text")
+    show.set_defaults(func=_show)
+    use = ps.add_parser("use", help="make NAME active and render it into every client (all or none)")
+    use.add_argument("name")
+    use.add_argument("--dry-run", action="store_true")
+    use.set_defaults(func=_use)
+    add = ps.add_parser("add", help="add a profile (from a preset, or --base-url)")
+    add.add_argument("name")
+    add.add_argument("--preset", help="one of: kvswitch presets (see kvswitch init --help)")
+    _field_options(add)
+    add.set_defaults(func=_add)
+    edit = ps.add_parser("edit", help="change fields of a profile (re-render with: kvswitch profile use)")
+    edit.add_argument("name")
+    _field_options(edit)
+    edit.set_defaults(func=_edit)
+    rm = ps.add_parser("remove", help="remove a profile (not the active one) and its stored key")
+    rm.add_argument("name")
+    rm.set_defaults(func=_remove)
+    mv = ps.add_parser("rename", help="rename a profile (its stored key moves with it)")
+    mv.add_argument("old")
+    mv.add_argument("new")
+    mv.set_defaults(func=_rename)
+
+    c = sub.add_parser("client", help="register and unregister client files")
+    cs = c.add_subparsers(dest="action", metavar="ACTION", required=True)
+    cs.add_parser("list", help="the registered clients").set_defaults(func=_client_list)
+    cadd = cs.add_parser("add", help="register a client file (it is not modified)")
+    cadd.add_argument("path", type=Path)
+    cadd.add_argument("--kind", choices=("cline", "ccswitch"), help="default: detected")
+    cadd.add_argument("--name", help="how messages call it (e.g. 'VS Code')")
+    cadd.add_argument("--no-key", action="store_true", help="never write the key into this file")
+    cadd.add_argument("--allow-key-in-repo", action="store_true",
+                      help="write the key even though the file is inside a git work tree (D-7)")
+    cadd.add_argument("--nudge", choices=("none", "touch", "signal", "command"), default="none")
+    cadd.add_argument("--pidfile", help="signal nudge: the client's pid file")
+    cadd.add_argument("--signal", default="HUP", help="signal nudge: the signal name (default HUP)")
+    cadd.add_argument("--command", nargs=argparse.REMAINDER, help="command nudge: argv (run without a shell)")
+    cadd.set_defaults(func=_client_add)
+    crm = cs.add_parser("remove", help="unregister a client file (it is not modified)")
+    crm.add_argument("path", type=Path)
+    crm.set_defaults(func=_client_remove)
+
+
+def _collect(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
+    from kvswitch.cli._handler import UsageError
+
+    out = {}
+    for name, (path, conv) in _FIELDS.items():
+        raw = getattr(args, f"f_{name}")
+        if raw is None:
+            continue
+        try:
+            out[path] = conv(raw)
+        except (ValueError, KeyError):
+            raise UsageError(f"--{name.replace('_', '-')}: not a valid value: {raw!r}") from None
+    return out
+
+
+def _list(args: argparse.Namespace) -> int:
+    from kvswitch.config import read_config
+
+    config = read_config()
+    for name, prof in config.model.profiles.items():
+        mark = "*" if name == config.model.active_profile else " "
+        print(f"{mark} {name:16} {prof.base_url}  model={prof.model}  key={prof.key}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from kvswitch.config import read_config
+
+    config = read_config()
+    name, prof = config.profile(args.name)
+    data = prof.model_dump(mode="json")
+    if args.format == "json":
+        print(json.dumps({"name": name, "active": name == config.model.active_profile, **data}, indent=2))
+        return 0
+    print(f"profile {name}{' (active)' if name == config.model.active_profile else ''}")
+    for key, value in data.items():
+        if isinstance(value, dict):
+            for k, v in value.items():
+                print(f"  {key}.{k} = {json.dumps(v)}")
+        else:
+            print(f"  {key} = {json.dumps(value)}")
+    return 0
+
+
+def _use(args: argparse.Namespace) -> int:
+    from kvswitch.cli.reporters import change_lines
+    from kvswitch.clients import apply_profile
+
+    changes = apply_profile(args.name, dry_run=args.dry_run)
+    for line in change_lines(changes, dry_run=args.dry_run):
+        print(line, end="" if line.endswith("\n") else "\n")
+    if not args.dry_run:
+        print(f"profile {args.name} is active")
+    return 0
+
+
+def _add(args: argparse.Namespace) -> int:
+    from kvswitch.config import edit_config, profile_table, read_config
+    from kvswitch.edits import Set
+    from kvswitch.models import Profile
+    from kvswitch.setup import presets
+
+    config = read_config()
+    if args.name in config.model.profiles:
+        print(f"kvswitch: profile {args.name!r} exists; change it with kvswitch profile edit", file=sys.stderr)
+        return 1
+    data: dict[str, Any] = {}
+    if args.preset:
+        preset = presets().get(args.preset)
+        if preset is None:
+            print(f"kvswitch: no preset {args.preset!r} (presets: {', '.join(presets())})", file=sys.stderr)
+            return 2
+        data.update(provider=preset.name, base_url=preset.base_url, url_convention=preset.url_convention)
+    for path, value in _collect(args).items():
+        target = data
+        for part in path[:-1]:
+            target = target.setdefault(part, {})
+        target[path[-1]] = value
+    profile = Profile.model_validate(data)
+    edit_config([Set(("profiles", args.name), profile_table(profile))], config)
+    print(f"added profile {args.name} ({profile.base_url}); make it active with: kvswitch profile use {args.name}")
+    return 0
+
+
+def _edit(args: argparse.Namespace) -> int:
+    from kvswitch.config import edit_config, read_config
+    from kvswitch.edits import Set
+
+    config = read_config()
+    name, _ = config.profile(args.name)
+    changes = _collect(args)
+    if not changes:
+        print("kvswitch: nothing to change (give --FIELD VALUE options)", file=sys.stderr)
+        return 2
+    edit_config([Set(("profiles", name, *path), value) for path, value in changes.items()], config)
+    hint = " (render it into the clients with: kvswitch profile use " + name + ")" if name == config.model.active_profile else ""
+    print(f"profile {name} updated{hint}")
+    return 0
+
+
+def _remove(args: argparse.Namespace) -> int:
+    from kvswitch.config import edit_config, read_config
+    from kvswitch.edits import Delete
+
+    config = read_config()
+    name, prof = config.profile(args.name)
+    if name == config.model.active_profile:
+        print(f"kvswitch: {name} is the active profile; choose another first (kvswitch profile use)", file=sys.stderr)
+        return 1
+    edit_config([Delete(("profiles", name))], config)
+    if prof.key == "keyring":
+        from kvswitch.errors import KvswitchError
+        from kvswitch.keys import delete_key
+
+        try:
+            delete_key(name)
+        except KvswitchError as exc:
+            print(f"kvswitch: profile removed, but its key could not be deleted: {exc}", file=sys.stderr)
+    print(f"removed profile {name}")
+    return 0
+
+
+def _rename(args: argparse.Namespace) -> int:
+    from kvswitch.config import edit_config, profile_table, read_config
+    from kvswitch.edits import Delete, Set
+
+    config = read_config()
+    _, prof = config.profile(args.old)
+    if args.new in config.model.profiles:
+        print(f"kvswitch: profile {args.new!r} exists", file=sys.stderr)
+        return 1
+    key = None
+    if prof.key == "keyring":
+        from kvswitch.keys import get_key
+
+        key = get_key(args.old)
+    edits: list[Any] = [Delete(("profiles", args.old)), Set(("profiles", args.new), profile_table(prof))]
+    if config.model.active_profile == args.old:
+        edits.append(Set(("active_profile",), args.new))
+    edit_config(edits, config)
+    if key is not None:
+        from kvswitch.keys import delete_key, set_key
+
+        set_key(args.new, key)
+        delete_key(args.old)
+    print(f"renamed profile {args.old} → {args.new}")
+    return 0
+
+
+def _client_list(args: argparse.Namespace) -> int:
+    from kvswitch.config import client_path, read_config
+
+    config = read_config()
+    for entry in config.model.clients:
+        flags = [entry.kind, f"nudge={entry.nudge.kind}"]
+        if not entry.write_key:
+            flags.append("no-key")
+        if entry.allow_key_in_repo:
+            flags.append("key-in-repo-allowed")
+        print(f"{client_path(entry)}  ({', '.join(flags)})")
+    return 0
+
+
+def _client_add(args: argparse.Namespace) -> int:
+    from kvswitch.config import client_path, edit_config, read_config
+    from kvswitch.edits import Set
+    from kvswitch.io import read_bytes
+    from kvswitch.kinds import detect_kind
+    from kvswitch.models import ClientEntry
+
+    config = read_config()
+    path = args.path.expanduser().absolute()
+    kind = args.kind or detect_kind(path, read_bytes(path).decode("utf-8", "replace"))
+    if kind not in ("cline", "ccswitch"):
+        print(f"kvswitch: {path}: not a client file (kind {kind})", file=sys.stderr)
+        return 2
+    if any(client_path(c).absolute() == path for c in config.model.clients):
+        print(f"kvswitch: {path} is registered already", file=sys.stderr)
+        return 1
+    nudge: dict[str, Any] = {"kind": args.nudge}
+    if args.pidfile:
+        nudge["pidfile"] = args.pidfile
+    if args.nudge == "signal":
+        nudge["signal"] = args.signal
+    if args.command:
+        nudge["argv"] = args.command
+    entry = ClientEntry.model_validate({
+        "path": str(path), "kind": kind, **({"name": args.name} if args.name else {}),
+        "write_key": not args.no_key, "allow_key_in_repo": args.allow_key_in_repo, "nudge": nudge,
+    })
+    data = entry.model_dump(mode="python", exclude_none=True, exclude_defaults=True)
+    edit_config([Set(("clients", len(config.model.clients)), {"path": entry.path, "kind": entry.kind, **data})], config)
+    print(f"registered {path} ({kind})")
+    return 0
+
+
+def _client_remove(args: argparse.Namespace) -> int:
+    from kvswitch.config import client_path, edit_config, read_config
+    from kvswitch.edits import Delete
+
+    config = read_config()
+    path = args.path.expanduser().absolute()
+    for i, entry in enumerate(config.model.clients):
+        if client_path(entry).absolute() == path:
+            edit_config([Delete(("clients", i))], config)
+            print(f"unregistered {path} (the file is unchanged)")
+            return 0
+    print(f"kvswitch: {path} is not a registered client", file=sys.stderr)
+    return 1

@@ -1,0 +1,80 @@
+"""``kvswitch status [--format text|json]`` and ``kvswitch restore PATH [--list | --id ID]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "status",
+        help="the active profile and mode, and where every client stands",
+        description="Exit 0 when every client is in sync with the active profile and mode, 1 when "
+        "one has drifted or cannot be read.",
+    )
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=_status)
+    r = sub.add_parser(
+        "restore",
+        help="put a backup of a file back (itself atomic and backed up)",
+        description="Without options: restore the newest backup that differs from the file now.",
+    )
+    r.add_argument("path", type=Path)
+    g = r.add_mutually_exclusive_group()
+    g.add_argument("--list", action="store_true", help="list the backups")
+    g.add_argument("--id", help="restore this backup (an id from --list)")
+    r.set_defaults(func=_restore)
+
+
+def _when(ts: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else "never"
+
+
+def _status(args: argparse.Namespace) -> int:
+    from kvswitch.clients import status
+
+    st = status()
+    if args.format == "json":
+        print(json.dumps({
+            "config": str(st.config), "profile": st.profile, "mode": st.mode, "in_sync": st.in_sync,
+            "clients": [
+                {"path": str(c.path), "kind": c.kind, "name": c.name, "exists": c.exists, "mode": c.mode,
+                 "in_sync": c.in_sync, "drift": c.drift, "key": c.key, "last_write": c.last_write,
+                 "backups": c.backups, "problem": c.problem}
+                for c in st.clients
+            ],
+        }, indent=2))
+    else:
+        print(f"profile {st.profile} · mode {st.mode}  ({st.config})")
+        if not st.clients:
+            print("no clients registered (kvswitch client add PATH)")
+        for c in st.clients:
+            state = "in sync" if c.in_sync else ("PROBLEM" if c.problem else "drifted: " + ", ".join(c.drift))
+            print(f"- {c.path} [{c.kind}] mode {c.mode or '?'} · {state}")
+            print(f"    key {c.key or 'none'} · last kvswitch write {_when(c.last_write)} · {c.backups} backups")
+            if c.problem:
+                print(f"    {c.problem}")
+    return 0 if st.in_sync else 1
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from kvswitch.backups import list_backups
+    from kvswitch.clients import restore
+
+    if args.list:
+        backups = list_backups(args.path)
+        if not backups:
+            print(f"no backups of {args.path}")
+            return 1
+        for b in backups:
+            print(f"{b.id}  {_when(b.created)}  {b.size:>8} bytes")
+        return 0
+    chosen, result = restore(args.path, args.id)
+    print(f"restored {args.path} from backup {chosen.id}" + (f" (the version it replaced: {result.backup})" if result.backup else ""))
+    return 0

@@ -1,0 +1,295 @@
+"""Operations over every registered client: one switch for all of them, a profile change,
+their status, and restoring a file from its backups.
+
+Every change to several files is all or nothing (:func:`kvswitch.transaction.commit_all`):
+kvswitch's own config (its ``mode`` and ``active_profile``) is one of the files, so it never
+says a mode the clients are not in.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kvswitch.config import Config, client_path, edited_text, read_config
+from kvswitch.document import ConfigFile, parse_config
+from kvswitch.edits import Edit, Set
+from kvswitch.errors import EditError, KvswitchError, Location, ReadError
+from kvswitch.literals import CacheMode
+from kvswitch.switching import render_diff, secrets_in
+
+if TYPE_CHECKING:
+    from kvswitch.backups import Backup
+    from kvswitch.io import WriteResult
+    from kvswitch.models import ClientEntry, Profile
+
+__all__ = [
+    "ClientChange",
+    "ClientStatus",
+    "Status",
+    "apply_profile",
+    "in_git_work_tree",
+    "key_allowed",
+    "restore",
+    "status",
+    "switch_clients",
+]
+
+
+@dataclass(frozen=True)
+class ClientChange:
+    """What happened (or would happen) to one file."""
+
+    path: Path
+    kind: str
+    old_mode: str | None
+    new_mode: str
+    changed: bool
+    diff: str
+    backup: Path | None = None
+    key_written: bool = False
+    nudge: str = "none"
+    name: str | None = None
+
+
+def in_git_work_tree(path: Path) -> bool:
+    """Whether ``path`` (or the nearest existing parent) is inside a git work tree."""
+    directory = path if path.is_dir() else path.parent
+    while not directory.exists() and directory != directory.parent:
+        directory = directory.parent
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--is-inside-work-tree"],
+            cwd=directory, capture_output=True, text=True, timeout=10, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and out.stdout.strip() == "true"
+
+
+def key_allowed(entry: ClientEntry, path: Path) -> bool:
+    """D-7: a key goes into a client file only when the client wants it and the file is
+    outside any git work tree (unless the entry says ``allow_key_in_repo``)."""
+    return entry.write_key and (entry.allow_key_in_repo or not in_git_work_tree(path))
+
+
+def _client_files(config: Config) -> list[tuple[ClientEntry, Path, ConfigFile]]:
+    from kvswitch.io import read_bytes
+
+    out = []
+    for entry in config.model.clients:
+        path = client_path(entry)
+        try:
+            raw = read_bytes(path)
+        except ReadError as exc:
+            raise ReadError(f"registered client ({entry.kind}): {exc.message}", exc.location) from exc
+        out.append((entry, path, parse_config(raw, entry.kind, path)))
+    return out
+
+
+def _apply(
+    config: Config,
+    profile_name: str,
+    profile: Profile,
+    mode: CacheMode,
+    *,
+    profile_wins: bool,
+    with_keys: bool,
+    dry_run: bool,
+    set_active: bool,
+) -> list[ClientChange]:
+    from kvswitch.state import record_writes, remember
+    from kvswitch.transaction import FileWrite, commit_all
+
+    key: str | None = None
+    key_loaded = False
+    changes: list[ClientChange] = []
+    writes: list[FileWrite] = []
+    memos: list[tuple[Path, Any]] = []
+    for entry, path, cf in _client_files(config):
+        use_key = None
+        if with_keys and key_allowed(entry, path):
+            if not key_loaded:
+                from kvswitch.keys import resolve_key
+
+                key, key_loaded = resolve_key(profile_name, profile.key), True
+            use_key = key
+        try:
+            edits, plan = _render(cf, profile, mode, use_key, profile_wins)
+            new_text = cf.doc.apply(edits) if edits else cf.text
+        except (ValueError, TypeError) as exc:
+            raise EditError(f"cannot render profile {profile_name!r} into it: {exc}", Location(path)) from exc
+        key_written = use_key is not None and any(e.path == _key_path(cf) for e in edits)
+        secrets = [*secrets_in(cf), *([use_key] if use_key else [])]
+        changes.append(
+            ClientChange(
+                path, cf.kind, plan.old_mode, mode, new_text != cf.text,
+                render_diff(path, cf.text, new_text, secrets) if new_text != cf.text else "",
+                key_written=key_written, nudge=entry.nudge.kind, name=entry.name,
+            )
+        )
+        if new_text != cf.text:
+            memos.append((path, plan.remember))
+            writes.append(
+                FileWrite(
+                    path, new_text.encode("utf-8"), cf.raw,
+                    _rebuilder(cf, profile, mode, use_key, profile_wins),
+                    mode=0o600 if key_written else None,
+                )
+            )
+    config_edits: list[Edit] = []
+    if config.model.mode != mode:
+        config_edits.append(Set(("mode",), mode))
+    if set_active and config.model.active_profile != profile_name:
+        config_edits.append(Set(("active_profile",), profile_name))
+    if config_edits:
+        text = edited_text(config, config_edits)
+        writes.append(FileWrite(config.path, text.encode("utf-8"), config.file.raw))
+    if dry_run or not writes:
+        return changes
+    for path, memo in memos:
+        remember(path, memo)  # before the files lose them
+    results = {r.path: r for r in commit_all(writes)}
+    record_writes([w.path for w in writes])
+    return [
+        ClientChange(c.path, c.kind, c.old_mode, c.new_mode, c.changed, c.diff,
+                     results[c.path].backup if c.path in results else None, c.key_written, c.nudge, c.name)
+        for c in changes
+    ]
+
+
+def _key_path(cf: ConfigFile) -> tuple[str | int, ...]:
+    return ("cline.openAiApiKey",) if cf.kind == "cline" else ("provider", "api_key")
+
+
+def _render(
+    cf: ConfigFile, profile: Profile, mode: CacheMode, key: str | None, profile_wins: bool
+) -> tuple[list[Edit], Any]:
+    from kvswitch.render import render_edits
+
+    return render_edits(cf, profile, mode, key=key, profile_wins=profile_wins)
+
+
+def _rebuilder(
+    cf: ConfigFile, profile: Profile, mode: CacheMode, key: str | None, profile_wins: bool
+) -> Callable[[bytes], bytes]:
+    def rebuild(current: bytes) -> bytes:
+        again = parse_config(current, cf.kind, cf.path)
+        edits, _ = _render(again, profile, mode, key, profile_wins)
+        return again.doc.apply(edits).encode("utf-8") if edits else current
+
+    return rebuild
+
+
+def switch_clients(mode: CacheMode, *, dry_run: bool = False) -> list[ClientChange]:
+    """``kvswitch switch MODE``: flip every registered client (a mode flip: remembered
+    values come back, the active profile fills what was never there; keys are not touched)."""
+    config = read_config()
+    name, profile = config.profile()
+    return _apply(config, name, profile, mode, profile_wins=False, with_keys=False, dry_run=dry_run,
+                  set_active=False)
+
+
+def apply_profile(name: str | None = None, *, dry_run: bool = False) -> list[ClientChange]:
+    """``kvswitch profile use NAME``: make NAME active and render it into every client in the
+    current mode (the profile's values win; its key is written where D-7 allows)."""
+    config = read_config()
+    name, profile = config.profile(name)
+    return _apply(config, name, profile, config.model.mode, profile_wins=True, with_keys=True,
+                  dry_run=dry_run, set_active=True)
+
+
+@dataclass(frozen=True)
+class ClientStatus:
+    """One client as ``kvswitch status`` shows it; ``key`` is masked."""
+
+    path: Path
+    kind: str
+    name: str | None
+    exists: bool
+    mode: str | None = None
+    in_sync: bool = False
+    drift: list[str] = field(default_factory=list)
+    key: str | None = None
+    last_write: float | None = None
+    backups: int = 0
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class Status:
+    """The active profile and mode, and every client."""
+
+    config: Path
+    profile: str | None
+    mode: str
+    clients: list[ClientStatus]
+
+    @property
+    def in_sync(self) -> bool:
+        return all(c.in_sync for c in self.clients)
+
+
+def status() -> Status:
+    """Where every registered client stands against the active profile and mode."""
+    from kvswitch.backups import list_backups
+    from kvswitch.io import read_bytes
+    from kvswitch.kinds import get_path
+    from kvswitch.redact import mask
+    from kvswitch.render import drift
+    from kvswitch.state import last_write
+
+    config = read_config()
+    name, profile = config.profile()
+    mode = config.model.mode
+    out = []
+    for entry in config.model.clients:
+        path = client_path(entry)
+        common: dict[str, Any] = {
+            "path": path, "kind": entry.kind, "name": entry.name,
+            "last_write": last_write(path), "backups": len(list_backups(path)),
+        }
+        try:
+            cf = parse_config(read_bytes(path), entry.kind, path)
+        except KvswitchError as exc:
+            out.append(ClientStatus(exists=path.exists(), problem=str(exc), **common))
+            continue
+        file_mode = get_path(cf.data, ("cline.cacheStrategy", "mode") if cf.kind == "cline" else ("cache", "mode"))
+        key = get_path(cf.data, _key_path(cf))
+        fields = drift(cf, profile, mode)
+        out.append(
+            ClientStatus(
+                exists=True, mode=file_mode if isinstance(file_mode, str) else None,
+                in_sync=not fields, drift=fields,
+                key=mask(key) if isinstance(key, str) and key else None, **common,
+            )
+        )
+    return Status(config.path, name, mode, out)
+
+
+def restore(path: Path, backup_id: str | None = None) -> tuple[Backup, WriteResult]:
+    """Put a backup of ``path`` back (default: the newest that differs from the file now).
+    The restore is an atomic write, so the current version is backed up first."""
+    from kvswitch.backups import list_backups
+    from kvswitch.io import atomic_write, read_optional
+    from kvswitch.state import record_writes
+
+    backups = list_backups(path)
+    if not backups:
+        raise KvswitchError("no backups of this file", Location(path))
+    current = read_optional(path)
+    if backup_id is not None:
+        chosen = next((b for b in backups if b.id == backup_id), None)
+        if chosen is None:
+            raise KvswitchError(f"no backup {backup_id!r} (see kvswitch restore --list)", Location(path))
+    else:
+        chosen = next((b for b in backups if b.path.read_bytes() != current), None)
+        if chosen is None:
+            raise KvswitchError("every backup equals the file as it is now; nothing to restore", Location(path))
+    data = chosen.path.read_bytes()
+    result = atomic_write(path, data, expected=current if current is not None else b"")
+    record_writes([path])
+    return chosen, result

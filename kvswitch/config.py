@@ -1,0 +1,185 @@
+"""kvswitch's own config file (kind ``kvswitch``): read, validate, edit, render.
+
+It lives at ``<config dir>/kvswitch.toml`` (platformdirs, or ``$KVSWITCH_HOME/config``).
+Edits go through the same verified TOML editor and atomic write as client files, so a
+hand-written comment in it survives ``kvswitch profile use``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kvswitch import paths
+from kvswitch.document import ConfigFile, parse_config
+from kvswitch.edits import Edit
+from kvswitch.errors import ConfigError, ConfigValidationError, ConfigVersionError, Location
+
+if TYPE_CHECKING:
+    from kvswitch.models import ClientEntry, KvswitchConfig, Profile
+
+__all__ = [
+    "Config",
+    "client_path",
+    "config_file",
+    "edit_config",
+    "new_config_text",
+    "profile_table",
+    "read_config",
+]
+
+
+def config_file() -> Path:
+    """Where kvswitch's config is."""
+    return paths.dirs().config_file
+
+
+def client_path(entry: ClientEntry) -> Path:
+    """A registered client's path, with ``~`` taken from ``HOME``."""
+    raw = entry.path
+    if raw == "~" or raw.startswith("~/"):
+        home = os.environ.get("HOME") or str(Path.home())
+        raw = home + raw[1:]
+    return Path(raw)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The parsed file (with positions, for edits) and its validated model."""
+
+    file: ConfigFile
+    model: KvswitchConfig
+
+    @property
+    def path(self) -> Path:
+        assert self.file.path is not None
+        return self.file.path
+
+    def profile(self, name: str | None = None) -> tuple[str, Profile]:
+        """A profile by name (default: the active one)."""
+        name = name or self.model.active_profile
+        if name is None:
+            raise ConfigError("no active profile; choose one with: kvswitch profile use NAME", Location(self.path))
+        try:
+            return name, self.model.profiles[name]
+        except KeyError:
+            known = ", ".join(sorted(self.model.profiles)) or "none"
+            raise ConfigError(f"no profile {name!r} (profiles: {known})", Location(self.path)) from None
+
+
+def _validate(cf: ConfigFile) -> KvswitchConfig:
+    from pydantic import ValidationError
+
+    from kvswitch.literals import CONFIG_VERSION
+    from kvswitch.models import KvswitchConfig
+    from kvswitch.rules import check
+
+    version = cf.data.get("version") if isinstance(cf.data, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > CONFIG_VERSION:
+        raise ConfigVersionError(
+            f"written by a newer kvswitch (config version {version}; this one reads up to {CONFIG_VERSION}); "
+            "upgrade kvswitch",
+            cf.locate(("version",)),
+        )
+    errors = [d for d in check(cf, git=False) if str(d.severity) == "error"]
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more; see kvswitch lint {cf.path})" if len(errors) > 1 else ""
+        raise ConfigValidationError(f"{first.code} {first.message}{more}", first.location, tuple(errors))
+    try:
+        return KvswitchConfig.model_validate(cf.data)
+    except ValidationError as exc:  # pragma: no cover - check() reports these first
+        raise ConfigValidationError(str(exc), Location(cf.path)) from exc
+
+
+def read_config(path: Path | None = None) -> Config:
+    """Read and validate kvswitch's config; a missing file says how to create one."""
+    from kvswitch.io import read_optional
+
+    path = path or config_file()
+    raw = read_optional(path)
+    if raw is None:
+        raise ConfigError("kvswitch is not set up yet: run kvswitch init", Location(path))
+    cf = parse_config(raw, "kvswitch", path)
+    return Config(cf, _validate(cf))
+
+
+def edited_text(config: Config, edits: Sequence[Edit]) -> str:
+    """The config's text after ``edits``, verified as TOML and as a valid kvswitch config."""
+    text = config.file.doc.apply(list(edits))
+    _validate(parse_config(text, "kvswitch", config.path))
+    return text
+
+
+def edit_config(edits: Sequence[Edit], config: Config | None = None) -> Config:
+    """Apply ``edits`` to the config file (atomic, backed up, re-applied if it changed meanwhile)."""
+    from kvswitch.io import atomic_write
+
+    config = config or read_config()
+    text = edited_text(config, edits)
+
+    def rebuild(current: bytes) -> bytes:
+        again = Config(parse_config(current, "kvswitch", config.path), config.model)
+        return edited_text(again, edits).encode("utf-8")
+
+    atomic_write(config.path, text.encode("utf-8"), expected=config.file.raw, rebuild=rebuild)
+    return read_config(config.path)
+
+
+def profile_table(profile: Profile) -> dict[str, Any]:
+    """A profile as the plain tables written into the config (unset endpoints left out)."""
+    data = profile.model_dump(mode="python", exclude_none=True)
+    return data
+
+
+def _toml_value(value: Any) -> str:
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def new_config_text(name: str, profile: Profile, clients: Sequence[ClientEntry], mode: str = "merged") -> str:
+    """The text ``kvswitch init`` writes: the article's defaults, with a comment per table."""
+    from kvswitch.literals import CONFIG_VERSION
+
+    table = profile_table(profile)
+    lines = [
+        "# kvswitch config. Edit it by hand or with kvswitch profile/client commands;",
+        "# comments you add are kept. API keys are never stored here: a profile's `key` is",
+        '# "keyring" (the OS keyring: kvswitch key set PROFILE) or "env:NAME".',
+        f"version = {CONFIG_VERSION}",
+        f"active_profile = {_toml_value(name)}",
+        f"mode = {_toml_value(mode)}   # merged | split",
+        "",
+        f"[profiles.{name}]",
+    ]
+    for key in ("provider", "base_url", "url_convention", "model", "key"):
+        lines.append(f"{key} = {_toml_value(table[key])}")
+    notes = {
+        "merged": "# merged mode: chunked prefill on one instance (S-11)",
+        "split": "# split mode: prefill/decode endpoints (default: base_url) and KV transfer (S-12, S-17)",
+        "cache": "# both modes",
+        "request": "# what clients send (S-10, S-16)",
+    }
+    for sub in ("merged", "split", "cache", "request"):
+        lines += ["", f"[profiles.{name}.{sub}]", notes[sub]]
+        lines += [f"{k} = {_toml_value(v)}" for k, v in table[sub].items()]
+    for entry in clients:
+        lines += ["", "[[clients]]"]
+        data = entry.model_dump(mode="python", exclude_none=True, exclude_defaults=True)
+        data = {"path": entry.path, "kind": entry.kind, **data}
+        lines += [f"{k} = {_toml_value(v)}" for k, v in data.items()]
+    return "\n".join(lines) + "\n"

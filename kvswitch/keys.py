@@ -1,0 +1,138 @@
+"""API keys: kept in the OS keyring (service ``kvswitch``, one entry per profile) or read
+from an environment variable (``env:NAME``). Never in kvswitch's own config, never printed
+(only :func:`kvswitch.redact.mask` of them), never a silent plaintext fallback (D-7).
+
+With ``KVSWITCH_HOME`` set the service is ``kvswitch@<hash of that path>``, so a sandbox
+can never overwrite the user's real keys (D-12).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from typing import Any
+
+from kvswitch import paths
+from kvswitch.errors import KvswitchError
+
+__all__ = [
+    "NO_BACKEND_HELP",
+    "InvalidKeyError",
+    "SecretStoreError",
+    "check_key",
+    "delete_key",
+    "get_key",
+    "resolve_key",
+    "service_name",
+    "set_key",
+]
+
+NO_BACKEND_HELP = (
+    "no OS keyring is available. Install and unlock one — GNOME Keyring "
+    "(apt install gnome-keyring; it needs a D-Bus session, e.g. dbus-run-session) or KWallet — "
+    "or keep the key in an environment variable and point the profile at it: "
+    "kvswitch profile edit PROFILE --key env:NAME. kvswitch never falls back to storing keys in plain text."
+)
+
+_ENV_REF = re.compile(r"env:([A-Za-z_][A-Za-z0-9_]*)")
+
+
+class SecretStoreError(KvswitchError):
+    """The OS keyring cannot be used (none installed, locked, refused)."""
+
+
+class InvalidKeyError(KvswitchError):
+    """A key value is unusable (whitespace, line break, placeholder) or missing."""
+
+
+def service_name() -> str:
+    """``kvswitch``, or ``kvswitch@<8 hex>`` inside a ``KVSWITCH_HOME`` sandbox."""
+    home = paths.home_override()
+    if home is None:
+        return "kvswitch"
+    return f"kvswitch@{hashlib.sha256(str(home).encode()).hexdigest()[:8]}"
+
+
+def check_key(key: str) -> None:
+    """Refuse keys the article's troubleshooting warns about (S-24), never echoing them."""
+    from kvswitch.rules import looks_like_placeholder
+
+    if not key:
+        raise InvalidKeyError("the key is empty")
+    if key != key.strip() or any(c in key for c in "\r\n"):
+        raise InvalidKeyError("the key has leading/trailing whitespace or a line break (KVS210); paste it again")
+    if any(c.isspace() for c in key):
+        raise InvalidKeyError("the key contains whitespace (KVS210); paste it again")
+    if looks_like_placeholder(key):
+        raise InvalidKeyError("that is a placeholder, not a key (KVS211)")
+
+
+def _backend() -> Any:
+    try:
+        import keyring
+        from keyring.backends import fail
+    except ImportError as exc:  # pragma: no cover - keyring is a dependency
+        raise SecretStoreError(NO_BACKEND_HELP) from exc
+    backend = keyring.get_keyring()
+    chained = getattr(backend, "backends", None)
+    if isinstance(backend, fail.Keyring) or (chained is not None and not chained):
+        raise SecretStoreError(NO_BACKEND_HELP)
+    return keyring
+
+
+def _call(what: str, fn: Any, *args: str) -> Any:
+    from keyring import errors
+
+    try:
+        return fn(*args)
+    except errors.NoKeyringError as exc:
+        raise SecretStoreError(NO_BACKEND_HELP) from exc
+    except errors.KeyringLocked as exc:
+        raise SecretStoreError(f"cannot {what}: the keyring is locked; unlock it and try again") from exc
+    except errors.InitError as exc:
+        raise SecretStoreError(f"cannot {what}: the keyring could not start ({exc})") from exc
+    except errors.KeyringError as exc:
+        raise SecretStoreError(f"cannot {what}: the keyring refused ({type(exc).__name__})") from exc
+
+
+def set_key(profile: str, key: str) -> None:
+    """Store ``key`` for ``profile`` after :func:`check_key`."""
+    check_key(key)
+    keyring = _backend()
+    _call("store the key", keyring.set_password, service_name(), profile, key)
+
+
+def get_key(profile: str) -> str | None:
+    """The stored key of ``profile``, or ``None``."""
+    keyring = _backend()
+    value = _call("read the key", keyring.get_password, service_name(), profile)
+    return value if isinstance(value, str) else None
+
+
+def delete_key(profile: str) -> bool:
+    """Remove the stored key; False when there was none."""
+    from keyring import errors
+
+    keyring = _backend()
+    try:
+        _call("delete the key", keyring.delete_password, service_name(), profile)
+    except SecretStoreError as exc:
+        if isinstance(exc.__cause__, errors.PasswordDeleteError):
+            return False
+        raise
+    except errors.PasswordDeleteError:
+        return False
+    return True
+
+
+def resolve_key(profile: str, reference: str) -> str | None:
+    """The key a profile's reference points at: ``keyring`` → the keyring entry,
+    ``env:NAME`` → that variable; ``None`` when it is not set."""
+    m = _ENV_REF.fullmatch(reference)
+    if m:
+        value = os.environ.get(m.group(1))
+        return value if value else None
+    if reference == "keyring":
+        return get_key(profile)
+    raise InvalidKeyError(f"profile {profile!r}: key reference must be 'keyring' or 'env:NAME' (KVS213)")
