@@ -64,6 +64,22 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", guarded)
 
 
+@pytest.fixture(autouse=True)
+def memory_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[tuple[str, str], str]]:
+    """In-process: an in-memory keyring; child processes: keyrings.alt's file keyring inside
+    the test's own XDG_DATA_HOME. No test touches a real keyring unless it starts one."""
+    import keyring
+
+    from tests.memkeyring import MemoryKeyring
+
+    MemoryKeyring.store = {}
+    previous = keyring.get_keyring()
+    keyring.set_keyring(MemoryKeyring())
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
+    yield MemoryKeyring.store
+    keyring.set_keyring(previous)
+
+
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES

@@ -61,7 +61,8 @@ def change_lines(changes: Sequence[Change], *, dry_run: bool) -> list[str]:
             continue
         key = " · key written (file is 0600)" if getattr(c, "key_written", False) else ""
         backup = f" (backup {c.backup})" if c.backup else ""
-        out.append(f"{c.path}: {c.old_mode or 'no mode'} → {c.new_mode}{key}{backup}")
+        what = f"updated ({c.new_mode})" if c.old_mode == c.new_mode else f"{c.old_mode or 'no mode'} → {c.new_mode}"
+        out.append(f"{c.path}: {what}{key}{backup}")
         if getattr(c, "nudge", None) == "none":
             who = getattr(c, "name", None) or getattr(c, "kind", "the client")
             out.append(f"  restart {who} to apply (it reads its config only at start-up, S-35)")
