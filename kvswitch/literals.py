@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["CONFIG_VERSION", "CacheMode", "FileKind", "TransferProtocol"]
+__all__ = [
+    "CLINE_MERGED_ONLY",
+    "CLINE_SHARED",
+    "CLINE_SPLIT_ONLY",
+    "CONFIG_VERSION",
+    "CacheMode",
+    "FileKind",
+    "TransferProtocol",
+]
 
 CacheMode = Literal["merged", "split"]
 """``merged``: chunked prefill on one instance; ``split``: prefill/decode disaggregation (S-13)."""
@@ -18,3 +26,10 @@ FileKind = Literal["cline", "ccswitch", "kvswitch"]
 
 CONFIG_VERSION = 1
 """The kvswitch.toml format this kvswitch writes; a newer one is refused."""
+
+CLINE_MERGED_ONLY = ("chunkSize",)
+"""Keys of ``cline.cacheStrategy`` that only the merged form has (S-11)."""
+CLINE_SPLIT_ONLY = ("prefillEndpoint", "decodeEndpoint", "kvTransferProtocol")
+"""Keys of ``cline.cacheStrategy`` that only the split form has (S-12)."""
+CLINE_SHARED = ("enablePrefixCache", "kvCacheDtype")
+"""Keys that stay in both forms."""

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SCHEMA_FILES", "schema_for", "schema_text", "write_schemas"]
+__all__ = ["SCHEMA_FILES", "config_reference", "schema_for", "schema_text", "write_schemas"]
 
 SCHEMA_FILES = {
     "cline": "cline-settings.schema.json",
@@ -57,3 +57,63 @@ def write_schemas(directory: Path) -> list[Path]:
         atomic_write(path, schema_text(kind).encode("utf-8"), backup=False)
         written.append(path)
     return written
+
+
+def _type_name(prop: dict[str, Any], root: dict[str, Any]) -> str:
+    if "$ref" in prop:
+        return "table"
+    if "enum" in prop:
+        return " \\| ".join(f"`{json.dumps(v)}`" for v in prop["enum"])
+    if "anyOf" in prop:
+        names = [_type_name(p, root) for p in prop["anyOf"] if p.get("type") != "null"]
+        return " or ".join(names)
+    kind = prop.get("type", "any")
+    if kind == "array":
+        return f"array of {_type_name(prop.get('items', {}), root)}"
+    if kind == "object":
+        return "table of tables" if isinstance(prop.get("additionalProperties"), dict) else "table"
+    return {"integer": "integer", "number": "number", "string": "string", "boolean": "boolean"}.get(kind, kind)
+
+
+def _limits(prop: dict[str, Any]) -> str:
+    parts = []
+    for key, sign in (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<")):
+        if key in prop:
+            parts.append(f"{sign} {prop[key]}")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def config_reference() -> str:
+    """The kvswitch.toml reference (markdown), generated from the model's schema."""
+    schema = schema_for("kvswitch")
+    defs = schema.get("$defs", {})
+    sections = [("kvswitch.toml (top level)", "", schema)]
+    where = {
+        "Profile": "[profiles.NAME]",
+        "MergedProfile": "[profiles.NAME.merged]",
+        "SplitProfile": "[profiles.NAME.split]",
+        "SharedCache": "[profiles.NAME.cache]",
+        "RequestOptions": "[profiles.NAME.request]",
+        "ClientEntry": "[[clients]]",
+        "Nudge": "[clients.nudge] (or nudge = { … } inline)",
+    }
+    for name, table in where.items():
+        if name in defs:
+            sections.append((table, defs[name].get("description", ""), defs[name]))
+    out = []
+    for title, doc, node in sections:
+        out.append(f"### `{title}`\n")
+        if doc:
+            out.append(doc.replace("``", "`") + "\n")
+        out.append("| key | type | default | meaning |\n|---|---|---|---|")
+        required = set(node.get("required", []))
+        for key, prop in node.get("properties", {}).items():
+            default = "required" if key in required else (
+                f"`{json.dumps(prop['default'], ensure_ascii=False)}`" if "default" in prop else "—"
+            )
+            if default == "`{}`" or default == "`[]`":
+                default = "empty"
+            desc = (prop.get("description") or "").replace("``", "`").replace("|", "\\|")
+            out.append(f"| `{key}` | {_type_name(prop, schema)}{_limits(prop)} | {default} | {desc} |")
+        out.append("")
+    return "\n".join(out)

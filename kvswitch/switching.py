@@ -26,8 +26,9 @@ from kvswitch.edits import Delete, Edit, Insert, Set
 from kvswitch.errors import EditError, Location
 from kvswitch.formats.jsonc import JsoncDocument
 from kvswitch.kinds import MISSING, get_path
+from kvswitch.literals import CLINE_MERGED_ONLY as MERGED_ONLY
+from kvswitch.literals import CLINE_SPLIT_ONLY as SPLIT_ONLY
 from kvswitch.literals import CacheMode, FileKind
-from kvswitch.models.cline import MERGED_ONLY, SPLIT_ONLY
 from kvswitch.redact import redact
 from kvswitch.state import Remembered
 

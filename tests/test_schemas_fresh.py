@@ -40,3 +40,12 @@ def test_fixtures_validate_against_the_schemas() -> None:
     kv.validate(tomllib.loads((FIXTURES / "kvswitch" / "kvswitch.toml").read_text()))
     errors = list(ccswitch.iter_errors({"cache": {"mode": "both"}}))
     assert errors and "both" in errors[0].message
+
+
+def test_configuration_reference_is_fresh() -> None:
+    from kvswitch.schema_export import config_reference
+
+    marker = "<!-- generated: kvswitch schema --reference; do not edit below -->\n"
+    text = (ROOT / "docs" / "configuration.md").read_text()
+    assert marker in text
+    assert text.split(marker, 1)[1] == config_reference(), "docs/configuration.md is stale: regenerate its tail"

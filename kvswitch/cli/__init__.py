@@ -16,15 +16,18 @@ from pathlib import Path
 
 __all__ = ["main"]
 
-COMMANDS = (
-    "kvswitch.cli.init",
-    "kvswitch.cli.lint",
-    "kvswitch.cli.switch",
-    "kvswitch.cli.status",  # status, restore
-    "kvswitch.cli.profile",  # profile, client
-    "kvswitch.cli.key",
-    "kvswitch.cli.schema",
-)
+COMMANDS = {
+    "init": "kvswitch.cli.init",
+    "lint": "kvswitch.cli.lint",
+    "switch": "kvswitch.cli.switch",
+    "status": "kvswitch.cli.status",
+    "restore": "kvswitch.cli.status",
+    "profile": "kvswitch.cli.profile",
+    "client": "kvswitch.cli.profile",
+    "key": "kvswitch.cli.key",
+    "schema": "kvswitch.cli.schema",
+}
+"""Command → the module that registers it (some modules register two)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,15 +48,17 @@ class _Version(argparse.Action):
         raise SystemExit(0)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole parser (every command registers its own arguments)."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``only``, just that command's module is imported (a fast start for
+    ``kvswitch lint`` in a hook), else every command registers itself (for ``--help``)."""
     parser = _Parser(
         prog="kvswitch",
         description="Flip LLM coding clients between merged and split KV-cache strategies, safely.",
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in COMMANDS:
+    modules = [COMMANDS[only]] if only in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    for module in modules:
         importlib.import_module(module).register(sub)
     return parser
 
@@ -64,7 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        parser = build_parser()
+        first = next((a for a in args_list if not a.startswith("-")), None)
+        parser = build_parser(first if first in COMMANDS and "-h" not in args_list[:1] else None)
         args, extra = parser.parse_known_args(args_list)
         # `switch split --dry-run a b`: argparse stops filling an optional positional list at
         # the first option, so leftover paths are taken here (options still must be known)

@@ -21,11 +21,16 @@ def register(sub: Any) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--write", type=Path, metavar="DIR")
     group.add_argument("--check", type=Path, metavar="DIR")
+    group.add_argument("--reference", action="store_true", help="print the kvswitch.toml reference (markdown)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvswitch.schema_export import SCHEMA_FILES, schema_text, write_schemas
+    from kvswitch.schema_export import SCHEMA_FILES, config_reference, schema_text, write_schemas
+
+    if args.reference:
+        sys.stdout.write(config_reference())
+        return 0
 
     if args.write is not None:
         for path in write_schemas(args.write):

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from pydantic import Field, SecretStr
 
-from kvswitch.models.common import CacheMode, StrictModel, TransferProtocol
+from kvswitch.literals import CLINE_MERGED_ONLY, CLINE_SHARED, CLINE_SPLIT_ONLY, CacheMode, TransferProtocol
+from kvswitch.models.common import StrictModel
 
 __all__ = ["MERGED_ONLY", "SHARED", "SPLIT_ONLY", "ClineCacheStrategy", "ClineRequestOptions", "ClineSettings"]
 
-MERGED_ONLY = ("chunkSize",)
-"""Keys of ``cline.cacheStrategy`` that only the merged form has (S-11)."""
-SPLIT_ONLY = ("prefillEndpoint", "decodeEndpoint", "kvTransferProtocol")
-"""Keys of ``cline.cacheStrategy`` that only the split form has (S-12)."""
-SHARED = ("enablePrefixCache", "kvCacheDtype")
-"""Keys that stay in both forms."""
+MERGED_ONLY = CLINE_MERGED_ONLY
+SPLIT_ONLY = CLINE_SPLIT_ONLY
+SHARED = CLINE_SHARED
 
 
 class ClineCacheStrategy(StrictModel):

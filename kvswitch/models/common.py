@@ -36,6 +36,7 @@ class StrictModel(BaseModel):
         populate_by_name=True,
         hide_input_in_errors=True,
         validate_default=False,
+        defer_build=True,  # built on first use: importing the models stays cheap
     )
 
 
@@ -86,16 +87,16 @@ class SplitSettings(StrictModel):
 class RequestOptions(StrictModel):
     """Request options the client sends: CC Switch's ``[request]``."""
 
-    temperature: float = Field(0.2, ge=0, le=2)
-    max_tokens: int = Field(2048, ge=1)
-    stream: bool = True
-    timeout_seconds: float = Field(120, gt=0)
+    temperature: float = Field(0.2, ge=0, le=2, description="Sampling temperature (S-10).")
+    max_tokens: int = Field(2048, ge=1, description="Most tokens per answer; 128 for comparisons (S-34).")
+    stream: bool = Field(True, description="Stream the answer (needed to see TTFT).")
+    timeout_seconds: float = Field(120, gt=0, description="Request timeout.")
 
 
 class ClientConfig(BaseModel):
     """The common view of one client file (or of kvswitch's active profile)."""
 
-    model_config = ConfigDict(frozen=True, hide_input_in_errors=True)
+    model_config = ConfigDict(frozen=True, hide_input_in_errors=True, defer_build=True)
 
     kind: FileKind
     path: Path | None = None

@@ -39,10 +39,10 @@ class MergedProfile(StrictModel):
 class SplitProfile(StrictModel):
     """Settings that only matter in split mode."""
 
-    prefill_base_url: str | None = None
-    decode_base_url: str | None = None
-    transfer_protocol: TransferProtocol = "layer-wise"
-    max_transfer_concurrency: int = 4
+    prefill_base_url: str | None = Field(None, description="Prefill instance; default: the profile's base_url.")
+    decode_base_url: str | None = Field(None, description="Decode instance; default: the profile's base_url.")
+    transfer_protocol: TransferProtocol = Field("layer-wise", description="KV transfer granularity (S-14).")
+    max_transfer_concurrency: int = Field(4, description="KV layers in flight at once, 1-8 (S-17).")
     probe_url: str | None = Field(
         None, description="Router/proxy in front of the split pair, for the probe."
     )
@@ -51,8 +51,8 @@ class SplitProfile(StrictModel):
 class SharedCache(StrictModel):
     """Cache settings both modes share."""
 
-    kv_cache_dtype: str = "auto"
-    prefix_cache: bool = True
+    kv_cache_dtype: str = Field("auto", description="KV cache data type; auto lets the backend choose.")
+    prefix_cache: bool = Field(True, description="Prefix caching, recommended on in both modes.")
 
 
 class Profile(StrictModel):
@@ -60,49 +60,54 @@ class Profile(StrictModel):
 
     provider: str = Field("custom", description="Provider or preset name.")
     base_url: str = Field(..., description="Bare http(s) address, no trailing slash.")
-    url_convention: UrlConvention = "includes-v1"
+    url_convention: UrlConvention = Field(
+        "includes-v1",
+        description="append-v1: clients call <base>/v1/chat/completions; includes-v1: the base ends in /v1.",
+    )
     model: str = Field(..., description="Model id.")
     key: str = Field(
         "keyring", description="Key reference: 'keyring' or 'env:NAME'. Never a plaintext key."
     )
-    merged: MergedProfile = Field(default_factory=MergedProfile)
-    split: SplitProfile = Field(default_factory=SplitProfile)
-    cache: SharedCache = Field(default_factory=SharedCache)
-    request: RequestOptions = Field(default_factory=RequestOptions)
+    merged: MergedProfile = Field(default_factory=MergedProfile, description="Merged-mode settings.")
+    split: SplitProfile = Field(default_factory=SplitProfile, description="Split-mode settings.")
+    cache: SharedCache = Field(default_factory=SharedCache, description="Settings both modes share.")
+    request: RequestOptions = Field(default_factory=RequestOptions, description="What clients send.")
 
 
 class Nudge(StrictModel):
     """How a client is told to reload after kvswitch writes its file (D-8)."""
 
-    kind: Literal["none", "touch", "signal", "command"] = "none"
+    kind: Literal["none", "touch", "signal", "command"] = Field(
+        "none", description="none: tell the user to restart the client (S-35); touch; signal; command."
+    )
     pidfile: str | None = Field(None, description="signal: file holding the client's pid.")
     signal: str = Field("HUP", description="signal: name without SIG.")
     argv: list[str] = Field(default_factory=list, description="command: argv, run without a shell.")
-    timeout_seconds: float = Field(10, gt=0)
+    timeout_seconds: float = Field(10, gt=0, description="command: how long it may run.")
     path: str | None = Field(None, description="touch: file to touch (default: the client file).")
 
 
 class ClientEntry(StrictModel):
     """A client file kvswitch keeps in step with the active profile and mode."""
 
-    path: str
-    kind: Literal["cline", "ccswitch"]
-    name: str | None = None
+    path: str = Field(..., description="The client file; ~ is your home directory.")
+    kind: Literal["cline", "ccswitch"] = Field(..., description="Which format the file is.")
+    name: str | None = Field(None, description="How messages call the client (e.g. 'VS Code').")
     write_key: bool = Field(True, description="Write the profile's key into this file.")
     allow_key_in_repo: bool = Field(
         False, description="Allow writing the key even inside a git work tree (D-7)."
     )
-    nudge: Nudge = Field(default_factory=Nudge)
+    nudge: Nudge = Field(default_factory=Nudge, description="How the client is told to reload.")
 
 
 class KvswitchConfig(StrictModel):
     """The whole kvswitch config file."""
 
-    version: int = CONFIG_VERSION
-    active_profile: str | None = None
-    mode: CacheMode = "merged"
-    profiles: dict[str, Profile] = Field(default_factory=dict)
-    clients: list[ClientEntry] = Field(default_factory=list)
+    version: int = Field(CONFIG_VERSION, description="Config format; a newer one is refused.")
+    active_profile: str | None = Field(None, description="The profile the clients follow.")
+    mode: CacheMode = Field("merged", description="The mode the clients are in: merged | split.")
+    profiles: dict[str, Profile] = Field(default_factory=dict, description="Profiles by name.")
+    clients: list[ClientEntry] = Field(default_factory=list, description="Registered client files.")
     auto_fix: list[str] = Field(
         default_factory=lambda: ["KVS101", "KVS201"],
         description="Codes the watcher fixes by itself.",
