@@ -72,7 +72,7 @@ def _type_name(prop: dict[str, Any], root: dict[str, Any]) -> str:
         return f"array of {_type_name(prop.get('items', {}), root)}"
     if kind == "object":
         return "table of tables" if isinstance(prop.get("additionalProperties"), dict) else "table"
-    return {"integer": "integer", "number": "number", "string": "string", "boolean": "boolean"}.get(kind, kind)
+    return str({"integer": "integer", "number": "number", "string": "string", "boolean": "boolean"}.get(kind, kind))
 
 
 def _limits(prop: dict[str, Any]) -> str:

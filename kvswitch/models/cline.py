@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from pydantic import Field, SecretStr
 
-from kvswitch.literals import CLINE_MERGED_ONLY, CLINE_SHARED, CLINE_SPLIT_ONLY, CacheMode, TransferProtocol
+from kvswitch.literals import (
+    CLINE_MERGED_ONLY,
+    CLINE_SHARED,
+    CLINE_SPLIT_ONLY,
+    CacheMode,
+    TransferProtocol,
+)
 from kvswitch.models.common import StrictModel
 
 __all__ = ["MERGED_ONLY", "SHARED", "SPLIT_ONLY", "ClineCacheStrategy", "ClineRequestOptions", "ClineSettings"]
