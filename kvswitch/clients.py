@@ -28,11 +28,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ClientChange",
+    "ClientPlan",
     "ClientStatus",
     "Status",
     "apply_profile",
+    "commit_plan",
     "in_git_work_tree",
     "key_allowed",
+    "plan_clients",
     "restore",
     "status",
     "switch_clients",
@@ -90,6 +93,89 @@ def _client_files(config: Config) -> list[tuple[ClientEntry, Path, ConfigFile]]:
     return out
 
 
+@dataclass
+class ClientPlan:
+    """The writes a change to the registered clients takes, before any is made."""
+
+    changes: list[ClientChange]
+    writes: list[Any]  # transaction.FileWrite
+    memos: list[tuple[Path, Any]]
+    entries: dict[Path, ClientEntry]
+
+
+def plan_clients(
+    config: Config,
+    profile_name: str,
+    profile: Profile,
+    mode: CacheMode,
+    *,
+    profile_wins: bool,
+    with_keys: bool,
+    exclude: frozenset[Path] = frozenset(),
+) -> ClientPlan:
+    """Render ``profile`` in ``mode`` into every registered client but those in ``exclude``."""
+    from kvswitch.transaction import FileWrite
+
+    key: str | None = None
+    key_loaded = False
+    plan = ClientPlan([], [], [], {})
+    for entry, path, cf in _client_files(config):
+        if path in exclude:
+            continue
+        plan.entries[path] = entry
+        use_key = None
+        if with_keys and key_allowed(entry, path):
+            if not key_loaded:
+                from kvswitch.keys import resolve_key
+
+                key, key_loaded = resolve_key(profile_name, profile.key), True
+            use_key = key
+        try:
+            edits, mode_plan = _render(cf, profile, mode, use_key, profile_wins)
+            new_text = cf.doc.apply(edits) if edits else cf.text
+        except (ValueError, TypeError) as exc:
+            raise EditError(f"cannot render profile {profile_name!r} into it: {exc}", Location(path)) from exc
+        key_written = use_key is not None and any(e.path == _key_path(cf) for e in edits)
+        secrets = [*secrets_in(cf), *([use_key] if use_key else [])]
+        changed = new_text != cf.text
+        plan.changes.append(
+            ClientChange(
+                path, cf.kind, mode_plan.old_mode, mode, changed,
+                render_diff(path, cf.text, new_text, secrets) if changed else "",
+                key_written=key_written, nudge=entry.nudge.kind, name=entry.name,
+            )
+        )
+        if changed:
+            plan.memos.append((path, mode_plan.remember))
+            plan.writes.append(
+                FileWrite(
+                    path, new_text.encode("utf-8"), cf.raw,
+                    _rebuilder(cf, profile, mode, use_key, profile_wins),
+                    mode=0o600 if key_written else None,
+                )
+            )
+    return plan
+
+
+def commit_plan(plan: ClientPlan, extra: list[Any] | None = None) -> list[ClientChange]:
+    """Make every write of ``plan`` (and ``extra`` ones, e.g. kvswitch.toml), all or none."""
+    from kvswitch.state import record_writes, remember
+    from kvswitch.transaction import commit_all
+
+    writes = [*plan.writes, *(extra or [])]
+    if not writes:
+        return plan.changes
+    for path, memo in plan.memos:
+        remember(path, memo)  # before the files lose them
+    results = {r.path: r for r in commit_all(writes)}
+    record_writes([w.path for w in writes])
+    return [
+        ClientChange(c.path, c.kind, c.old_mode, c.new_mode, c.changed, c.diff,
+                     results[c.path].backup if c.path in results else None, c.key_written, c.nudge, c.name)
+        for c in plan.changes
+    ]
+
+
 def _apply(
     config: Config,
     profile_name: str,
@@ -101,64 +187,21 @@ def _apply(
     dry_run: bool,
     set_active: bool,
 ) -> list[ClientChange]:
-    from kvswitch.state import record_writes, remember
-    from kvswitch.transaction import FileWrite, commit_all
+    from kvswitch.transaction import FileWrite
 
-    key: str | None = None
-    key_loaded = False
-    changes: list[ClientChange] = []
-    writes: list[FileWrite] = []
-    memos: list[tuple[Path, Any]] = []
-    for entry, path, cf in _client_files(config):
-        use_key = None
-        if with_keys and key_allowed(entry, path):
-            if not key_loaded:
-                from kvswitch.keys import resolve_key
-
-                key, key_loaded = resolve_key(profile_name, profile.key), True
-            use_key = key
-        try:
-            edits, plan = _render(cf, profile, mode, use_key, profile_wins)
-            new_text = cf.doc.apply(edits) if edits else cf.text
-        except (ValueError, TypeError) as exc:
-            raise EditError(f"cannot render profile {profile_name!r} into it: {exc}", Location(path)) from exc
-        key_written = use_key is not None and any(e.path == _key_path(cf) for e in edits)
-        secrets = [*secrets_in(cf), *([use_key] if use_key else [])]
-        changes.append(
-            ClientChange(
-                path, cf.kind, plan.old_mode, mode, new_text != cf.text,
-                render_diff(path, cf.text, new_text, secrets) if new_text != cf.text else "",
-                key_written=key_written, nudge=entry.nudge.kind, name=entry.name,
-            )
-        )
-        if new_text != cf.text:
-            memos.append((path, plan.remember))
-            writes.append(
-                FileWrite(
-                    path, new_text.encode("utf-8"), cf.raw,
-                    _rebuilder(cf, profile, mode, use_key, profile_wins),
-                    mode=0o600 if key_written else None,
-                )
-            )
+    plan = plan_clients(config, profile_name, profile, mode, profile_wins=profile_wins, with_keys=with_keys)
     config_edits: list[Edit] = []
     if config.model.mode != mode:
         config_edits.append(Set(("mode",), mode))
     if set_active and config.model.active_profile != profile_name:
         config_edits.append(Set(("active_profile",), profile_name))
+    extra = []
     if config_edits:
         text = edited_text(config, config_edits)
-        writes.append(FileWrite(config.path, text.encode("utf-8"), config.file.raw))
-    if dry_run or not writes:
-        return changes
-    for path, memo in memos:
-        remember(path, memo)  # before the files lose them
-    results = {r.path: r for r in commit_all(writes)}
-    record_writes([w.path for w in writes])
-    return [
-        ClientChange(c.path, c.kind, c.old_mode, c.new_mode, c.changed, c.diff,
-                     results[c.path].backup if c.path in results else None, c.key_written, c.nudge, c.name)
-        for c in changes
-    ]
+        extra.append(FileWrite(config.path, text.encode("utf-8"), config.file.raw))
+    if dry_run:
+        return plan.changes
+    return commit_plan(plan, extra)
 
 
 def _key_path(cf: ConfigFile) -> tuple[str | int, ...]:

@@ -82,6 +82,9 @@ class Nudge(StrictModel):
     )
     pidfile: str | None = Field(None, description="signal: file holding the client's pid.")
     signal: str = Field("HUP", description="signal: name without SIG.")
+    process: str | None = Field(
+        None, description="signal: text the target's command line must contain (checked in /proc)."
+    )
     argv: list[str] = Field(default_factory=list, description="command: argv, run without a shell.")
     timeout_seconds: float = Field(10, gt=0, description="command: how long it may run.")
     path: str | None = Field(None, description="touch: file to touch (default: the client file).")

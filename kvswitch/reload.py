@@ -1,0 +1,129 @@
+"""Nudging a client to reload after kvswitch wrote its file (D-8).
+
+Four ways, chosen per client: ``none`` (tell the user to restart it: S-35), ``touch`` (bump a
+file's mtime, for clients that watch it), ``signal`` (send a signal to the pid in a pidfile,
+after checking that pid is still the process that wrote it) and ``command`` (run an argv, no
+shell, with a timeout). Every outcome is returned as data; nothing is raised for a client
+that cannot be nudged.
+"""
+
+from __future__ import annotations
+
+import os
+import signal as signals
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kvswitch.models import ClientEntry
+
+__all__ = ["NudgeResult", "nudge"]
+
+_OUTPUT_LIMIT = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class NudgeResult:
+    """What a nudge did: ``ok`` False when it could not (the message says why)."""
+
+    client: Path
+    kind: str
+    ok: bool
+    message: str
+    restart_needed: bool = False
+
+
+def nudge(entry: ClientEntry, path: Path) -> NudgeResult:
+    """Nudge the client of ``entry`` (whose file is ``path``) by its registered method."""
+    n = entry.nudge
+    who = entry.name or entry.kind
+    if n.kind == "none":
+        return NudgeResult(path, "none", True, f"restart {who} to apply (it reads its config at start-up, S-35)", True)
+    if n.kind == "touch":
+        target = Path(n.path).expanduser() if n.path else path
+        try:
+            os.utime(target)
+        except OSError as exc:
+            return NudgeResult(path, "touch", False, f"cannot touch {target}: {exc.strerror}")
+        return NudgeResult(path, "touch", True, f"touched {target}")
+    if n.kind == "signal":
+        return _signal(path, n.pidfile, n.signal, n.process, who)
+    return _command(path, n.argv, n.timeout_seconds, who)
+
+
+def _signal(path: Path, pidfile: str | None, name: str, process: str | None, who: str) -> NudgeResult:
+    if not pidfile:
+        return NudgeResult(path, "signal", False, f"no pidfile set for {who}; restart it to apply", True)
+    pf = Path(pidfile).expanduser()
+    try:
+        text = pf.read_text(encoding="ascii", errors="replace").strip()
+        written = pf.stat().st_mtime
+    except OSError as exc:
+        return NudgeResult(path, "signal", False, f"pidfile {pf}: {exc.strerror}; restart {who} to apply", True)
+    try:
+        pid = int(text.split()[0])
+    except (ValueError, IndexError):
+        return NudgeResult(path, "signal", False, f"pidfile {pf} holds no pid; restart {who} to apply", True)
+    try:
+        sig = getattr(signals, "SIG" + name.upper().removeprefix("SIG"))
+    except AttributeError:
+        return NudgeResult(path, "signal", False, f"unknown signal {name!r}")
+    stale = _stale(pid, written, process)
+    if stale:
+        return NudgeResult(path, "signal", False, f"stale pidfile {pf}: {stale}; not signalled; restart {who} to apply", True)
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return NudgeResult(path, "signal", False, f"process {pid} is gone (stale pidfile {pf})", True)
+    except PermissionError:
+        return NudgeResult(path, "signal", False, f"not allowed to signal process {pid}")
+    return NudgeResult(path, "signal", True, f"sent SIG{name.upper().removeprefix('SIG')} to {who} (pid {pid})")
+
+
+def _stale(pid: int, pidfile_written: float, process: str | None) -> str | None:
+    """Why ``pid`` is not the process that wrote the pidfile, or None when it is (Linux /proc)."""
+    proc = Path(f"/proc/{pid}")
+    if not proc.exists():
+        return f"no process {pid}"
+    try:
+        fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        start_ticks = int(fields[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        started = time.time() - uptime + start_ticks / os.sysconf("SC_CLK_TCK")
+        cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except (OSError, ValueError, IndexError):
+        return None  # not Linux /proc: trust the pid
+    if started > pidfile_written + 1.0:
+        return f"process {pid} started after the pidfile was written (its pid was reused)"
+    if process and process not in cmdline:
+        return f"process {pid} is not {process!r} (its command line: {cmdline[:80]!r})"
+    return None
+
+
+def _command(path: Path, argv: list[str], timeout: float, who: str) -> NudgeResult:
+    if not argv:
+        return NudgeResult(path, "command", False, f"no command set for {who}; restart it to apply", True)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        return NudgeResult(path, "command", False, f"command not found: {argv[0]}")
+    except subprocess.TimeoutExpired as exc:
+        return NudgeResult(path, "command", False, f"{argv[0]} did not finish within {timeout:g} s (killed)"
+                           + _tail(exc.stdout, exc.stderr))
+    except OSError as exc:
+        return NudgeResult(path, "command", False, f"cannot run {argv[0]}: {exc.strerror}")
+    ok = done.returncode == 0
+    return NudgeResult(path, "command", ok, f"{argv[0]} exited {done.returncode}" + _tail(done.stdout, done.stderr))
+
+
+def _tail(out: str | bytes | None, err: str | bytes | None) -> str:
+    parts = []
+    for label, text in (("stdout", out), ("stderr", err)):
+        if isinstance(text, bytes):
+            text = text.decode(errors="replace")
+        if text and text.strip():
+            parts.append(f"{label}: {text.strip()[-_OUTPUT_LIMIT:]}")
+    return ("; " + "; ".join(parts)) if parts else ""
