@@ -29,6 +29,7 @@ __all__ = [
     "new_config_text",
     "profile_table",
     "read_config",
+    "read_config_text",
 ]
 
 
@@ -104,6 +105,12 @@ def read_config(path: Path | None = None) -> Config:
     if raw is None:
         raise ConfigError("kvswitch is not set up yet: run kvswitch init", Location(path))
     cf = parse_config(raw, "kvswitch", path)
+    return Config(cf, _validate(cf))
+
+
+def read_config_text(text: str, path: Path) -> Config:
+    """A config from text (e.g. an edited version not yet written), validated."""
+    cf = parse_config(text, "kvswitch", path)
     return Config(cf, _validate(cf))
 
 

@@ -11,7 +11,7 @@ from kvswitch.edits import Set
 from kvswitch.errors import ConfigParseError, EditError, Location
 from kvswitch.literals import FileKind
 
-__all__ = ["FixResult", "LintResult", "fix", "lint", "lint_text"]
+__all__ = ["FixResult", "LintResult", "fix", "fixed_text", "lint", "lint_text"]
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,8 @@ def lint(path: Path | str, kind: FileKind | None = None, *, git: bool = True) ->
     return lint_text(read_bytes(path), kind, path, git=git)[1]
 
 
-def _fixed_text(cf: ConfigFile, diags: list[Diagnostic]) -> str:
+def fixed_text(cf: ConfigFile, diags: list[Diagnostic]) -> str:
+    """The text of ``cf`` with the fixes of ``diags`` applied (verified)."""
     edits = [Set(d.fix.key_path, d.fix.value) for d in diags if d.fix is not None]
     try:
         return cf.doc.apply(edits)
@@ -84,13 +85,13 @@ def fix(path: Path | str, kind: FileKind | None = None, *, git: bool = True) -> 
     fixable = [d for d in result.diagnostics if d.fix is not None]
     if cf is None or not fixable:
         return FixResult(path, False, [], result.diagnostics)
-    new = _fixed_text(cf, fixable)
+    new = fixed_text(cf, fixable)
 
     def rebuild(current: bytes) -> bytes:
         cf2, res2 = lint_text(current, cf.kind, path, git=False)
         if cf2 is None:
             raise ConfigParseError("the file stopped parsing while kvswitch was fixing it", Location(path))
-        return _fixed_text(cf2, [d for d in res2.diagnostics if d.fix is not None]).encode("utf-8")
+        return fixed_text(cf2, [d for d in res2.diagnostics if d.fix is not None]).encode("utf-8")
 
     written = atomic_write(path, new.encode("utf-8"), expected=raw, rebuild=rebuild)
     after = lint_text(read_bytes(path), cf.kind, path, git=git)[1]

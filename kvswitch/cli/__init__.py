@@ -25,6 +25,7 @@ COMMANDS = {
     "profile": "kvswitch.cli.profile",
     "client": "kvswitch.cli.profile",
     "key": "kvswitch.cli.key",
+    "watch": "kvswitch.cli.watch",
     "schema": "kvswitch.cli.schema",
 }
 """Command → the module that registers it (some modules register two)."""

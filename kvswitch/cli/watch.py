@@ -1,0 +1,58 @@
+"""``kvswitch watch [--policy adopt|revert|report] [--once] [--debounce MS]``."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "watch",
+        help="keep every client in step with kvswitch's config (fix, adopt or revert changes)",
+        description="Watch kvswitch's config and every registered client. A broken file is reported "
+        "and nothing is written; fixable findings the config allows are fixed; a changed mode or "
+        "cache setting is adopted into the active profile and propagated (default), reverted, or only "
+        "reported. Written clients are nudged to reload. Runs until interrupted; --once handles the "
+        "files as they are now and exits (1 when something is invalid or drifted).",
+    )
+    p.add_argument("--policy", choices=("adopt", "revert", "report"), default="adopt")
+    p.add_argument("--once", action="store_true", help="handle every file once and exit")
+    p.add_argument("--debounce", type=int, default=150, metavar="MS", help="quiet time before a change is read (150)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kvswitch.transaction import recover
+    from kvswitch.watch import WatchEvent, Watcher
+
+    note = recover()
+    if note:
+        print(f"kvswitch: {note}", file=sys.stderr)
+    problems: list[WatchEvent] = []
+    lock = threading.Lock()
+
+    def show(event: WatchEvent) -> None:
+        if event.kind in ("invalid", "error", "drift"):
+            problems.append(event)
+        with lock:
+            print(str(event), flush=True)
+
+    watcher = Watcher(show, policy=args.policy, debounce=args.debounce / 1000)
+    watcher.start()
+    try:
+        if args.once:
+            watcher.check_all()
+            return 1 if problems else 0
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        while not stop.wait(0.5):
+            pass
+        return 0
+    finally:
+        watcher.stop()

@@ -1,0 +1,490 @@
+"""The watcher: keep every registered client in step with kvswitch's config (D-8).
+
+It watches kvswitch's config and every client file through their parent directories (and
+the directories of symlink targets), so in-place writes, editor rename-saves, delete and
+re-create, and writes through a symlink are all seen. Events are debounced (trailing,
+~150 ms); the file is then read once, and kvswitch's own writes are recognised by content
+hash and ignored. An external change is handled by policy:
+
+- invalid file → reported with ``path:line:col``, nothing written (a torn, half-written read
+  is re-checked after another quiet period before it is reported);
+- fixable finding the config allows (``auto_fix``, default KVS101 and KVS201) → fixed in place;
+- a changed owned cache field (mode, chunk size, prefix cache, kv dtype, split settings) →
+  ``adopt`` it into the active profile and propagate to the other clients (never a key, base
+  URL or model, D-12), ``revert`` the file to the profile, or only ``report`` it.
+
+Written clients are nudged to reload (:mod:`kvswitch.reload`). Every outcome goes to the
+``on_event`` callback (plain Python, any thread) and to a rotating log in kvswitch's logs
+directory. One watcher per ``KVSWITCH_HOME`` (a lock in ``state/``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import logging.handlers
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from kvswitch import paths
+from kvswitch.errors import KvswitchError, Location
+
+if TYPE_CHECKING:
+    from kvswitch.config import Config
+    from kvswitch.diagnostics import Diagnostic
+    from kvswitch.document import ConfigFile
+    from kvswitch.models import ClientEntry
+    from kvswitch.reload import NudgeResult
+
+__all__ = ["OWNED_FIELDS", "Policy", "WatchEvent", "Watcher", "WatcherBusyError", "watch_log"]
+
+Policy = Literal["adopt", "revert", "report"]
+
+OWNED_FIELDS = (
+    "cache.mode",
+    "cache.chunk_size",
+    "cache.kv_cache_dtype",
+    "cache.prefix_cache",
+    "split.prefill_base_url",
+    "split.decode_base_url",
+    "split.transfer_protocol",
+    "split.max_transfer_concurrency",
+)
+"""The fields ``adopt`` takes from a client into the active profile (D-12)."""
+
+DEBOUNCE = 0.15
+
+
+class WatcherBusyError(KvswitchError):
+    """Another watcher (``kvswitch watch`` or the tray) already runs for this KVSWITCH_HOME."""
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One outcome: ``kind`` is started, invalid, fixed, adopted, reverted, drift,
+    propagated, nudged, error or stopped."""
+
+    kind: str
+    path: Path | None
+    message: str
+    diagnostics: tuple[Diagnostic, ...] = ()
+    nudges: tuple[NudgeResult, ...] = ()
+    written: tuple[Path, ...] = ()
+
+    def __str__(self) -> str:
+        where = f"{self.path}: " if self.path else ""
+        return f"{self.kind}: {where}{self.message}"
+
+
+def watch_log() -> logging.Logger:
+    """The watcher's rotating log (``<logs>/watch.log``, 1 MB × 3)."""
+    logger = logging.getLogger("kvswitch.watch")
+    target = paths.dirs().logs / "watch.log"
+    if not any(getattr(h, "baseFilename", None) == str(target) for h in logger.handlers):
+        for h in list(logger.handlers):
+            logger.removeHandler(h)
+            h.close()
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(target, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+    return logger
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class _Target:
+    path: Path  # as registered (maybe a symlink)
+    kind: str  # cline | ccswitch | config
+    entry: ClientEntry | None = None
+    own: set[str] = field(default_factory=set)  # digests of kvswitch's own writes
+    seen: str | None = None  # digest last handled
+    unstable: str | None = None  # digest of an invalid read waiting for a second look
+    timer: threading.Timer | None = None
+
+
+class Watcher:
+    """Watch kvswitch's config and every registered client; handle changes by ``policy``."""
+
+    def __init__(
+        self,
+        on_event: Callable[[WatchEvent], None] | None = None,
+        *,
+        policy: Policy = "adopt",
+        debounce: float = DEBOUNCE,
+    ) -> None:
+        if policy not in ("adopt", "revert", "report"):
+            raise ValueError(f"policy must be adopt, revert or report, not {policy!r}")
+        self.policy = policy
+        self.debounce = debounce
+        self._on_event = on_event
+        self._log = watch_log()
+        self._lock_fd: int | None = None
+        self._observer: Any = None
+        self._targets: dict[str, _Target] = {}  # by real path
+        self._aliases: dict[str, str] = {}  # any watched path (link or target) → real path
+        self._work = threading.RLock()
+        self._stopped = threading.Event()
+
+    # -- life cycle ---------------------------------------------------------------
+    def __enter__(self) -> Watcher:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Take the lock, read the config, start watching."""
+        self._acquire_lock()
+        try:
+            self._refresh_targets()
+            self._schedule()
+        except BaseException:
+            self._release_lock()
+            raise
+        names = ", ".join(str(t.path) for t in self._targets.values())
+        self._emit(WatchEvent("started", None, f"watching {names} (policy {self.policy})"))
+
+    def stop(self) -> None:
+        """Stop watching and release the lock (pending debounced checks are dropped)."""
+        self._stopped.set()
+        for t in self._targets.values():
+            if t.timer is not None:
+                t.timer.cancel()
+        if self._observer is not None:
+            self._observer.stop()
+            with contextlib.suppress(RuntimeError):
+                self._observer.join(timeout=5)
+            self._observer = None
+        if self._lock_fd is not None:
+            self._emit(WatchEvent("stopped", None, "watcher stopped"))
+        self._release_lock()
+
+    def check_all(self) -> None:
+        """Handle every watched file as it is now (``kvswitch watch --once``)."""
+        for real in list(self._targets):
+            self._handle(real, force=True)
+
+    # -- the lock ------------------------------------------------------------------
+    def _acquire_lock(self) -> None:
+        import fcntl
+
+        state = paths.dirs().state
+        state.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = state / "watch.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 512, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise WatcherBusyError(
+                f"another watcher is running for this kvswitch home: {holder}", Location(path)
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} ({_cmdline()})\n".encode(), 0)
+        self._lock_fd = fd
+
+    def _release_lock(self) -> None:
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._lock_fd, 0)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # -- what is watched -----------------------------------------------------------
+    def _refresh_targets(self) -> None:
+        from kvswitch.config import client_path, config_file, read_config
+
+        wanted: list[tuple[Path, str, ClientEntry | None]] = [(config_file(), "config", None)]
+        try:
+            config = read_config()
+        except KvswitchError as exc:
+            self._emit(WatchEvent("invalid", config_file(), str(exc)))
+        else:
+            wanted += [(client_path(e), e.kind, e) for e in config.model.clients]
+        old = self._targets
+        self._targets, self._aliases = {}, {}
+        for path, kind, entry in wanted:
+            real = os.path.realpath(path)
+            target = old.get(real) or _Target(path, kind, entry)
+            target.path, target.kind, target.entry = path, kind, entry
+            if target.seen is None:
+                with contextlib.suppress(OSError):
+                    target.seen = _digest(Path(real).read_bytes())
+            self._targets[real] = target
+            self._aliases[os.path.abspath(path)] = real
+            self._aliases[real] = real
+
+    def _schedule(self) -> None:
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.is_directory or event.event_type in ("opened", "closed_no_write"):
+                    return
+                for raw in (event.src_path, getattr(event, "dest_path", "")):
+                    if raw:
+                        real = watcher._aliases.get(os.path.abspath(os.fsdecode(raw)))
+                        if real is not None:
+                            watcher._poke(real)
+
+        if self._observer is not None:
+            self._observer.stop()
+            with contextlib.suppress(RuntimeError):
+                self._observer.join(timeout=5)
+        observer = Observer()
+        handler = Handler()
+        dirs = {os.path.dirname(p) for p in self._aliases}
+        for directory in sorted(dirs):
+            if os.path.isdir(directory):
+                observer.schedule(handler, directory, recursive=False)
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+
+    # -- debounce ------------------------------------------------------------------
+    def _poke(self, real: str) -> None:
+        target = self._targets.get(real)
+        if target is None or self._stopped.is_set():
+            return
+        with self._work:
+            if target.timer is not None:
+                target.timer.cancel()
+            timer = threading.Timer(self.debounce, self._handle, args=(real,))
+            timer.daemon = True
+            target.timer = timer
+            timer.start()
+
+    # -- handling ------------------------------------------------------------------
+    def _handle(self, real: str, force: bool = False) -> None:
+        if self._stopped.is_set() and not force:
+            return
+        with self._work:
+            target = self._targets.get(real)
+            if target is None:
+                return
+            try:
+                self._handle_target(real, target, force)
+            except KvswitchError as exc:
+                self._emit(WatchEvent("error", target.path, str(exc)))
+            except Exception as exc:  # noqa: BLE001 - a watcher thread must report, not die
+                self._log.exception("unexpected error")
+                self._emit(WatchEvent("error", target.path, f"unexpected error: {type(exc).__name__}: {exc}"))
+
+    def _handle_target(self, real: str, target: _Target, force: bool) -> None:
+        from kvswitch.document import parse_config
+        from kvswitch.errors import ConfigParseError
+        from kvswitch.io import read_optional
+
+        raw = read_optional(Path(real))
+        if raw is None:
+            if target.seen is not None:
+                target.seen = None
+                self._emit(WatchEvent("error", target.path, "the file is gone; waiting for it to come back"))
+            return
+        digest = _digest(raw)
+        if digest in target.own:
+            target.own.discard(digest)
+            target.seen = digest
+            return
+        if digest == target.seen and not force:
+            return
+        kind = "kvswitch" if target.kind == "config" else target.kind
+        try:
+            cf = parse_config(raw, kind, target.path)  # type: ignore[arg-type]
+        except ConfigParseError as exc:
+            if target.unstable != digest and not force:
+                target.unstable = digest  # maybe half-written: look again after a quiet period
+                self._poke(real)
+                return
+            target.unstable = None
+            target.seen = digest
+            self._emit(WatchEvent("invalid", target.path, f"{exc} — nothing written"))
+            return
+        target.unstable = None
+        target.seen = digest
+        if target.kind == "config":
+            self._config_changed(cf)
+        else:
+            self._client_changed(real, target, cf)
+
+    # -- a client changed ----------------------------------------------------------
+    def _client_changed(self, real: str, target: _Target, cf: ConfigFile) -> None:
+        from kvswitch.config import read_config
+        from kvswitch.diagnostics import Severity
+        from kvswitch.render import drift
+        from kvswitch.rules import check
+
+        config = read_config()
+        name, profile = config.profile()
+        diags = check(cf, git=False)
+        errors = tuple(d for d in diags if d.severity is Severity.ERROR)
+        if errors:
+            first = errors[0]
+            self._emit(WatchEvent("invalid", target.path, f"{first.location}: {first.code} {first.message} — nothing written", errors))
+            return
+        fixable = [d for d in diags if d.fix is not None and d.code in config.model.auto_fix]
+        if fixable:
+            cf = self._fix(real, target, cf, fixable)
+        fields = drift(cf, profile, config.model.mode)
+        owned = [f for f in fields if f in OWNED_FIELDS or f == "cache.form"]
+        other = [f for f in fields if f not in owned]
+        note = ""
+        if "cache.chunk_size" in owned and _file_mode(cf) == "split":
+            note = (" (chunk_size was changed in split mode, where it is ignored: the prefill instance "
+                    "picks its own chunking; it takes effect in merged mode, S-26)")
+        if other:
+            self._emit(WatchEvent("drift", target.path, "changed by hand, not adopted (kvswitch never adopts "
+                                  f"keys, base URLs or models): {', '.join(other)}"))
+        if not owned:
+            return
+        if self.policy == "report":
+            self._emit(WatchEvent("drift", target.path, f"differs from profile {name}: {', '.join(owned)}{note}"))
+        elif self.policy == "revert":
+            self._revert(config, name, profile, target, cf, owned, note)
+        else:
+            self._adopt(config, name, target, cf, owned, note)
+
+    def _fix(self, real: str, target: _Target, cf: ConfigFile, fixable: list[Diagnostic]) -> ConfigFile:
+        from kvswitch.document import parse_config
+        from kvswitch.io import atomic_write
+        from kvswitch.linter import fixed_text
+
+        new = fixed_text(cf, fixable).encode("utf-8")
+        target.own.add(_digest(new))
+        atomic_write(target.path, new, expected=cf.raw)
+        target.seen = _digest(new)
+        what = "; ".join(d.fix.description for d in fixable if d.fix is not None)
+        self._emit(WatchEvent("fixed", target.path, what, tuple(fixable), (), (target.path,)))
+        self._nudge([target])
+        return parse_config(new, cf.kind, cf.path)
+
+    def _adopt(self, config: Config, name: str, target: _Target, cf: ConfigFile, owned: list[str], note: str) -> None:
+        from kvswitch.clients import commit_plan, plan_clients
+        from kvswitch.config import edited_text, read_config_text
+        from kvswitch.edits import Set
+        from kvswitch.kinds import CCSWITCH_FIELDS, CLINE_FIELDS, MISSING, get_path, profile_fields
+        from kvswitch.transaction import FileWrite
+
+        fmap = CLINE_FIELDS if cf.kind == "cline" else CCSWITCH_FIELDS
+        pmap = profile_fields(name)
+        _, profile = config.profile(name)
+        edits = []
+        for f in OWNED_FIELDS:
+            value = get_path(cf.data, fmap[f]) if f in fmap else MISSING
+            if value is MISSING or value is None:
+                continue
+            if f in ("split.prefill_base_url", "split.decode_base_url"):
+                current = getattr(profile.split, f.split(".")[1]) or profile.base_url
+                if value == current:
+                    continue
+            if get_path(config.file.data, pmap[f]) != value:
+                edits.append(Set(pmap[f], value))
+        text = edited_text(config, edits) if edits else config.file.text
+        new_config = read_config_text(text, config.path)
+        name, profile = new_config.profile(name)
+        mode = new_config.model.mode
+        plan = plan_clients(new_config, name, profile, mode, profile_wins=True, with_keys=False,
+                            exclude=frozenset({target.path}))
+        extra = [FileWrite(config.path, text.encode("utf-8"), config.file.raw)] if edits else []
+        self._expect_writes([*plan.writes, *extra])
+        commit_plan(plan, extra)
+        written = [w.path for w in plan.writes]
+        adopted = ", ".join(f"{e.path[-1]} = {e.value!r}" for e in edits) or "nothing new"
+        self._emit(WatchEvent("adopted", target.path, f"took {adopted} into profile {name}{note}",
+                              written=(config.path,) if edits else ()))
+        if written:
+            nudges = self._nudge([self._targets[os.path.realpath(p)] for p in written])
+            self._emit(WatchEvent("propagated", None, f"brought {len(written)} other client(s) to mode {mode}: "
+                                  + ", ".join(str(p) for p in written), nudges=nudges, written=tuple(written)))
+
+    def _revert(self, config: Config, name: str, profile: Any, target: _Target, cf: ConfigFile, owned: list[str], note: str) -> None:
+        from kvswitch.clients import commit_plan, plan_clients
+
+        mode = config.model.mode
+        others = frozenset(p for p in self._all_paths() if p != target.path)
+        plan = plan_clients(config, name, profile, mode, profile_wins=True, with_keys=False, exclude=others)
+        self._expect_writes(plan.writes)
+        commit_plan(plan)
+        nudges = self._nudge([target]) if plan.writes else ()
+        self._emit(WatchEvent("reverted", target.path, f"put back profile {name} in mode {mode}: {', '.join(owned)}{note}",
+                              nudges=nudges, written=tuple(w.path for w in plan.writes)))
+
+    # -- kvswitch's config changed ---------------------------------------------------
+    def _config_changed(self, cf: ConfigFile) -> None:
+        from kvswitch.clients import commit_plan, plan_clients
+        from kvswitch.config import read_config
+
+        try:
+            config = read_config()
+        except KvswitchError as exc:
+            self._emit(WatchEvent("invalid", cf.path, f"{exc} — nothing written"))
+            return
+        self._refresh_targets()
+        self._schedule()
+        name, profile = config.profile()
+        if self.policy == "report":
+            self._emit(WatchEvent("drift", cf.path, "kvswitch's config changed; clients left as they are (policy report)"))
+            return
+        plan = plan_clients(config, name, profile, config.model.mode, profile_wins=True, with_keys=False)
+        self._expect_writes(plan.writes)
+        commit_plan(plan)
+        written = [w.path for w in plan.writes]
+        nudges = self._nudge([self._targets[os.path.realpath(p)] for p in written]) if written else ()
+        self._emit(WatchEvent("propagated", cf.path, f"config changed: {len(written)} client(s) brought to profile "
+                              f"{name}, mode {config.model.mode}", nudges=nudges, written=tuple(written)))
+
+    # -- helpers ---------------------------------------------------------------------
+    def _all_paths(self) -> list[Path]:
+        return [t.path for t in self._targets.values() if t.kind != "config"]
+
+    def _expect_writes(self, writes: list[Any]) -> None:
+        for w in writes:
+            target = self._targets.get(os.path.realpath(w.path))
+            if target is not None:
+                target.own.add(_digest(w.data))
+
+    def _nudge(self, targets: list[_Target]) -> tuple[NudgeResult, ...]:
+        from kvswitch.reload import nudge
+
+        results = tuple(nudge(t.entry, t.path) for t in targets if t.entry is not None)
+        for r in results:
+            self._emit(WatchEvent("nudged", r.client, r.message, nudges=(r,)))
+        return results
+
+    def _emit(self, event: WatchEvent) -> None:
+        level = logging.WARNING if event.kind in ("invalid", "error") else logging.INFO
+        self._log.log(level, "%s", event)
+        if self._on_event is not None:
+            try:
+                self._on_event(event)
+            except Exception:  # noqa: BLE001 - a broken callback must not stop the watcher
+                self._log.exception("event callback failed")
+
+
+def _file_mode(cf: ConfigFile) -> Any:
+    from kvswitch.kinds import get_path
+
+    return get_path(cf.data, ("cline.cacheStrategy", "mode") if cf.kind == "cline" else ("cache", "mode"))
+
+
+def _cmdline() -> str:
+    try:
+        return Path("/proc/self/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()[:200]
+    except OSError:
+        return "kvswitch"
