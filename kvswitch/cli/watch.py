@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kvswitch.transaction import recover
-    from kvswitch.watch import WatchEvent, Watcher
+    from kvswitch.watch import Watcher, WatchEvent
 
     note = recover()
     if note:
