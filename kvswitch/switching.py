@@ -10,7 +10,8 @@ remember. ``switch`` reads the files, plans, verifies and writes them all or non
   ``kvTransferProtocol`` leave in merged mode; what leaves is remembered and comes back,
   with its comment, on the return trip. ``enablePrefixCache`` and ``kvCacheDtype`` stay.
 - kvswitch's own config: its ``mode`` is set.
-- A file already in the mode is left alone: no write, no backup.
+- A file already in the mode (and its form) is left alone: no write, no backup. A Cline file
+  whose ``mode`` was flipped by hand gets the rest of the form.
 """
 
 from __future__ import annotations
@@ -154,14 +155,14 @@ def _plan_cline(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None) 
     if not isinstance(block, dict):
         raise EditError(f"{_CS} is not an object", cf.locate((_CS,)))
     old = block.get("mode") if isinstance(block.get("mode"), str) else None
-    if old == mode:
-        return SwitchPlan("cline", old, mode)
+    # the block takes the mode's whole form: a file whose mode was flipped by hand (the other
+    # form's keys still there) is completed; a file already in the form gets no edit at all
     leaving = MERGED_ONLY if mode == "split" else SPLIT_ONLY
     coming = SPLIT_ONLY if mode == "split" else MERGED_ONLY
     doc = cf.doc
     assert isinstance(doc, JsoncDocument)
     keys = list(block)
-    edits: list[Edit] = [Set((_CS, "mode"), mode)]
+    edits: list[Edit] = [] if old == mode else [Set((_CS, "mode"), mode)]
     remember: dict[tuple[str | int, ...], Remembered] = {}
     for key in leaving:
         if key not in block:

@@ -327,13 +327,20 @@ class Watcher:
     def _client_changed(self, real: str, target: _Target, cf: ConfigFile) -> None:
         from kvswitch.config import read_config
         from kvswitch.diagnostics import Severity
+        from kvswitch.kinds import MISSING, get_path
         from kvswitch.render import drift
         from kvswitch.rules import check
 
         config = read_config()
         name, profile = config.profile()
         diags = check(cf, git=False)
-        errors = tuple(d for d in diags if d.severity is Severity.ERROR)
+        flipped = _file_mode(cf) in ("merged", "split") and _file_mode(cf) != config.model.mode
+        # a mode flipped by hand leaves the other form's keys: the missing endpoints are ours to fill
+        errors = tuple(
+            d for d in diags
+            if d.severity is Severity.ERROR
+            and not (flipped and d.code == "KVS110" and get_path(cf.data, d.key_path) is MISSING)
+        )
         if errors:
             first = errors[0]
             self._emit(WatchEvent("invalid", target.path, f"{first.location}: {first.code} {first.message} — nothing written", errors))
@@ -375,7 +382,7 @@ class Watcher:
         return parse_config(new, cf.kind, cf.path)
 
     def _adopt(self, config: Config, name: str, target: _Target, cf: ConfigFile, owned: list[str], note: str) -> None:
-        from kvswitch.clients import commit_plan, plan_clients
+        from kvswitch.clients import ClientPlan, commit_plan, plan_clients
         from kvswitch.config import edited_text, read_config_text
         from kvswitch.edits import Set
         from kvswitch.kinds import CCSWITCH_FIELDS, CLINE_FIELDS, MISSING, get_path, profile_fields
@@ -399,12 +406,18 @@ class Watcher:
         new_config = read_config_text(text, config.path)
         name, profile = new_config.profile(name)
         mode = new_config.model.mode
-        plan = plan_clients(new_config, name, profile, mode, profile_wins=True, with_keys=False,
-                            exclude=frozenset({target.path}))
+        # the others take the profile; the edited file only completes its mode's form (its other
+        # hand edits, a base URL say, stay: they are reported, not adopted, and not undone)
+        others = plan_clients(new_config, name, profile, mode, profile_wins=True, with_keys=False,
+                              exclude=frozenset({target.path}))
+        own = plan_clients(new_config, name, profile, mode, profile_wins=False, with_keys=False,
+                           exclude=frozenset(p for p in self._all_paths() if p != target.path))
+        plan = ClientPlan(others.changes + own.changes, others.writes + own.writes,
+                          others.memos + own.memos, {**others.entries, **own.entries})
         extra = [FileWrite(config.path, text.encode("utf-8"), config.file.raw)] if edits else []
         self._expect_writes([*plan.writes, *extra])
         commit_plan(plan, extra)
-        written = [w.path for w in plan.writes]
+        written = [w.path for w in others.writes]
         adopted = ", ".join(f"{e.path[-1]} = {e.value!r}" for e in edits) or "nothing new"
         self._emit(WatchEvent("adopted", target.path, f"took {adopted} into profile {name}{note}",
                               written=(config.path,) if edits else ()))
