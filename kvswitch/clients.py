@@ -99,8 +99,9 @@ class ClientPlan:
 
     changes: list[ClientChange]
     writes: list[Any]  # transaction.FileWrite
-    memos: list[tuple[Path, Any]]
+    memos: list[tuple[Path, Any]]  # values a mode flip takes out, to remember first
     entries: dict[Path, ClientEntry]
+    rendered: list[Path] = field(default_factory=list)  # profile renders: remembered values end
 
 
 def plan_clients(
@@ -146,7 +147,10 @@ def plan_clients(
             )
         )
         if changed:
-            plan.memos.append((path, mode_plan.remember))
+            if profile_wins:
+                plan.rendered.append(path)  # the profile decides these values now
+            else:
+                plan.memos.append((path, mode_plan.remember))
             plan.writes.append(
                 FileWrite(
                     path, new_text.encode("utf-8"), cf.raw,
@@ -159,7 +163,7 @@ def plan_clients(
 
 def commit_plan(plan: ClientPlan, extra: list[Any] | None = None) -> list[ClientChange]:
     """Make every write of ``plan`` (and ``extra`` ones, e.g. kvswitch.toml), all or none."""
-    from kvswitch.state import record_writes, remember
+    from kvswitch.state import forget_file, record_writes, remember
     from kvswitch.transaction import commit_all
 
     writes = [*plan.writes, *(extra or [])]
@@ -168,6 +172,8 @@ def commit_plan(plan: ClientPlan, extra: list[Any] | None = None) -> list[Client
     for path, memo in plan.memos:
         remember(path, memo)  # before the files lose them
     results = {r.path: r for r in commit_all(writes)}
+    for path in plan.rendered:
+        forget_file(path)  # values remembered under another profile must not come back
     record_writes([w.path for w in writes])
     return [
         ClientChange(c.path, c.kind, c.old_mode, c.new_mode, c.changed, c.diff,
@@ -221,7 +227,11 @@ def _rebuilder(
 ) -> Callable[[bytes], bytes]:
     def rebuild(current: bytes) -> bytes:
         again = parse_config(current, cf.kind, cf.path)
-        edits, _ = _render(again, profile, mode, key, profile_wins)
+        edits, mode_plan = _render(again, profile, mode, key, profile_wins)
+        if not profile_wins and cf.path is not None:
+            from kvswitch.state import remember
+
+            remember(cf.path, mode_plan.remember)  # what leaves this version is kept first
         return again.doc.apply(edits).encode("utf-8") if edits else current
 
     return rebuild

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Config",
+    "add_client_edit",
     "client_path",
     "config_file",
     "edit_config",
@@ -30,6 +31,7 @@ __all__ = [
     "profile_table",
     "read_config",
     "read_config_text",
+    "rename_profile",
 ]
 
 
@@ -133,6 +135,38 @@ def edit_config(edits: Sequence[Edit], config: Config | None = None) -> Config:
         return edited_text(again, edits).encode("utf-8")
 
     atomic_write(config.path, text.encode("utf-8"), expected=config.file.raw, rebuild=rebuild)
+    return read_config(config.path)
+
+
+def add_client_edit(config: Config, entry: ClientEntry) -> Edit:
+    """The edit that registers ``entry`` at the end of ``[[clients]]`` (creating the array)."""
+    from kvswitch.edits import Set
+
+    data = entry.model_dump(mode="python", exclude_none=True, exclude_defaults=True)
+    table = {"path": entry.path, "kind": entry.kind, **data}
+    n = len(config.model.clients)
+    if n == 0 and "clients" not in config.file.data:
+        return Set(("clients",), [table])
+    return Set(("clients", n), table)
+
+
+def rename_profile(config: Config, old: str, new: str) -> Config:
+    """Rename a profile in place (its table headers only: comments inside stay); the active
+    profile follows. Inline tables fall back to rewriting the profile's tables."""
+    from kvswitch.edits import Delete, Set
+    from kvswitch.formats.toml import TomlDocument, rename_table
+    from kvswitch.io import atomic_write
+
+    doc = config.file.doc
+    assert isinstance(doc, TomlDocument)
+    try:
+        text = rename_table(doc, ("profiles", old), new)
+    except ValueError:
+        text = doc.apply([Delete(("profiles", old)), Set(("profiles", new), profile_table(config.model.profiles[old]))])
+    if config.model.active_profile == old:
+        text = TomlDocument(text).apply([Set(("active_profile",), new)])
+    read_config_text(text, config.path)  # the result must be a valid config
+    atomic_write(config.path, text.encode("utf-8"), expected=config.file.raw)
     return read_config(config.path)
 
 

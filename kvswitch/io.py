@@ -124,6 +124,7 @@ class PreparedWrite:
     data: bytes
     old: bytes | None
     done: bool = False
+    old_mode: int | None = None  # the replaced file's permission bits (a roll back restores them)
 
     def commit(self) -> None:
         """Rename the temp file over the target and fsync the directory."""
@@ -191,7 +192,7 @@ def prepare_write(
         if isinstance(exc, OSError):
             raise WriteError(f"cannot write: {_why(exc)}", Location(path)) from exc
         raise
-    return PreparedWrite(path, target, temp, data, old)
+    return PreparedWrite(path, target, temp, data, old, old_mode=stat.S_IMODE(st.st_mode) if st is not None else None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -143,6 +143,7 @@ def init(
     the article's skeletons, register existing ones, and store ``key`` in the keyring."""
     from kvswitch.clients import key_allowed
     from kvswitch.config import (
+        add_client_edit,
         client_path,
         config_file,
         edit_config,
@@ -173,16 +174,15 @@ def init(
             edits.append(Set(("profiles", profile_name), profile_table(profile)))
         if config.model.active_profile is None:
             edits.append(Set(("active_profile",), profile_name))
+        if edits:
+            config = edit_config(edits, config)
+            written = True
         known = {str(client_path(c)) for c in config.model.clients}
-        count = len(config.model.clients)
         for entry in clients:
             if str(client_path(entry)) not in known:
-                data = entry.model_dump(mode="python", exclude_none=True, exclude_defaults=True)
-                edits.append(Set(("clients", count), {"path": entry.path, "kind": entry.kind, **data}))
-                count += 1
-        if edits:
-            edit_config(edits, config)
-            written = True
+                config = edit_config([add_client_edit(config, entry)], config)
+                known.add(str(client_path(entry)))
+                written = True
         mode = config.model.mode
     created, registered, with_key = [], [], []
     for entry in clients:

@@ -15,7 +15,7 @@ from typing import Any
 
 from kvswitch import paths
 
-__all__ = ["Remembered", "forget", "last_write", "recall", "record_writes", "remember"]
+__all__ = ["Remembered", "forget", "forget_file", "last_write", "recall", "record_writes", "remember"]
 
 _FILE = "remembered.json"
 
@@ -120,3 +120,10 @@ def last_write(file: Path) -> float | None:
         return None
     value = data.get(os.path.realpath(file)) if isinstance(data, dict) else None
     return float(value) if isinstance(value, int | float) else None
+
+
+def forget_file(file: Path) -> None:
+    """Drop every value remembered for ``file`` (a profile render decides them now)."""
+    data = _load()
+    if data.pop(os.path.realpath(file), None) is not None:
+        _save(data)

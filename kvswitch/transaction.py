@@ -130,6 +130,10 @@ def _commit_all(writes: Sequence[FileWrite]) -> list[WriteResult]:
     done: list[PreparedWrite] = []
     for p in prepared:
         try:
+            if read_optional(p.target) != p.old:  # the last look, right before the rename
+                raise ChangedOnDiskError(
+                    "changed on disk while kvswitch was writing it; no file was changed", Location(p.path)
+                )
             p.commit()
         except WriteError as exc:
             for rest in prepared:
@@ -199,7 +203,7 @@ def _roll_back(done: list[PreparedWrite]) -> list[tuple[PreparedWrite, Path | No
                 with contextlib.suppress(OSError):
                     _fsync_dir(p.target.parent)
             else:
-                prepare_write(p.target, p.old).commit()
+                prepare_write(p.target, p.old, mode=p.old_mode).commit()
         except (OSError, KvswitchError):
             stuck.append((p, None))
     return stuck

@@ -413,7 +413,8 @@ class Watcher:
         own = plan_clients(new_config, name, profile, mode, profile_wins=False, with_keys=False,
                            exclude=frozenset(p for p in self._all_paths() if p != target.path))
         plan = ClientPlan(others.changes + own.changes, others.writes + own.writes,
-                          others.memos + own.memos, {**others.entries, **own.entries})
+                          others.memos + own.memos, {**others.entries, **own.entries},
+                          others.rendered + own.rendered)
         extra = [FileWrite(config.path, text.encode("utf-8"), config.file.raw)] if edits else []
         self._expect_writes([*plan.writes, *extra])
         commit_plan(plan, extra)

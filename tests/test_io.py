@@ -7,7 +7,6 @@ injected by monkeypatching ``os`` in :mod:`kvswitch.io` (D-12).
 
 from __future__ import annotations
 
-import atexit
 import errno
 import os
 import shutil
@@ -15,7 +14,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from kvswitch.backups import list_backups
 from kvswitch.errors import ChangedOnDiskError, ReadError, WriteError
 from kvswitch.io import MAX_REAPPLY, atomic_write, read_bytes, read_optional, write_private
 from tests.conftest import require_tool
+from tests.unprivileged import run_child
 
 OLD = b'{\n  // mine\n  "a": 1\n}\n'
 NEW = b'{\n  // mine\n  "a": 2\n}\n'
@@ -60,34 +59,6 @@ def public_dir() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
-
-
-_PUBLIC_COPY: list[Path] = []
-
-
-def _public_package() -> Path:
-    """A copy of the kvswitch package uid 65534 can read: a clean checkout may sit in a 0700
-    directory (CI clones into one), where the unprivileged child could not import it."""
-    if not _PUBLIC_COPY:
-        top = Path(tempfile.mkdtemp(prefix="kvswitch-pkg-"))
-        shutil.copytree(Path(__file__).resolve().parent.parent / "kvswitch", top / "kvswitch",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        for path in [top, *top.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        _PUBLIC_COPY.append(top)
-        atexit.register(shutil.rmtree, top, True)
-    return _PUBLIC_COPY[0]
-
-
-def run_child(code: str, *args: str, as_nobody: bool = False, home: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    if home is not None:
-        env.update(HOME=str(home), KVSWITCH_HOME=str(home / "kvswitch-home"))
-    cmd = [sys.executable, "-c", textwrap.dedent(code), *args]
-    if as_nobody:
-        env["PYTHONPATH"] = str(_public_package())
-        cmd = [require_tool("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60, cwd="/")
 
 
 CHILD_WRITE = """

@@ -48,7 +48,8 @@ def _ask(label: str) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from kvswitch.cli._handler import UsageError
     from kvswitch.cli.key import read_secret
-    from kvswitch.models import ClientEntry, Profile
+    from kvswitch.cli.profile import validated_profile
+    from kvswitch.models import ClientEntry
     from kvswitch.paths import default_client_paths
     from kvswitch.setup import init, presets
 
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     data["model"] = model
     if args.key_env:
         data["key"] = f"env:{args.key_env}"
-    profile = Profile.model_validate(data)
+    profile = validated_profile(data)
     name = args.profile or (args.preset or "default")
     defaults = default_client_paths()
     clients = []

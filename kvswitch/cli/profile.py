@@ -85,7 +85,8 @@ def register(sub: Any) -> None:
     cadd.add_argument("--nudge", choices=("none", "touch", "signal", "command"), default="none")
     cadd.add_argument("--pidfile", help="signal nudge: the client's pid file")
     cadd.add_argument("--signal", default="HUP", help="signal nudge: the signal name (default HUP)")
-    cadd.add_argument("--command", nargs=argparse.REMAINDER, help="command nudge: argv (run without a shell)")
+    cadd.add_argument("--command", dest="nudge_argv", nargs=argparse.REMAINDER,
+                      help="command nudge: argv (run without a shell)")
     cadd.set_defaults(func=_client_add)
     crm = cs.add_parser("remove", help="unregister a client file (it is not modified)")
     crm.add_argument("path", type=Path)
@@ -105,6 +106,24 @@ def _collect(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
         except (ValueError, KeyError):
             raise UsageError(f"--{name.replace('_', '-')}: not a valid value: {raw!r}") from None
     return out
+
+
+def validated_profile(data: dict[str, Any]) -> Any:
+    """A Profile from command-line values; a missing or wrong one is a usage error naming it."""
+    from pydantic import ValidationError
+
+    from kvswitch.cli._handler import UsageError
+    from kvswitch.models import Profile
+
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors(include_url=False):
+            field = ".".join(str(p) for p in err["loc"])
+            option = "--" + str(err["loc"][-1]).replace("_", "-")
+            problems.append(f"{option} ({field}): {'required' if err['type'] == 'missing' else err['msg']}")
+        raise UsageError("; ".join(problems)) from None
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -151,7 +170,6 @@ def _use(args: argparse.Namespace) -> int:
 def _add(args: argparse.Namespace) -> int:
     from kvswitch.config import edit_config, profile_table, read_config
     from kvswitch.edits import Set
-    from kvswitch.models import Profile
     from kvswitch.setup import presets
 
     config = read_config()
@@ -170,7 +188,7 @@ def _add(args: argparse.Namespace) -> int:
         for part in path[:-1]:
             target = target.setdefault(part, {})
         target[path[-1]] = value
-    profile = Profile.model_validate(data)
+    profile = validated_profile(data)
     edit_config([Set(("profiles", args.name), profile_table(profile))], config)
     print(f"added profile {args.name} ({profile.base_url}); make it active with: kvswitch profile use {args.name}")
     return 0
@@ -215,8 +233,7 @@ def _remove(args: argparse.Namespace) -> int:
 
 
 def _rename(args: argparse.Namespace) -> int:
-    from kvswitch.config import edit_config, profile_table, read_config
-    from kvswitch.edits import Delete, Set
+    from kvswitch.config import read_config
 
     config = read_config()
     _, prof = config.profile(args.old)
@@ -228,10 +245,9 @@ def _rename(args: argparse.Namespace) -> int:
         from kvswitch.keys import get_key
 
         key = get_key(args.old)
-    edits: list[Any] = [Delete(("profiles", args.old)), Set(("profiles", args.new), profile_table(prof))]
-    if config.model.active_profile == args.old:
-        edits.append(Set(("active_profile",), args.new))
-    edit_config(edits, config)
+    from kvswitch.config import rename_profile
+
+    rename_profile(config, args.old, args.new)
     if key is not None:
         from kvswitch.keys import delete_key, set_key
 
@@ -256,8 +272,7 @@ def _client_list(args: argparse.Namespace) -> int:
 
 
 def _client_add(args: argparse.Namespace) -> int:
-    from kvswitch.config import client_path, edit_config, read_config
-    from kvswitch.edits import Set
+    from kvswitch.config import add_client_edit, client_path, edit_config, read_config
     from kvswitch.io import read_bytes
     from kvswitch.kinds import detect_kind
     from kvswitch.models import ClientEntry
@@ -276,14 +291,13 @@ def _client_add(args: argparse.Namespace) -> int:
         nudge["pidfile"] = args.pidfile
     if args.nudge == "signal":
         nudge["signal"] = args.signal
-    if args.command:
-        nudge["argv"] = args.command
+    if args.nudge_argv:
+        nudge["argv"] = args.nudge_argv
     entry = ClientEntry.model_validate({
         "path": str(path), "kind": kind, **({"name": args.name} if args.name else {}),
         "write_key": not args.no_key, "allow_key_in_repo": args.allow_key_in_repo, "nudge": nudge,
     })
-    data = entry.model_dump(mode="python", exclude_none=True, exclude_defaults=True)
-    edit_config([Set(("clients", len(config.model.clients)), {"path": entry.path, "kind": entry.kind, **data})], config)
+    edit_config([add_client_edit(config, entry)], config)
     print(f"registered {path} ({kind})")
     return 0
 

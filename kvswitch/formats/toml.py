@@ -11,6 +11,7 @@ re-read with ``tomllib`` and compared with the intended values before anyone wri
 from __future__ import annotations
 
 import copy
+import json
 import re
 import tomllib
 from collections.abc import Iterable, MutableMapping, Sequence
@@ -22,7 +23,7 @@ from kvswitch.formats.jsonc import line_col, line_starts
 if TYPE_CHECKING:
     from kvswitch.edits import Edit
 
-__all__ = ["TomlDocument", "TomlSyntaxError", "locate_keys"]
+__all__ = ["TomlDocument", "TomlSyntaxError", "locate_keys", "rename_table", "verify_toml"]
 
 Path = tuple[str | int, ...]
 
@@ -493,6 +494,40 @@ def _depth(value: Any) -> int:
         elif isinstance(item, list):
             stack.extend((v, depth + 1) for v in item)
     return deepest
+
+
+_HEADER = re.compile(r"^([ \t]*\[\[?[ \t]*)([^\]\r\n]*?)([ \t]*\]\]?)", re.M)
+
+
+def rename_table(doc: TomlDocument, path: tuple[str, ...], new: str) -> str:
+    """The text with table ``path`` (and its sub-tables) renamed to ``new`` by rewriting only
+    their header lines, so comments and layout inside them stay; verified with tomllib.
+    Raises ``ValueError`` when the table is not written with headers (e.g. inline)."""
+    text = doc.text
+    scanner = _Scanner(text)
+    out, last, hits = [], 0, 0
+    for m in _HEADER.finditer(text):
+        try:
+            parts, _ = scanner.key(m.start(2))
+        except (AssertionError, tomllib.TOMLDecodeError):
+            continue
+        if tuple(parts[: len(path)]) != path:
+            continue
+        parts[len(path) - 1] = new
+        shown = ".".join(p if _BARE.fullmatch(p) else json.dumps(p, ensure_ascii=False) for p in parts)
+        out += [text[last : m.start(2)], shown]
+        last = m.end(2)
+        hits += 1
+    if not hits:
+        raise ValueError(f"{_show(path)} has no table header to rename")
+    result = "".join(out) + text[last:]
+    expected = copy.deepcopy(doc.data)
+    parent = expected
+    for part in path[:-1]:
+        parent = parent[part]
+    parent[new] = parent.pop(path[-1])
+    verify_toml(result, expected)
+    return result
 
 
 def verify_toml(text: str, expected: dict[str, Any]) -> None:
