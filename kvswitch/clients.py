@@ -8,6 +8,7 @@ says a mode the clients are not in.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,7 +77,12 @@ def in_git_work_tree(path: Path) -> bool:
 def key_allowed(entry: ClientEntry, path: Path) -> bool:
     """D-7: a key goes into a client file only when the client wants it and the file is
     outside any git work tree (unless the entry says ``allow_key_in_repo``)."""
-    return entry.write_key and (entry.allow_key_in_repo or not in_git_work_tree(path))
+    if not entry.write_key:
+        return False
+    if entry.allow_key_in_repo:
+        return True
+    # a symlink is written at its target: neither the link nor the target may be in a repository
+    return not in_git_work_tree(path) and not in_git_work_tree(Path(os.path.realpath(path)))
 
 
 def _client_files(config: Config) -> list[tuple[ClientEntry, Path, ConfigFile]]:

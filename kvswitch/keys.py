@@ -78,7 +78,29 @@ def _backend() -> Any:
     chained = getattr(backend, "backends", None)
     if isinstance(backend, fail.Keyring) or (chained is not None and not chained):
         raise SecretStoreError(NO_BACKEND_HELP)
+    if _plaintext(backend) and not _chosen_explicitly():
+        # keyring picked a plain-text file store by itself (keyrings.alt installed, no Secret
+        # Service): that would be a silent plaintext fallback, which kvswitch never does
+        raise SecretStoreError(NO_BACKEND_HELP)
     return keyring
+
+
+def _plaintext(backend: Any) -> bool:
+    backends = getattr(backend, "backends", None) or [backend]
+    return any(
+        type(b).__module__.startswith("keyrings.alt") and "Encrypted" not in type(b).__name__
+        for b in backends[:1]
+    )
+
+
+def _chosen_explicitly() -> bool:
+    """Whether the user named the backend (PYTHON_KEYRING_BACKEND or keyringrc.cfg)."""
+    from keyring import core
+
+    try:
+        return core.load_env() is not None or core.load_config() is not None
+    except Exception:  # noqa: BLE001 - a broken keyring config means "not chosen"
+        return False
 
 
 def _call(what: str, fn: Any, *args: str) -> Any:

@@ -34,7 +34,7 @@ KNOWN_KV_DTYPES = frozenset(
     }
 )
 _PLACEHOLDER = re.compile(
-    r"你的|<[^>]*>|\{\{|\byour[-_ ]?|xxx|changeme|change[-_]me|placeholder|replace[-_ ]?me"
+    r"你的|<[^>]*>|\{\{|\byour[-_ ]?|^(?:sk-)?x{3,}$|changeme|change[-_]me|placeholder|replace[-_ ]?me"
     r"|api[-_ ]?key[-_ ]?here|insert[-_ ]|^sk-\.{2,}|\.\.\.|…|^todo$|^none$|^null$",
     re.IGNORECASE,
 )

@@ -23,7 +23,12 @@ PY = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 PEER = ROOT / "tests" / "peer"
 JSONC_PARSER = "jsonc-parser@3.3.1"
 # Debian package -> a command it provides (checked before installing anything)
-DEBIAN = {"git": "git", "nodejs": "node", "npm": "npm", "util-linux": "setpriv", "vim": "vim"}
+DEBIAN = {
+    "git": "git", "nodejs": "node", "npm": "npm", "util-linux": "setpriv", "vim": "vim",
+    # the real-keyring test (tests/test_keyring_real.py): gnome-keyring under dbus-run-session
+    "gnome-keyring": "gnome-keyring-daemon", "dbus-x11": "dbus-launch", "libsecret-tools": "secret-tool",
+    "dbus-daemon": "dbus-run-session",
+}
 
 
 def say(message: str) -> None:

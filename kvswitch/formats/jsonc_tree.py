@@ -193,8 +193,11 @@ class _Parser:
             )
         word = _WORD.match(self.text, pos)
         if word is not None and ch not in "{[\"-0123456789":
-            shown = word.group()[:20]
-            return JsoncSyntaxError(f"{expected}; found {shown!r}", pos)
+            text = word.group()
+            # a short word is shown (True, None, undefined); a long one may be a key pasted
+            # without quotes, and messages never show keys
+            shown = repr(text) if len(text) <= 12 else f"an unquoted value of {len(text)} characters"
+            return JsoncSyntaxError(f"{expected}; found {shown}", pos)
         return JsoncSyntaxError(f"{expected}; found {ch!r}", pos)
 
     # -- values ---------------------------------------------------------------
