@@ -9,6 +9,7 @@ that cannot be nudged.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal as signals
 import subprocess
@@ -107,16 +108,23 @@ def _command(path: Path, argv: list[str], timeout: float, who: str) -> NudgeResu
     if not argv:
         return NudgeResult(path, "command", False, f"no command set for {who}; restart it to apply", True)
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL)
+        # its own process group, so a timeout kills what it started too
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
     except FileNotFoundError:
         return NudgeResult(path, "command", False, f"command not found: {argv[0]}")
-    except subprocess.TimeoutExpired as exc:
-        return NudgeResult(path, "command", False, f"{argv[0]} did not finish within {timeout:g} s (killed)"
-                           + _tail(exc.stdout, exc.stderr))
     except OSError as exc:
         return NudgeResult(path, "command", False, f"cannot run {argv[0]}: {exc.strerror}")
-    ok = done.returncode == 0
-    return NudgeResult(path, "command", ok, f"{argv[0]} exited {done.returncode}" + _tail(done.stdout, done.stderr))
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signals.SIGKILL)
+        out, err = proc.communicate()
+        return NudgeResult(path, "command", False, f"{argv[0]} did not finish within {timeout:g} s (killed)"
+                           + _tail(out, err))
+    ok = proc.returncode == 0
+    return NudgeResult(path, "command", ok, f"{argv[0]} exited {proc.returncode}" + _tail(out, err))
 
 
 def _tail(out: str | bytes | None, err: str | bytes | None) -> str:
