@@ -26,6 +26,7 @@ import logging
 import logging.handlers
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,8 @@ OWNED_FIELDS = (
 """The fields ``adopt`` takes from a client into the active profile (D-12)."""
 
 DEBOUNCE = 0.15
+WRITE_GRACE = 10.0
+"""How long a file written in place may stay open before it is read anyway (seconds)."""
 
 
 class WatcherBusyError(KvswitchError):
@@ -111,6 +114,7 @@ class _Target:
     seen: str | None = None  # digest last handled
     unstable: str | None = None  # digest of an invalid read waiting for a second look
     timer: threading.Timer | None = None
+    writing: float = 0.0  # when an in-place write began that has not been closed yet (0: none)
 
 
 class Watcher:
@@ -172,9 +176,15 @@ class Watcher:
         self._release_lock()
 
     def check_all(self) -> None:
-        """Handle every watched file as it is now (``kvswitch watch --once``)."""
-        for real in list(self._targets):
+        """Handle every watched file as it is now (``kvswitch watch --once``): the clients
+        first (a mode flipped by hand is adopted before anything is propagated), then the
+        config if it changed since the watcher started."""
+        clients = [r for r, t in self._targets.items() if t.kind != "config"]
+        config = [r for r, t in self._targets.items() if t.kind == "config"]
+        for real in clients:
             self._handle(real, force=True)
+        for real in config:
+            self._handle(real)
 
     # -- the lock ------------------------------------------------------------------
     def _acquire_lock(self) -> None:
@@ -241,7 +251,7 @@ class Watcher:
                     if raw:
                         real = watcher._aliases.get(os.path.abspath(os.fsdecode(raw)))
                         if real is not None:
-                            watcher._poke(real)
+                            watcher._poke(real, event.event_type if raw == event.src_path else "moved")
 
         if self._observer is not None:
             self._observer.stop()
@@ -258,10 +268,16 @@ class Watcher:
         self._observer = observer
 
     # -- debounce ------------------------------------------------------------------
-    def _poke(self, real: str) -> None:
+    def _poke(self, real: str, event_type: str = "") -> None:
         target = self._targets.get(real)
         if target is None or self._stopped.is_set():
             return
+        # an in-place writer may pause mid-file (a half-written TOML can parse!): a file written
+        # in place is read only once it is closed (inotify's close-write), or after WRITE_GRACE
+        if event_type == "modified":
+            target.writing = target.writing or time.monotonic()
+        elif event_type in ("closed", "moved", "created", "deleted"):
+            target.writing = 0.0
         with self._work:
             if target.timer is not None:
                 target.timer.cancel()
@@ -278,6 +294,10 @@ class Watcher:
             target = self._targets.get(real)
             if target is None:
                 return
+            if target.writing and not force and time.monotonic() - target.writing < WRITE_GRACE:
+                self._poke(real)  # still open for writing: look again after another quiet period
+                return
+            target.writing = 0.0
             try:
                 self._handle_target(real, target, force)
             except KvswitchError as exc:
@@ -302,6 +322,7 @@ class Watcher:
             target.own.discard(digest)
             target.seen = digest
             return
+        target.own.clear()  # someone else wrote after us: our pending echoes are stale
         if digest == target.seen and not force:
             return
         kind = "kvswitch" if target.kind == "config" else target.kind
@@ -452,10 +473,15 @@ class Watcher:
         self._refresh_targets()
         self._schedule()
         name, profile = config.profile()
-        if self.policy == "report":
-            self._emit(WatchEvent("drift", cf.path, "kvswitch's config changed; clients left as they are (policy report)"))
+        broken = frozenset(self._broken_clients())  # never rendered over: reported instead
+        plan = plan_clients(config, name, profile, config.model.mode, profile_wins=True, with_keys=False,
+                            exclude=broken)
+        if not plan.writes:
             return
-        plan = plan_clients(config, name, profile, config.model.mode, profile_wins=True, with_keys=False)
+        if self.policy == "report":
+            names = ", ".join(str(w.path) for w in plan.writes)
+            self._emit(WatchEvent("drift", cf.path, f"kvswitch's config changed; these clients differ (policy report): {names}"))
+            return
         self._expect_writes(plan.writes)
         commit_plan(plan)
         written = [w.path for w in plan.writes]
@@ -464,14 +490,43 @@ class Watcher:
                               f"{name}, mode {config.model.mode}", nudges=nudges, written=tuple(written)))
 
     # -- helpers ---------------------------------------------------------------------
+    def _broken_clients(self) -> list[Path]:
+        """Clients that do not parse or have error findings now (each reported)."""
+        from kvswitch.diagnostics import Severity
+        from kvswitch.document import parse_config
+        from kvswitch.io import read_bytes
+        from kvswitch.rules import check
+
+        out = []
+        for t in self._targets.values():
+            if t.kind == "config":
+                continue
+            try:
+                cf = parse_config(read_bytes(t.path), t.kind, t.path)  # type: ignore[arg-type]
+                errors = [d for d in check(cf, git=False) if d.severity is Severity.ERROR]
+            except KvswitchError as exc:
+                self._emit(WatchEvent("invalid", t.path, f"{exc} — nothing written"))
+                out.append(t.path)
+                continue
+            if errors:
+                first = errors[0]
+                self._emit(WatchEvent("invalid", t.path, f"{first.location}: {first.code} {first.message} — nothing written",
+                                      tuple(errors)))
+                out.append(t.path)
+        return out
+
     def _all_paths(self) -> list[Path]:
         return [t.path for t in self._targets.values() if t.kind != "config"]
 
     def _expect_writes(self, writes: list[Any]) -> None:
+        """Note what kvswitch is about to write, so its echo is ignored and a later save of
+        the earlier content still counts as a change."""
         for w in writes:
             target = self._targets.get(os.path.realpath(w.path))
             if target is not None:
-                target.own.add(_digest(w.data))
+                digest = _digest(w.data)
+                target.own.add(digest)
+                target.seen = digest
 
     def _nudge(self, targets: list[_Target]) -> tuple[NudgeResult, ...]:
         from kvswitch.reload import nudge
