@@ -23,7 +23,15 @@ from pathlib import Path
 
 from kvswitch.errors import ChangedOnDiskError, Location, ReadError, WriteError
 
-__all__ = ["PreparedWrite", "WriteResult", "atomic_write", "prepare_write", "read_bytes", "read_optional"]
+__all__ = [
+    "PreparedWrite",
+    "WriteResult",
+    "append_private",
+    "atomic_write",
+    "prepare_write",
+    "read_bytes",
+    "read_optional",
+]
 
 MAX_REAPPLY = 3
 _TMP_TAG = ".kvswitch-"
@@ -301,3 +309,20 @@ def _private_dir(directory: Path) -> None:
             pass
         except OSError as exc:
             raise WriteError(f"cannot create directory: {_why(exc)}", Location(d)) from exc
+
+
+def append_private(path: Path, data: bytes) -> None:
+    """Append to one of kvswitch's own logs (history): 0600 in a 0700 directory, fsynced."""
+    path = Path(path)
+    _private_dir(path.parent)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise WriteError(f"cannot write: {_why(exc)}", Location(path)) from exc
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    except OSError as exc:
+        raise WriteError(f"cannot write: {_why(exc)}", Location(path)) from exc
+    finally:
+        os.close(fd)

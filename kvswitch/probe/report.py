@@ -1,0 +1,145 @@
+"""The probe's report: per-mode statistics, the split/merged comparison with its interval,
+GPU memory and backend metrics, and honest notes on what the numbers mean."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from typing import Any
+
+from kvswitch.probe.stats import percentile, ratio_interval, summarize
+
+__all__ = ["TTFT_DEFINITION", "build_report", "history_path", "save_history"]
+
+TTFT_DEFINITION = (
+    "TTFT = time from sending the request to the first streamed delta that carries a token "
+    "(non-empty content, reasoning or tool call); the role-only first chunk, keep-alive comments "
+    "and empty deltas are not counted, and a failed request never counts as a time."
+)
+MEMORY_NOTE = (
+    "GPU memory may look flat: vLLM and SGLang reserve their KV cache when they start "
+    "(gpu-memory-utilization), so a mode change shows up in KV-cache usage from /metrics rather "
+    "than in nvidia-smi's memory.used."
+)
+
+
+def _ms(values: list[float]) -> list[float]:
+    return [v * 1000 for v in values]
+
+
+def build_report(raw: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-ready report from :func:`kvswitch.probe.runner.run_probe`'s output (no key)."""
+    from kvswitch.probe.runner import metric_deltas
+
+    s = raw["settings"]
+    results = raw["results"]
+    gpu = raw["gpu"]
+    modes: dict[str, Any] = {}
+    for mode in s.modes:
+        mine = [r for r in results if r.mode == mode and not r.background]
+        ok = [r for r in mine if r.ok]
+        windows = raw["windows"][mode]
+        memory: Any = f"n/a: {gpu.unavailable}" if gpu.unavailable else None
+        if memory is None:
+            start = min((w[0] for w in windows), default=0.0)
+            end = max((w[1] for w in windows), default=0.0)
+            memory = gpu.memory(raw["baseline_until"], start, end) or "n/a: no samples"
+        route = raw["routes"][mode]
+        modes[mode] = {
+            "url": route.url,
+            "routed_by": route.how,
+            "requests": len(mine),
+            "failures": len(mine) - len(ok),
+            "failure_causes": dict(Counter(r.error for r in mine if not r.ok)),
+            "ttft_ms": summarize(_ms([r.ttft for r in ok if r.ttft is not None])).as_dict(),
+            "ttfot_ms": summarize(_ms([r.ttfot for r in ok if r.ttfot is not None])).as_dict(),
+            "ttfb_ms": summarize(_ms([r.ttfb for r in ok if r.ttfb is not None])).as_dict(),
+            "itl_ms": summarize(_ms([g for r in ok for g in r.itl])).as_dict(),
+            "tpot_ms": summarize(_ms([r.tpot for r in ok if r.tpot is not None])).as_dict(),
+            "e2e_ms": summarize(_ms([r.e2e for r in ok if r.e2e is not None])).as_dict(),
+            "connect_ms": summarize(_ms([r.connect for r in ok if r.connect is not None])).as_dict(),
+            "output_tokens": sum((r.output_tokens if r.output_tokens is not None else r.token_events) for r in ok),
+            "cached_tokens": sum(r.cached_tokens or 0 for r in ok) if any(r.cached_tokens is not None for r in ok) else None,
+            "server_prompt_ms": summarize([r.server_prompt_ms for r in ok if r.server_prompt_ms is not None]).as_dict(),
+            "background_itl_ms": summarize(_ms(raw["background_itl"][mode])).as_dict(),
+            "gpu_memory": memory,
+            "metrics": metric_deltas(raw["scraped"][mode]),
+            "ttft_samples_ms": _ms([r.ttft for r in ok if r.ttft is not None]),
+        }
+    comparison: dict[str, Any] = {}
+    if "merged" in modes and "split" in modes:
+        t_split, t_merged = modes["split"]["ttft_samples_ms"], modes["merged"]["ttft_samples_ms"]
+        ci = ratio_interval(t_split, t_merged)
+        if ci:
+            comparison["ttft_median_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
+        itl_s = [g * 1000 for r in results if r.mode == "split" and r.ok for g in r.itl] or raw["background_itl"]["split"]
+        itl_m = [g * 1000 for r in results if r.mode == "merged" and r.ok for g in r.itl] or raw["background_itl"]["merged"]
+        if itl_s and itl_m and percentile(itl_m, 99) > 0:
+            ci = ratio_interval(itl_s, itl_m, stat="p99")
+            if ci:
+                comparison["itl_p99_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
+    notes = [TTFT_DEFINITION]
+    if not gpu.unavailable:
+        notes.append(MEMORY_NOTE)
+        shared = gpu.shared_gpus()
+        if shared:
+            notes.append(f"prefill and decode instances report the same GPU ({', '.join(shared)}): they are only "
+                         "logically split, so memory will not drop (S-27)")
+    urls = {r.url for r in raw["routes"].values()}
+    if len(urls) == 1 and len(s.modes) > 1:
+        moved = [m for m in s.modes if isinstance(modes[m]["metrics"], dict) and (modes[m]["metrics"].get("split_transfers") or 0) > 0]
+        if "split" in modes and moved == ["split"]:
+            notes.append("routing verified: the split path's transfer counter moved only while split ran")
+        else:
+            notes.append("routing unverified: both modes went to one URL and nothing in the backend's /metrics "
+                         "or responses tells them apart — the numbers may compare a mode with itself")
+    if s.cache_bust:
+        notes.append("each prompt starts with a unique nonce, so the prefix cache cannot serve it (S-28)")
+    else:
+        notes.append("prompts repeat: with the prefix cache on, later requests may be served from it (S-28)")
+    return {
+        "kvswitch_probe": 1,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "settings": {
+            "base_url": s.base_url, "model": s.model, "modes": list(s.modes), "routing": s.routing,
+            "runs": s.runs, "warmup": s.warmup, "concurrency": s.concurrency, "background": s.background,
+            "prompt": "article (S-21)" if s.article_prompt else f"about {s.prompt_tokens} tokens",
+            "max_tokens": s.max_tokens, "cache_bust": s.cache_bust, "key": "set" if s.api_key else "none",
+        },
+        "cancelled": raw["cancelled"],
+        "gpu_source": gpu.source or None,
+        "gpu_unavailable": gpu.unavailable,
+        "gpu_samples_per_s": round(gpu.rate(), 1),
+        "modes": modes,
+        "comparison": comparison,
+        "notes": notes,
+    }
+
+
+def history_path() -> Any:
+    from kvswitch import paths
+
+    return paths.dirs().history / "probe.jsonl"
+
+
+def save_history(report: dict[str, Any]) -> None:
+    """Append the report (one JSON line) to ``<history>/probe.jsonl``."""
+    from kvswitch.io import append_private
+
+    append_private(history_path(), (json.dumps(report, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def load_history(limit: int = 50) -> list[dict[str, Any]]:
+    """The latest reports, newest last."""
+    try:
+        lines = history_path().read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines[-limit:]:
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out

@@ -1,0 +1,280 @@
+"""Running a probe: modes interleaved, warm-up, concurrency, background decode load, GPU
+memory and ``/metrics`` around every batch (D-9)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from kvswitch.probe.client import RequestResult, chat_body, stream_chat
+from kvswitch.probe.gpu import GpuSampler
+from kvswitch.probe.metrics import MetricsSnapshot, deltas, scrape
+
+__all__ = ["ARTICLE_PROMPT", "ProbeSettings", "Route", "chat_url", "estimate", "make_prompt", "resolve_routes", "run_probe"]
+
+ARTICLE_PROMPT = "请用 200 字解释 Transformer 中 KV Cache 的作用。" * 8
+"""The source article's long prompt: one question repeated 8 times (S-21)."""
+
+_WORDS = ["cache", "prefill", "decode", "token", "batch", "chunk", "layer", "model", "server", "prompt", "stream", "memory", "transfer", "latency", "request", "engine", "kernel", "tensor", "vector", "matrix", "attention", "head", "query", "key", "value", "block"]
+
+Routing = Literal["auto", "header", "endpoint", "switch"]
+
+
+@dataclass
+class ProbeSettings:
+    """What to measure and how. ``api_key`` is sent only to the URLs given here."""
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+    modes: Sequence[str] = ("merged", "split")
+    routing: Routing = "auto"
+    endpoints: dict[str, str] = field(default_factory=dict)
+    url_convention: str | None = None
+    runs: int = 10
+    warmup: int = 2
+    prompt_tokens: int = 256
+    article_prompt: bool = False
+    max_tokens: int = 128
+    cache_bust: bool = True
+    concurrency: int = 1
+    background: int = 0
+    background_max_tokens: int = 512
+    stall_timeout: float = 30.0
+    request_timeout: float = 300.0
+    gpu: bool = True
+    gpu_prefixes: dict[str, list[str]] = field(default_factory=lambda: {"local": []})
+    gpu_interval_ms: int = 100
+    smi: str = "nvidia-smi"
+    metrics: bool = True
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where one mode's requests go and how the mode is selected."""
+
+    mode: str
+    url: str  # the chat completions URL
+    base_url: str
+    headers: dict[str, str]
+    how: str  # "header X-Cache-Mode", "endpoint", "client switch"
+
+
+def chat_url(base_url: str, convention: str | None = None) -> str:
+    """The chat completions URL: ``…/api`` + ``/v1/chat/completions`` (append-v1) or a base
+    that ends in ``/v1`` + ``/chat/completions`` (includes-v1); detected when not given."""
+    base = base_url.rstrip("/")
+    if convention is None:
+        convention = "includes-v1" if base.endswith("/v1") else "append-v1"
+    return base + ("/chat/completions" if convention == "includes-v1" else "/v1/chat/completions")
+
+
+def resolve_routes(s: ProbeSettings) -> dict[str, Route]:
+    """Per-mode endpoints where given, else the ``X-Cache-Mode`` header on the one base URL
+    (D-9); ``switch`` routing flips the registered clients before each mode's runs."""
+    auth = {"Authorization": f"Bearer {s.api_key}"} if s.api_key else {}
+    routes = {}
+    for mode in s.modes:
+        endpoint = s.endpoints.get(mode)
+        routing = s.routing
+        if routing == "auto":
+            routing = "endpoint" if endpoint else "header"
+        base = endpoint if routing == "endpoint" and endpoint else s.base_url
+        headers = dict(auth)
+        how = {"endpoint": "per-mode endpoint", "switch": "client config switched first"}.get(routing, "")
+        if routing == "header":
+            headers["X-Cache-Mode"] = mode
+            how = "X-Cache-Mode header (experimental: only some endpoints honour it, S-21)"
+        routes[mode] = Route(mode, chat_url(base, s.url_convention), base, headers, how)
+    return routes
+
+
+def make_prompt(s: ProbeSettings, nonce: str | None) -> str:
+    """The prompt: the article's (S-21) or about ``prompt_tokens`` words; a cache-busting
+    nonce goes at the very start, where prefix caches match (S-28)."""
+    body = ARTICLE_PROMPT if s.article_prompt else " ".join(
+        _WORDS[(i * 7 + s.seed) % len(_WORDS)] for i in range(max(1, s.prompt_tokens))
+    )
+    return f"[{nonce}] {body}" if nonce else body
+
+
+def _loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def estimate(s: ProbeSettings) -> tuple[int, int, list[str]]:
+    """(requests, tokens at most, hosts that are not loopback) a probe would spend."""
+    per_mode = s.warmup + s.runs * s.concurrency
+    requests = per_mode * len(s.modes) + s.background * s.runs * len(s.modes)
+    tokens = per_mode * len(s.modes) * (s.prompt_tokens + s.max_tokens) + \
+        s.background * s.runs * len(s.modes) * (s.prompt_tokens + s.background_max_tokens)
+    routes = resolve_routes(s)
+    remote = sorted({urlsplit(r.url).hostname or "" for r in routes.values() if not _loopback(r.url)})
+    return requests, tokens, remote
+
+
+Progress = Callable[[int, int, str], None]
+
+
+async def run_probe(
+    s: ProbeSettings,
+    *,
+    progress: Progress | None = None,
+    cancel: Any = None,
+    switcher: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Run the probe; returns the raw material of a report (see :mod:`kvswitch.probe.report`).
+
+    ``cancel`` is anything with ``is_set()``; ``switcher(mode)`` flips the client configs for
+    ``switch`` routing."""
+    import httpx
+
+    routes = resolve_routes(s)
+    limits = httpx.Limits(max_connections=max(4, (s.concurrency + s.background) * 2),
+                          max_keepalive_connections=max(4, (s.concurrency + s.background) * 2))
+    gpu = GpuSampler(interval_ms=s.gpu_interval_ms, prefixes=s.gpu_prefixes, smi=s.smi)
+    if s.gpu:
+        gpu.start()
+    else:
+        gpu.unavailable = "GPU sampling turned off"
+    results: list[RequestResult] = []
+    windows: dict[str, list[tuple[float, float]]] = {m: [] for m in s.modes}
+    scraped: dict[str, list[tuple[MetricsSnapshot, MetricsSnapshot]]] = {m: [] for m in s.modes}
+    background_itl: dict[str, list[float]] = {m: [] for m in s.modes}
+    total = (s.warmup + s.runs * s.concurrency) * len(s.modes)
+    done = 0
+    cancelled = False
+
+    def tick(mode: str) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total, mode)
+
+    async with httpx.AsyncClient(limits=limits, timeout=None, trust_env=False) as client:
+        await asyncio.sleep(0.3 if s.gpu and not gpu.unavailable else 0)
+        t_baseline = time.perf_counter()
+
+        async def one(mode: str, *, background: bool = False, on_token: Any = None) -> RequestResult:
+            route = routes[mode]
+            nonce = uuid.uuid4().hex[:12] if s.cache_bust else None
+            body = chat_body(s.model, make_prompt(s, nonce), s.background_max_tokens if background else s.max_tokens,
+                             extra=s.extra_body)
+            return await stream_chat(client, route.url, body, route.headers, mode=mode, background=background,
+                                     stall_timeout=s.stall_timeout, total_timeout=s.request_timeout, on_token=on_token)
+
+        async def batch(mode: str, record: bool) -> None:
+            started = asyncio.Event()
+            bg_tasks = []
+            for _ in range(s.background if record else 0):
+                bg_tasks.append(asyncio.create_task(
+                    one(mode, background=True, on_token=_itl_sink(background_itl[mode], started))))
+            if bg_tasks:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(started.wait(), timeout=s.stall_timeout)
+            before = await _scrape(client, routes[mode], s) if record else None
+            t_start = time.perf_counter()
+            outs = await asyncio.gather(*(one(mode) for _ in range(s.concurrency if record else 1)))
+            t_end = time.perf_counter()
+            for task in bg_tasks:
+                task.cancel()
+            await asyncio.gather(*bg_tasks, return_exceptions=True)
+            if record:
+                after = await _scrape(client, routes[mode], s)
+                assert before is not None
+                scraped[mode].append((before, after))
+                windows[mode].append((t_start, t_end))
+                results.extend(outs)
+            for _ in outs:
+                tick(mode)
+
+        try:
+            for _ in range(s.warmup):
+                for mode in s.modes:
+                    if _is_set(cancel):
+                        raise asyncio.CancelledError
+                    if switcher is not None and s.routing == "switch":
+                        switcher(mode)
+                    await batch(mode, record=False)
+            blocks = s.routing == "switch"
+            order = ([(m, i) for m in s.modes for i in range(s.runs)] if blocks else
+                     [(m, i) for i in range(s.runs) for m in _rotate(s.modes, i)])
+            current = None
+            for mode, _ in order:
+                if _is_set(cancel):
+                    raise asyncio.CancelledError
+                if blocks and mode != current and switcher is not None:
+                    switcher(mode)
+                    current = mode
+                await batch(mode, record=True)
+        except asyncio.CancelledError:
+            cancelled = True
+        finally:
+            gpu.stop()
+
+    return {
+        "settings": s, "routes": routes, "results": results, "windows": windows, "scraped": scraped,
+        "background_itl": background_itl, "gpu": gpu, "baseline_until": t_baseline, "cancelled": cancelled,
+    }
+
+
+def _rotate(modes: Sequence[str], i: int) -> list[str]:
+    """The modes starting at a different one each run, so neither always goes first."""
+    k = i % len(modes)
+    return [*modes[k:], *modes[:k]]
+
+
+def _is_set(cancel: Any) -> bool:
+    return bool(cancel is not None and cancel.is_set())
+
+
+def _itl_sink(sink: list[float], started: asyncio.Event) -> Callable[[float, float | None], None]:
+    def on_token(at: float, gap: float | None) -> None:
+        started.set()
+        if gap is not None:
+            sink.append(gap)
+
+    return on_token
+
+
+async def _scrape(client: Any, route: Route, s: ProbeSettings) -> MetricsSnapshot:
+    if not s.metrics:
+        return MetricsSnapshot(error="metrics turned off")
+    headers = {k: v for k, v in route.headers.items() if k == "Authorization"}
+    return await scrape(client, route.base_url, headers)
+
+
+def metric_deltas(pairs: list[tuple[MetricsSnapshot, MetricsSnapshot]]) -> dict[str, float | None] | str:
+    """Counters summed over a mode's batches (gauges: the last value), or why none."""
+    if not pairs:
+        return "no batches"
+    errors = [b.error or a.error for b, a in pairs if b.error or a.error]
+    if errors and len(errors) == len(pairs):
+        return f"n/a: {errors[0]}"
+    total: dict[str, float | None] = {}
+    for before, after in pairs:
+        if before.error or after.error:
+            continue
+        for name, value in deltas(before, after).items():
+            if value is None:
+                total.setdefault(name, None)
+            elif name in ("kv_cache_usage", "requests_running", "sglang_cache_hit_rate"):
+                total[name] = value
+            else:
+                total[name] = (total.get(name) or 0.0) + value
+    return total
