@@ -277,4 +277,5 @@ def metric_deltas(pairs: list[tuple[MetricsSnapshot, MetricsSnapshot]]) -> dict[
                 total[name] = value
             else:
                 total[name] = (total.get(name) or 0.0) + value
-    return total
+    known = {k: v for k, v in total.items() if v is not None}
+    return known or "n/a: the backend's /metrics has none of the series kvswitch knows"

@@ -1,0 +1,1 @@
+"""Test doubles kvswitch ships: a deterministic streaming server (tests, benchmarks, demos)."""
