@@ -259,7 +259,7 @@ async def _scrape(client: Any, route: Route, s: ProbeSettings) -> MetricsSnapsho
     return await scrape(client, route.base_url, headers)
 
 
-def metric_deltas(pairs: list[tuple[MetricsSnapshot, MetricsSnapshot]]) -> dict[str, float | None] | str:
+def metric_deltas(pairs: list[tuple[MetricsSnapshot, MetricsSnapshot]]) -> dict[str, float] | str:
     """Counters summed over a mode's batches (gauges: the last value), or why none."""
     if not pairs:
         return "no batches"

@@ -131,7 +131,7 @@ class SSEServer:
                 head = await reader.readuntil(b"\r\n\r\n")
                 received = time.perf_counter()
                 lines = head.decode("latin-1").split("\r\n")
-                method, target, _ = (lines[0].split(" ", 2) + ["", ""])[:3]
+                method, target, _ = ([*lines[0].split(" ", 2), "", ""])[:3]
                 headers = {}
                 for line in lines[1:]:
                     if ":" in line:
