@@ -26,6 +26,7 @@ COMMANDS = {
     "client": "kvswitch.cli.profile",
     "key": "kvswitch.cli.key",
     "watch": "kvswitch.cli.watch",
+    "probe": "kvswitch.cli.probe",
     "schema": "kvswitch.cli.schema",
 }
 """Command → the module that registers it (some modules register two)."""

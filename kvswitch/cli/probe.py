@@ -1,0 +1,225 @@
+"""``kvswitch probe``: TTFT, ITL and GPU memory per mode, side by side."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["register"]
+
+ASK_ABOVE_TOKENS = 20_000
+"""Above this many tokens to a host that is not loopback, the probe asks first (D-12)."""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "probe",
+        help="measure TTFT, ITL and GPU memory in each mode, side by side",
+        description="Send streamed chat requests in each mode (interleaved), measure TTFT (first token-bearing "
+        "delta), TTFB, ITL, TPOT and E2E, sample GPU memory (NVML or one nvidia-smi loop) and the backend's "
+        "/metrics, and compare split with merged (median ratio with a 95 %% bootstrap interval). Default: the "
+        "active profile. Exit 0 when every request succeeded, 1 when some failed or the probe was refused.",
+    )
+    src = p.add_argument_group("target (default: the active profile)")
+    src.add_argument("--profile", help="a profile other than the active one")
+    src.add_argument("--base-url", help="probe this URL instead of a profile's")
+    src.add_argument("--model", help="model id (with --base-url)")
+    src.add_argument("--api-key-env", metavar="NAME", help="with --base-url: the environment variable holding the key")
+    src.add_argument("--url-convention", choices=("append-v1", "includes-v1"))
+    how = p.add_argument_group("modes and routing")
+    how.add_argument("--mode", action="append", choices=("merged", "split"), dest="modes",
+                     help="repeat for both (default: merged and split)")
+    how.add_argument("--routing", choices=("auto", "header", "endpoint", "switch"), default="auto",
+                     help="auto: per-mode endpoints where given, else the X-Cache-Mode header (experimental); "
+                     "switch: flip the registered clients before each mode's runs")
+    how.add_argument("--endpoint", action="append", default=[], metavar="MODE=URL",
+                     help="a mode's own base URL (e.g. split=http://router:8000/v1)")
+    load = p.add_argument_group("load")
+    load.add_argument("--runs", type=int, default=10, help="measured batches per mode (10)")
+    load.add_argument("--warmup", type=int, default=2, help="warm-up requests per mode, not measured (2)")
+    g = load.add_mutually_exclusive_group()
+    g.add_argument("--prompt-tokens", type=int, default=256, help="prompt length in words ≈ tokens (256)")
+    g.add_argument("--article-prompt", action="store_true", help="the article's prompt, repeated 8 times (S-21)")
+    load.add_argument("--max-tokens", type=int, default=128, help="output tokens per request (128, S-34)")
+    load.add_argument("--no-cache-bust", action="store_true",
+                      help="send the same prompt every time (prefix cache hits; S-28) instead of a nonce at the start")
+    load.add_argument("--concurrency", type=int, default=1, help="requests per batch, sent together (1)")
+    load.add_argument("--background", type=int, default=0,
+                      help="long generations kept running while TTFT is sampled (decode load; 0)")
+    load.add_argument("--background-max-tokens", type=int, default=512)
+    load.add_argument("--timeout", type=float, default=300.0, help="whole request, seconds (300)")
+    load.add_argument("--stall-timeout", type=float, default=30.0, help="no data for this long fails a request (30)")
+    gpu = p.add_argument_group("GPU memory and metrics")
+    gpu.add_argument("--no-gpu", action="store_true", help="do not sample GPU memory")
+    gpu.add_argument("--smi", default="nvidia-smi", help="the nvidia-smi to run")
+    gpu.add_argument("--gpu-prefix", action="append", default=[], metavar="INSTANCE=CMD",
+                     help="sample an instance through a command prefix, e.g. prefill='ssh p-host' (repeat)")
+    gpu.add_argument("--no-metrics", action="store_true", help="do not scrape the backend's /metrics")
+    out = p.add_argument_group("output")
+    out.add_argument("--format", choices=("text", "json"), default="text")
+    out.add_argument("--yes", action="store_true", help="spend tokens on a remote host without asking")
+    out.add_argument("--no-history", action="store_true", help="do not append the report to the history")
+    p.set_defaults(func=run)
+
+
+def settings_from_args(args: argparse.Namespace) -> Any:
+    """ProbeSettings from the command line and the profile (the key only for its own hosts)."""
+    import os
+    import shlex
+
+    from kvswitch.cli._handler import UsageError
+    from kvswitch.probe.runner import ProbeSettings
+
+    endpoints = {}
+    for item in args.endpoint:
+        mode, _, url = item.partition("=")
+        if mode not in ("merged", "split") or not url:
+            raise UsageError(f"--endpoint takes MODE=URL, not {item!r}")
+        endpoints[mode] = url
+    prefixes: dict[str, list[str]] = {}
+    for item in args.gpu_prefix:
+        name, _, cmd = item.partition("=")
+        if not name or not cmd:
+            raise UsageError(f"--gpu-prefix takes INSTANCE=CMD, not {item!r}")
+        prefixes[name] = shlex.split(cmd)
+    common: dict[str, Any] = {
+        "modes": tuple(args.modes or ("merged", "split")), "routing": args.routing, "runs": args.runs,
+        "warmup": args.warmup, "prompt_tokens": args.prompt_tokens, "article_prompt": args.article_prompt,
+        "max_tokens": args.max_tokens, "cache_bust": not args.no_cache_bust, "concurrency": args.concurrency,
+        "background": args.background, "background_max_tokens": args.background_max_tokens,
+        "request_timeout": args.timeout, "stall_timeout": args.stall_timeout, "gpu": not args.no_gpu,
+        "smi": args.smi, "metrics": not args.no_metrics, "gpu_prefixes": prefixes or {"local": []},
+    }
+    if min(args.runs, args.concurrency, args.max_tokens, args.prompt_tokens) < 1 or args.warmup < 0:
+        raise UsageError("--runs, --concurrency, --max-tokens and --prompt-tokens must be at least 1")
+    if args.base_url:
+        if not args.model:
+            raise UsageError("--base-url needs --model")
+        key = os.environ.get(args.api_key_env) if args.api_key_env else None
+        if args.api_key_env and not key:
+            raise UsageError(f"${args.api_key_env} is not set")
+        return ProbeSettings(base_url=args.base_url, model=args.model, api_key=key,
+                             endpoints=endpoints, url_convention=args.url_convention, **common)
+    from kvswitch.config import read_config
+    from kvswitch.keys import resolve_key
+
+    config = read_config()
+    name, profile = config.profile(args.profile)
+    if profile.split.probe_url and "split" not in endpoints:
+        endpoints["split"] = profile.split.probe_url
+    return ProbeSettings(base_url=profile.base_url, model=args.model or profile.model,
+                         api_key=resolve_key(name, profile.key), endpoints=endpoints,
+                         url_convention=args.url_convention or profile.url_convention, **common)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import threading
+
+    from kvswitch.probe.report import build_report, save_history
+    from kvswitch.probe.runner import estimate, run_probe
+
+    s = settings_from_args(args)
+    requests, tokens, remote = estimate(s)
+    if remote and tokens > ASK_ABOVE_TOKENS and not args.yes:
+        what = f"{requests} requests, up to {tokens:,} tokens, to {', '.join(remote)}"
+        if not sys.stdin.isatty():
+            print(f"kvswitch: this probe sends {what}; run again with --yes to go ahead", file=sys.stderr)
+            return 1
+        answer = input(f"This probe sends {what}. Go ahead? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("kvswitch: probe not run", file=sys.stderr)
+            return 1
+    switcher = None
+    if s.routing == "switch":
+        from kvswitch.clients import switch_clients
+
+        def switcher(mode: str) -> None:
+            switch_clients(mode)  # type: ignore[arg-type]
+
+    tty = sys.stderr.isatty() and args.format == "text"
+
+    def progress(done: int, total: int, mode: str) -> None:
+        if tty:
+            width = 30
+            filled = int(width * done / max(total, 1))
+            print(f"\r[{'#' * filled}{'-' * (width - filled)}] {done}/{total} {mode:<7}", end="", file=sys.stderr, flush=True)
+
+    cancel = threading.Event()
+    try:
+        raw = asyncio.run(run_probe(s, progress=progress, cancel=cancel, switcher=switcher))
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+    if tty:
+        print(file=sys.stderr)
+    report = build_report(raw)
+    if not args.no_history:
+        save_history(report)
+    if args.format == "json":
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(render_text(report))
+    failed = sum(m["failures"] for m in report["modes"].values())
+    return 1 if failed or report["cancelled"] else 0
+
+
+def _f(value: Any, unit: str = "ms") -> str:
+    if value is None:
+        return "–"
+    return f"{value:.1f} {unit}" if unit else f"{value:.2f}"
+
+
+def render_text(report: dict[str, Any]) -> str:
+    """The report as a table and notes (what the CLI prints)."""
+    s = report["settings"]
+    lines = [
+        f"kvswitch probe · {s['model']} @ {s['base_url']} · {s['runs']} runs × {s['concurrency']} per mode "
+        f"(+{s['warmup']} warm-up), prompt {s['prompt']}, max_tokens {s['max_tokens']}"
+        + (f", {s['background']} background stream(s)" if s["background"] else ""),
+        "",
+        f"{'mode':<7} {'ok/n':>7} {'TTFT med':>10} {'p90':>10} {'p99':>10} {'TTFB med':>10} {'ITL p99':>10} "
+        f"{'TPOT med':>10} {'bg ITL p99':>11}",
+    ]
+    for mode, m in report["modes"].items():
+        ratio = f"{m['requests'] - m['failures']}/{m['requests']}"
+        lines.append(
+            f"{mode:<7} {ratio:>7} {_f(m['ttft_ms']['median']):>10} {_f(m['ttft_ms']['p90']):>10} "
+            f"{_f(m['ttft_ms']['p99']):>10} {_f(m['ttfb_ms']['median']):>10} {_f(m['itl_ms']['p99']):>10} "
+            f"{_f(m['tpot_ms']['median']):>10} {_f(m['background_itl_ms']['p99']):>11}"
+        )
+    lines.append("")
+    comp = report["comparison"]
+    if "ttft_median_ratio" in comp:
+        r = comp["ttft_median_ratio"]
+        lo, hi = r["ci95"]
+        verdict = ("split is faster to first token" if hi < 1 else "merged is faster to first token" if lo > 1
+                   else "no difference the interval can show")
+        lines.append(f"TTFT median split/merged: {r['split/merged']:.2f} (95 % bootstrap interval {lo:.2f}–{hi:.2f}): {verdict}")
+    if "itl_p99_ratio" in comp:
+        r = comp["itl_p99_ratio"]
+        lines.append(f"ITL p99 split/merged: {r['split/merged']:.2f} (95 % interval {r['ci95'][0]:.2f}–{r['ci95'][1]:.2f})")
+    lines.append("")
+    for mode, m in report["modes"].items():
+        lines.append(f"{mode}: routed by {m['routed_by']} → {m['url']}")
+        if m["failures"]:
+            for cause, n in m["failure_causes"].items():
+                lines.append(f"  {n} failed: {cause}")
+        mem = m["gpu_memory"]
+        if isinstance(mem, str):
+            lines.append(f"  GPU memory: {mem}")
+        else:
+            for uuid, g in mem.items():
+                lines.append(f"  GPU {uuid} ({g['instance']}): baseline {_f(g['baseline_mib'], 'MiB')}, "
+                             f"peak {_f(g['peak_mib'], 'MiB')}, Δ {_f(g['delta_mib'], 'MiB')}")
+        metrics = m["metrics"]
+        if isinstance(metrics, str):
+            lines.append(f"  backend metrics: {metrics}")
+        else:
+            shown = ", ".join(f"{k} {v:g}" for k, v in metrics.items())
+            lines.append(f"  backend metrics (during the mode's runs): {shown}")
+    lines.append("")
+    lines += [f"· {note}" for note in report["notes"]]
+    return "\n".join(lines)
