@@ -15,7 +15,11 @@ request header ``X-Cache-Mode: split`` uses ``split_ttft_ms``/``split_itl_ms`` w
 split requests to a server without a split deployment (``split_capable=False``) stall, the
 article's S-25. ``api_key`` makes any other key a 401, and a path with ``//`` is a 401 too
 (the trailing-slash case of S-24). ``GET /v1/models`` lists ``model``; ``GET /metrics``
-counts requests per mode in Prometheus text.
+counts requests per mode in Prometheus text; ``GET /stamps`` returns the stamps as JSON, each
+with the request's ``X-Request-Id`` (for clients in another process: ``perf_counter`` is the
+system-wide monotonic clock on Linux).
+
+Run it on its own: ``python -m kvswitch.testing.sse_server --port 8765 --ttft-ms 300``.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ class Stamp:
     first_content: float | None
     mode: str
     scenario: str
+    request_id: str = ""
 
 
 @dataclass
@@ -175,6 +180,10 @@ class SSEServer:
             )
             await self._send(writer, 200, ("# TYPE kvswitch_test_requests_total counter\n" + text).encode(), "text/plain; version=0.0.4")
             return True
+        if method == "GET" and path == "/stamps":
+            data = [[st.request_id, st.received, st.first_content, st.mode] for st in self.stamps]
+            await self._send(writer, 200, json.dumps(data).encode())
+            return True
         if method == "GET" and path in ("/health", "/"):
             await self._send(writer, 200, b'{"status":"ok"}')
             return True
@@ -201,7 +210,7 @@ class SSEServer:
             return True
         if mode == "split" and not self.split_capable:
             scenario = "stall"  # S-25: no split deployment behind the endpoint
-        await self._stream(writer, request, mode, scenario, received)
+        await self._stream(writer, request, mode, scenario, received, headers.get("x-request-id", ""))
         return scenario != "stall"
 
     def _authorized(self, headers: dict[str, str]) -> bool:
@@ -209,7 +218,10 @@ class SSEServer:
             return True
         return headers.get("authorization", "") == f"Bearer {self.api_key}"
 
-    async def _stream(self, writer: asyncio.StreamWriter, request: dict[str, Any], mode: str, scenario: str, received: float) -> None:
+    async def _stream(
+        self, writer: asyncio.StreamWriter, request: dict[str, Any], mode: str, scenario: str, received: float,
+        request_id: str = "",
+    ) -> None:
         eol = b"\r\n" if scenario == "crlf" else b"\n"
         ttft = (self.split_ttft_ms if mode == "split" and self.split_ttft_ms is not None else self.ttft_ms) / 1000
         itl = (self.split_itl_ms if mode == "split" and self.split_itl_ms is not None else self.itl_ms) / 1000
@@ -249,7 +261,7 @@ class SSEServer:
             await event(b"data: [DONE]")
             _chunk(writer, b"")
             await writer.drain()
-            self.stamps.append(Stamp(received, None, mode, scenario))
+            self.stamps.append(Stamp(received, None, mode, scenario, request_id))
             return
         if scenario != "no-token":
             for i in range(n):
@@ -268,7 +280,7 @@ class SSEServer:
                  "total_tokens": 0, "prompt_tokens_details": {"cached_tokens": 0}}
         await event(b"data: " + json.dumps({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [],
                                             "usage": usage, "timings": {"prompt_ms": ttft * 1000}}).encode())
-        self.stamps.append(Stamp(received, first_content, mode, scenario))
+        self.stamps.append(Stamp(received, first_content, mode, scenario, request_id))
         if scenario != "no-done":
             await event(b"data: [DONE]")
         _chunk(writer, b"")  # the body ends cleanly either way
@@ -281,3 +293,35 @@ def _chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
 
 def _err(message: str, code: int) -> bytes:
     return json.dumps({"error": {"message": message, "type": "test_error", "code": code}}).encode()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve until interrupted (for benchmarks and demos in another process)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m kvswitch.testing.sse_server", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--ttft-ms", type=float, default=300.0)
+    ap.add_argument("--itl-ms", type=float, default=20.0)
+    ap.add_argument("--tokens", type=int, default=8)
+    ap.add_argument("--split-ttft-ms", type=float)
+    ap.add_argument("--model", default="test-model")
+    args = ap.parse_args(argv)
+    server = SSEServer(ttft_ms=args.ttft_ms, itl_ms=args.itl_ms, tokens=args.tokens, port=args.port,
+                       split_ttft_ms=args.split_ttft_ms, model=args.model)
+    server.start()
+    import sys
+
+    sys.stdout.write(f"LISTENING {server.url}\n")  # a program's own output, for whoever started it
+    sys.stdout.flush()
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
