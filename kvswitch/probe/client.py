@@ -157,10 +157,14 @@ async def stream_chat(
     async def run() -> None:
         nonlocal last_token
         response = await client.send(request, stream=True)
+        # kvswitch's own transport stamps the socket reads; other transports: the trace and the clock
+        reads: list[float] | None = response.extensions.get("kvswitch.reads")
         try:
-            t0 = marks.get("t0", fallback_t0)
+            t0 = response.extensions.get("kvswitch.sent") or marks.get("t0", fallback_t0)
             result.started = t0
-            if "connect_start" in marks and "connect_end" in marks:
+            if "kvswitch.connect" in response.extensions:
+                result.connect = response.extensions["kvswitch.connect"]
+            elif "connect_start" in marks and "connect_end" in marks:
                 result.connect = marks["connect_end"] - marks["connect_start"]
             result.status = response.status_code
             if response.status_code != 200:
@@ -173,7 +177,7 @@ async def stream_chat(
                 result.error = f"HTTP {response.status_code}: {_error_text(raw)}"
                 return
             async for chunk in response.aiter_raw():
-                now = time.perf_counter()
+                now = reads[-1] if reads else time.perf_counter()
                 if result.ttfb is None:
                     result.ttfb = now - t0
                 for event in parser.feed(chunk):

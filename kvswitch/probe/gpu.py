@@ -162,7 +162,10 @@ class GpuSampler:
                 r.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 r.proc.kill()
+                r.proc.wait(timeout=2)
             r.thread.join(timeout=2)
+            if r.proc.stdout is not None:
+                r.proc.stdout.close()
         if self._nvml_thread is not None:
             self._nvml_thread.join(timeout=2)
             with contextlib.suppress(Exception):
@@ -174,16 +177,18 @@ class GpuSampler:
         with self._lock:
             return [s for s in self.samples if start <= s.at <= end]
 
-    def memory(self, baseline_until: float, start: float, end: float) -> dict[str, dict[str, float | str | None]]:
-        """Per GPU UUID: baseline (last reading before ``baseline_until``), peak and delta in
-        ``[start, end]``, and the instance that saw it."""
+    def memory(
+        self, baseline_until: float, windows: Sequence[tuple[float, float]]
+    ) -> dict[str, dict[str, float | str | None]]:
+        """Per GPU UUID: baseline (last reading before ``baseline_until``), peak and delta over
+        the ``windows`` (a mode's own batches), and the instance that saw it."""
         with self._lock:
             samples = list(self.samples)
         out: dict[str, dict[str, float | str | None]] = {}
         for uuid in sorted({s.uuid for s in samples}):
             mine = [s for s in samples if s.uuid == uuid and s.used_mib is not None]
             before = [s.used_mib for s in mine if s.at <= baseline_until]
-            during = [s.used_mib for s in mine if start <= s.at <= end]
+            during = [s.used_mib for s in mine if any(a <= s.at <= b for a, b in windows)]
             base = before[-1] if before else (mine[0].used_mib if mine else None)
             peak = max((d for d in during if d is not None), default=None)
             total = next((s.total_mib for s in samples if s.uuid == uuid and s.total_mib is not None), None)

@@ -42,9 +42,7 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
         windows = raw["windows"][mode]
         memory: Any = f"n/a: {gpu.unavailable}" if gpu.unavailable else None
         if memory is None:
-            start = min((w[0] for w in windows), default=0.0)
-            end = max((w[1] for w in windows), default=0.0)
-            memory = gpu.memory(raw["baseline_until"], start, end) or "n/a: no samples"
+            memory = gpu.memory(raw["baseline_until"], windows) or "n/a: no samples"
         route = raw["routes"][mode]
         modes[mode] = {
             "url": route.url,

@@ -166,7 +166,10 @@ async def run_probe(
         if progress is not None:
             progress(done, total, mode)
 
-    async with httpx.AsyncClient(limits=limits, timeout=None, trust_env=False) as client:
+    from kvswitch.probe.transport import StampedTransport
+
+    transport = StampedTransport()
+    async with httpx.AsyncClient(transport=transport, limits=limits, timeout=None, trust_env=False) as client:
         await asyncio.sleep(0.3 if s.gpu and not gpu.unavailable else 0)
         t_baseline = time.perf_counter()
 
@@ -182,8 +185,9 @@ async def run_probe(
             started = asyncio.Event()
             bg_tasks = []
             for _ in range(s.background if record else 0):
-                bg_tasks.append(asyncio.create_task(
-                    one(mode, background=True, on_token=_itl_sink(background_itl[mode], started))))
+                task = asyncio.create_task(one(mode, background=True, on_token=_itl_sink(background_itl[mode], started)))
+                task.add_done_callback(lambda _t: started.set())  # a background stream that fails at once
+                bg_tasks.append(task)
             if bg_tasks:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(started.wait(), timeout=s.stall_timeout)

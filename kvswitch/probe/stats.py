@@ -72,5 +72,7 @@ def ratio_interval(
         vb = value(b)
         if vb > 0:
             ratios.append(value(a) / vb)
+    if not ratios:
+        return None
     alpha = (1 - confidence) / 2 * 100
     return point, percentile(ratios, alpha), percentile(ratios, 100 - alpha)
