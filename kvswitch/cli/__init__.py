@@ -28,6 +28,8 @@ COMMANDS = {
     "watch": "kvswitch.cli.watch",
     "probe": "kvswitch.cli.probe",
     "schema": "kvswitch.cli.schema",
+    "doctor": "kvswitch.cli.doctor",
+    "advise": "kvswitch.cli.advise",
 }
 """Command → the module that registers it (some modules register two)."""
 

@@ -162,6 +162,9 @@ class StampedTransport(httpx.AsyncBaseTransport):
         target = url.raw_path.decode("ascii")
         head = [f"{request.method} {target} HTTP/1.1", f"Host: {url.netloc.decode('ascii')}"]
         for name, value in request.headers.multi_items():
+            if any(c in value or c in name for c in "\r\n\0"):
+                conn.close()  # a key with a stray newline must not become a second header
+                raise httpx.LocalProtocolError(f"header {name!r} holds a line break; nothing was sent")
             if name.lower() not in ("host", "content-length", "transfer-encoding", "connection"):
                 head.append(f"{name}: {value}")
         head.append(f"Content-Length: {len(body)}")

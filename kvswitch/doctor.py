@@ -1,0 +1,950 @@
+"""``kvswitch doctor``: the article's troubleshooting (S-24…S-29) as live checks.
+
+Every check returns data, a :class:`Check` (name, pass|warn|fail|skip, what it saw, the fix);
+nothing here prints. The checks, in order:
+
+- ``config``: kvswitch lint of ``kvswitch.toml`` and every registered client (errors → fail).
+- ``chunk-size``: chunk_size changed in split mode, where it is ignored (KVS103), or not a
+  multiple of 64 (KVS101) → warn (S-26).
+- ``reachable``: an HTTP GET of the base URL; refused or no answer → fail.
+- ``url-convention``: which of ``<base>/v1/models`` and ``<base>/models`` answers, against the
+  profile's ``url_convention`` (D-12).
+- ``auth``: the requests with the key; 401/403 → fail with the S-24 hints (whitespace or a line
+  break in the resolved key, a trailing ``/`` on the base URL, which clients join into ``//``)
+  and S-29 (the key's status and quota). Paths are joined the way clients join them, without
+  normalising, so the trailing-slash case is reproduced, not hidden.
+- ``model``: the model is in ``GET …/models`` and a one-token chat request finds it (S-08).
+- ``split``: in split mode, the prefill and decode endpoints are reachable and distinct, and a
+  split request does not stall (S-25).
+- ``nvidia-smi``: nvidia-smi runs (locally, or through each instance's command prefix).
+- ``same-gpu``: prefill and decode report different GPU UUIDs (S-27).
+- ``prefix-cache``: TTFT of prompts that share more or less of a prefix against one repeated
+  prompt; big swings with the prefix cache on → warn (S-28).
+
+Keys (D-7, D-12): a key goes only to the hosts the profile names (its base URL, split endpoints
+and probe URL), or to the ``--base-url`` given together with ``--api-key-env``; never to an
+address found in a client file, and redirects are not followed. No key is in any check's text.
+Every request has a short timeout, so doctor never hangs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shutil
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from kvswitch.config import Config
+    from kvswitch.linter import LintResult
+    from kvswitch.probe.client import RequestResult
+
+__all__ = [
+    "CHECKS",
+    "Check",
+    "CheckStatus",
+    "DoctorReport",
+    "DoctorSettings",
+    "Target",
+    "Timing",
+    "assess_prefix_cache",
+    "run_doctor",
+]
+
+CheckStatus = Literal["pass", "warn", "fail", "skip"]
+
+CHECKS = (
+    "config", "chunk-size", "reachable", "url-convention", "auth", "model", "split",
+    "nvidia-smi", "same-gpu", "prefix-cache",
+)
+"""Every check's name, in the order doctor runs them (``--skip`` takes these)."""
+
+SWING = 0.5
+"""TTFT spread ((max − min) / median) above which TTFT is said to swing (S-28)..."""
+SWING_MIN_MS = 30.0
+"""...provided max − min is at least this many milliseconds (below it, a swing is noise)."""
+
+_SPLIT_FIX = (
+    "split needs two real instance groups; with one instance use merged: kvswitch switch merged (S-25). "
+    "Two instance groups: a prefill and a decode deployment on their own GPUs, with a router in front"
+)
+_PREFIX_FIX = (
+    "fix the prompt or turn the prefix cache off for comparisons: kvswitch probe sends one prompt with "
+    "--no-cache-bust (or a unique one per request by default); turning the cache off takes "
+    "kvswitch profile edit {profile} --prefix-cache false and the server's own flag "
+    "(vLLM --no-enable-prefix-caching, SGLang --disable-radix-cache) (S-28)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One check's outcome: what it looked at and saw, and the fix when it is not a pass."""
+
+    name: str
+    status: CheckStatus
+    saw: str
+    fix: str = ""
+    source: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "saw": self.saw, "fix": self.fix, "source": self.source}
+
+
+@dataclass(frozen=True)
+class DoctorSettings:
+    """What to check. ``base_url`` (with ``model`` and maybe ``api_key_env``) checks that
+    address instead of a profile; ``mode`` overrides the configured mode."""
+
+    profile: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    mode: Literal["merged", "split"] | None = None
+    smi: str = "nvidia-smi"
+    prefill_prefix: Sequence[str] = ()
+    decode_prefix: Sequence[str] = ()
+    timeout: float = 4.0
+    prefix_samples: int = 3
+    prefix_prompt_words: int = 400
+    gpu_seconds: float = 2.0
+    skip: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Target:
+    """The server doctor talks to, and the only addresses that may receive the key."""
+
+    label: str
+    profile: str | None
+    base_url: str
+    model: str
+    mode: str
+    url_convention: str | None = None
+    prefill: str | None = None
+    decode: str | None = None
+    probe_url: str | None = None
+    prefix_cache: bool | None = None
+    key: str | None = field(default=None, repr=False)
+    key_note: str | None = None  # why there is no key (not set, keyring error…)
+    key_ref: str | None = None  # where the key comes from: keyring, env:NAME
+    allowed: frozenset[tuple[str, str, int]] = frozenset()
+
+    def as_dict(self) -> dict[str, Any]:
+        from kvswitch.redact import mask
+
+        return {
+            "label": self.label, "profile": self.profile, "base_url": _show_url(self.base_url), "model": self.model,
+            "mode": self.mode, "url_convention": self.url_convention,
+            "prefill": _show_url(self.prefill) if self.prefill else None,
+            "decode": _show_url(self.decode) if self.decode else None,
+            "key": mask(self.key) if self.key else None,
+        }
+
+
+@dataclass
+class DoctorReport:
+    """Every check, in order, and what was checked."""
+
+    checks: list[Check]
+    target: Target | None = None
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.status == "fail"]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when any check failed, else 0."""
+        return 1 if self.failed else 0
+
+    def get(self, name: str) -> Check | None:
+        return next((c for c in self.checks if c.name == name), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kvswitch_doctor": 1,
+            "target": self.target.as_dict() if self.target else None,
+            "ok": not self.failed,
+            "checks": [c.as_dict() for c in self.checks],
+        }
+
+
+# -- URLs ---------------------------------------------------------------------------------
+
+def _origin(url: str | None) -> tuple[str, str, int] | None:
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return parts.scheme, parts.hostname.lower(), port
+
+
+def _show_url(url: str) -> str:
+    """``url`` without user info, query or fragment (they may hold credentials)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return re.split(r"[?#@]", url, maxsplit=1)[0] + "…"
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    shown = f"{parts.scheme}://{netloc}{parts.path}" if parts.scheme else f"{netloc}{parts.path}"
+    return shown + ("?…" if parts.query else "") + ("#…" if parts.fragment else "")
+
+
+def guess_convention(base_url: str) -> str:
+    """``includes-v1`` for a base that ends in ``/v1``, else ``append-v1``."""
+    return "includes-v1" if base_url.rstrip("/").endswith("/v1") else "append-v1"
+
+
+def _paths(convention: str) -> tuple[str, str]:
+    """(models path, chat path) appended to the base URL under ``convention``."""
+    if convention == "includes-v1":
+        return "/models", "/chat/completions"
+    return "/v1/models", "/v1/chat/completions"
+
+
+def _same_address(a: str, b: str) -> bool:
+    oa, ob = _origin(a), _origin(b)
+    return oa is not None and oa == ob and urlsplit(a).path.rstrip("/") == urlsplit(b).path.rstrip("/")
+
+
+def _loopback(url: str | None) -> bool:
+    import ipaddress
+
+    host = (urlsplit(url).hostname or "") if url else ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _key_problem(key: str | None) -> bool:
+    """Whether the resolved key has whitespace or a line break anywhere (S-24)."""
+    return key is not None and any(c.isspace() for c in key)
+
+
+def _clean_key(key: str) -> str:
+    return re.sub(r"\s+", "", key)
+
+
+# -- the target ---------------------------------------------------------------------------
+
+def _target_from_settings(s: DoctorSettings, config: Config | None) -> tuple[Target | None, Check | None]:
+    """The target, or a check that says why there is none."""
+    import os
+
+    from kvswitch.errors import KvswitchError
+
+    key: str | None = None
+    note: str | None = None
+    if s.base_url:
+        key = os.environ.get(s.api_key_env) if s.api_key_env else None
+        if s.api_key_env and not key:
+            note = f"${s.api_key_env} is not set"
+        elif not s.api_key_env:
+            note = "--api-key-env not given, and a profile's key never goes to another address"
+        origin = _origin(s.base_url)
+        return Target(
+            label="--base-url", profile=None, base_url=s.base_url, model=s.model or "", mode=s.mode or "merged",
+            prefill=s.base_url, decode=s.base_url, key=key or None, key_note=note,
+            key_ref=f"env:{s.api_key_env}" if s.api_key_env else None,
+            allowed=frozenset({origin}) if origin and key else frozenset(),
+        ), None
+    if config is None:
+        return None, None
+    try:
+        name, profile = config.profile(s.profile)
+    except KvswitchError as exc:
+        return None, Check("config", "fail", str(exc), "choose a profile: kvswitch profile list; kvswitch profile use NAME")
+    try:
+        from kvswitch.keys import resolve_key
+
+        key = resolve_key(name, profile.key)
+        if key is None:
+            note = (f"no key stored for profile {name!r} (kvswitch key set {name})" if profile.key == "keyring"
+                    else f"{profile.key.removeprefix('env:')} is not set (the profile's key is {profile.key})")
+    except KvswitchError as exc:
+        note = str(exc)
+    prefill = profile.split.prefill_base_url or profile.base_url
+    decode = profile.split.decode_base_url or profile.base_url
+    urls = (profile.base_url, prefill, decode, profile.split.probe_url)
+    allowed = frozenset(o for o in (_origin(u) for u in urls) if o is not None)
+    return Target(
+        label=f"profile {name}", profile=name, base_url=profile.base_url, model=profile.model,
+        mode=s.mode or config.model.mode, url_convention=profile.url_convention, prefill=prefill, decode=decode,
+        probe_url=profile.split.probe_url, prefix_cache=profile.cache.prefix_cache, key=key, key_note=note,
+        key_ref=profile.key, allowed=allowed,
+    ), None
+
+
+# -- local checks: lint -------------------------------------------------------------------
+
+def _lint_all(s: DoctorSettings) -> tuple[Config | None, list[LintResult], list[str], Check | None]:
+    """(config, lint results, files that could not be read, a config failure) — no network."""
+    from kvswitch.config import client_path, config_file, read_config
+    from kvswitch.errors import KvswitchError
+    from kvswitch.linter import lint
+
+    path = config_file()
+    if not path.exists():
+        if s.base_url:
+            return None, [], [], Check("config", "skip", f"no kvswitch config at {path}; checking --base-url only")
+        return None, [], [], Check("config", "fail", f"kvswitch is not set up yet: no {path}",
+                                   "run kvswitch init (or check an address with --base-url URL --model M)")
+    results: list[LintResult] = []
+    unreadable: list[str] = []
+    try:
+        results.append(lint(path, "kvswitch"))
+    except KvswitchError as exc:
+        return None, [], [], Check("config", "fail", f"cannot read {path}: {exc}", "fix the file's permissions")
+    try:
+        config = read_config(path)
+    except KvswitchError:
+        return None, results, [], None  # the lint findings say why
+    for entry in config.model.clients:
+        cpath = client_path(entry)
+        try:
+            results.append(lint(cpath, entry.kind))
+        except KvswitchError as exc:
+            unreadable.append(f"{cpath}: {exc.message}")
+    return config, results, unreadable, None
+
+
+_CHUNK_CODES = ("KVS101", "KVS103")
+
+
+def _is_chunk_finding(d: Any) -> bool:
+    return d.code in _CHUNK_CODES and bool(d.key_path) and "chunk" in str(d.key_path[-1]).lower()
+
+
+def _config_check(results: list[LintResult], unreadable: list[str]) -> Check:
+    diags = [d for r in results for d in r.diagnostics]
+    errors = [d for d in diags if str(d.severity) == "error"]
+    warnings = [d for d in diags if str(d.severity) == "warning" and not _is_chunk_finding(d)]
+    files = len(results)
+    what = f"kvswitch.toml and {files - 1} client{'s' if files != 2 else ''}" if files else "nothing"
+    if errors or unreadable:
+        shown = [f"{d.location}: {d.code} {d.message}" for d in errors[:3]] + unreadable[:3]
+        more = len(errors) + len(unreadable) - len(shown)
+        fix = ("kvswitch lint --fix PATH applies the fixable ones (KVS101, KVS201, KVS210); the codes are "
+               "explained in docs/diagnostics.md")
+        if unreadable:
+            fix += "; a registered client that is gone: kvswitch client remove PATH"
+        return Check("config", "fail", f"{len(errors) + len(unreadable)} error(s) in {what}: " + "; ".join(shown)
+                     + (f" (and {more} more)" if more > 0 else ""), fix)
+    if warnings:
+        shown = [f"{d.location}: {d.code} {d.message}" for d in warnings[:3]]
+        return Check("config", "warn", f"{len(warnings)} warning(s) in {what}: " + "; ".join(shown),
+                     "see kvswitch lint PATH (and --fix for the fixable ones)")
+    return Check("config", "pass", f"{what}: no errors or warnings")
+
+
+def _chunk_check(results: list[LintResult], mode: str) -> Check:
+    found = [d for r in results for d in r.diagnostics if _is_chunk_finding(d)]
+    if not results:
+        return Check("chunk-size", "skip", "no files were linted", source="S-26")
+    ignored = [d for d in found if d.code == "KVS103"]
+    rounding = [d for d in found if d.code == "KVS101"]
+    if not found:
+        return Check("chunk-size", "pass", f"no chunk_size is set where it is ignored (mode {mode}), and every "
+                     "chunk_size is a multiple of 64", source="S-26")
+    saw = [f"{d.location}: {d.message}" for d in (ignored + rounding)[:3]]
+    fixes = []
+    if ignored:
+        fixes.append("chunk_size only takes effect in merged mode: switch to merged (kvswitch switch merged) to use "
+                     "it, or tune the prefill instance's own chunking (vLLM --max-num-batched-tokens / "
+                     "--long-prefill-token-threshold, SGLang --chunked-prefill-size)")
+    if rounding:
+        fixes.append("use a multiple of 64 (kvswitch lint --fix rounds it, 500 → 512): some endpoints require it "
+                     "and round silently")
+    return Check("chunk-size", "warn", "; ".join(saw), "; ".join(fixes) + " (S-26)", "S-26")
+
+
+# -- network ------------------------------------------------------------------------------
+
+@dataclass
+class _Answer:
+    status: int | None = None
+    data: Any = None
+    error: str | None = None
+    refused: bool = False  # the HTTP library would not send it (a header value with whitespace)
+    ms: float = 0.0
+
+    @property
+    def models(self) -> list[str] | None:
+        """The model ids of a ``GET …/models`` answer, or ``None``."""
+        if self.status != 200 or not isinstance(self.data, dict) or not isinstance(self.data.get("data"), list):
+            return None
+        return [str(m["id"]) for m in self.data["data"] if isinstance(m, dict) and "id" in m]
+
+    def describe(self) -> str:
+        if self.refused:
+            return "not sent: the HTTP library refuses a header value (the key) with whitespace or a line break"
+        if self.error:
+            return self.error
+        message = ""
+        if isinstance(self.data, dict):
+            err = self.data.get("error", self.data.get("detail"))
+            if isinstance(err, dict):
+                err = err.get("message")
+            if isinstance(err, str):
+                message = f" ({err[:160]})"
+        return f"HTTP {self.status}{message}"
+
+
+class _Net:
+    """Every request doctor makes; the key goes only to the target's allowed origins."""
+
+    def __init__(self, client: Any, target: Target, timeout: float) -> None:
+        self.client = client
+        self.target = target
+        self.timeout = timeout
+
+    def auth(self, url: str, key: str | None) -> dict[str, str]:
+        if key is None or _origin(url) not in self.target.allowed:
+            return {}
+        return {"Authorization": f"Bearer {key}"}
+
+    async def get(self, url: str, key: str | None = None) -> _Answer:
+        import httpx
+
+        t0 = time.perf_counter()
+        try:
+            response = await self.client.get(url, headers=self.auth(url, key))
+        except httpx.LocalProtocolError:
+            return _Answer(refused=True, error="refused")
+        except httpx.ConnectError as exc:
+            return _Answer(error=f"cannot connect ({_reason(exc)})")
+        except httpx.TimeoutException:
+            return _Answer(error=f"no answer within {self.timeout:g} s")
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            return _Answer(error=f"{type(exc).__name__}")
+        data: Any = None
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        return _Answer(response.status_code, data, ms=(time.perf_counter() - t0) * 1000)
+
+    async def chat(self, url: str, model: str, prompt: str, key: str | None,
+                   extra_headers: dict[str, str] | None = None) -> RequestResult:
+        from kvswitch.probe.client import chat_body, stream_chat
+
+        body = chat_body(model, prompt, 1)
+        headers = {**self.auth(url, key), **(extra_headers or {})}
+        result = await stream_chat(self.client, url, body, headers, mode=(extra_headers or {}).get("X-Cache-Mode", "plain"),
+                                   stall_timeout=self.timeout, total_timeout=self.timeout * 2)
+        if result.error and "LocalProtocolError" in result.error:
+            result.error = "not sent: the HTTP library refuses a header value (the key) with whitespace or a line break"
+        return result
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text[:120]
+
+
+def _refused(r: RequestResult) -> bool:
+    return bool(r.error and r.error.startswith("not sent:"))
+
+
+def _stalled(r: RequestResult) -> bool:
+    return bool(r.error and (r.error.startswith("stalled") or r.error.startswith("no complete answer")))
+
+
+_PROMPT_WORDS = ["cache", "prefill", "decode", "token", "batch", "chunk", "layer", "model", "server", "prompt", "stream", "memory", "transfer", "latency", "request", "engine", "kernel", "tensor", "vector", "matrix", "attention", "head", "query", "key", "value", "block", "page", "slot", "queue", "budget"]
+
+
+def prompt_words(n: int, seed: int) -> list[str]:
+    """``n`` deterministic filler words; different seeds give different sequences."""
+    out = []
+    x = seed * 7919 + 17
+    for _ in range(max(1, n)):
+        x = (x * 1103515245 + 12345) % (2**31)
+        out.append(_PROMPT_WORDS[(x >> 8) % len(_PROMPT_WORDS)])
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """One prefix-cache sample: TTFT in milliseconds and ``cached_tokens`` when reported."""
+
+    ttft_ms: float
+    cached_tokens: int | None = None
+
+
+def _spread(values: Sequence[float]) -> float:
+    med = statistics.median(values)
+    return (max(values) - min(values)) / med if med > 0 else 0.0
+
+
+def assess_prefix_cache(
+    varying: Sequence[Timing], fixed: Sequence[Timing], prefix_cache: bool | None, profile: str | None = None
+) -> Check:
+    """The S-28 verdict from measured samples (pure, so recorded timings can be judged too).
+
+    ``varying``: prompts that share more or less of a prefix; ``fixed``: one prompt sent
+    again and again, ``fixed[0]`` being its first (cold) request. Big TTFT swings among the
+    varying prompts that the repeated prompt does not show → warn (S-28)."""
+    repeats = list(fixed[1:]) if len(fixed) > 2 else list(fixed)
+    if len(varying) < 2 or len(repeats) < 2:
+        return Check("prefix-cache", "skip", f"too few answers to compare ({len(varying)} varying, "
+                     f"{len(fixed)} fixed)", source="S-28")
+    v = [t.ttft_ms for t in varying]
+    r = [t.ttft_ms for t in repeats]
+    vs, rs = _spread(v), _spread(r)
+    cached_v = [t.cached_tokens for t in varying if t.cached_tokens is not None]
+    cached_r = [t.cached_tokens for t in repeats if t.cached_tokens is not None]
+    saw = (f"prompts that share more or less of a prefix: TTFT {min(v):.0f}–{max(v):.0f} ms (spread {vs:.0%}); "
+           f"one prompt repeated: TTFT {min(r):.0f}–{max(r):.0f} ms (spread {rs:.0%})")
+    if cached_v or cached_r:
+        saw += (f"; cached_tokens: varying {', '.join(map(str, cached_v)) or '–'}, "
+                f"repeated {', '.join(map(str, cached_r)) or '–'}")
+    else:
+        saw += "; the server reports no cached_tokens"
+    partial_hits = len(set(cached_v)) > 1
+    v_range, r_range = max(v) - min(v), max(r) - min(r)
+    swings = vs > SWING and v_range >= SWING_MIN_MS and v_range > 2 * r_range
+    name = profile or "PROFILE"
+    if swings and prefix_cache is False:
+        return Check("prefix-cache", "warn", saw + "; the profile turns the prefix cache off, yet TTFT follows how "
+                     "much of each prompt was seen before — the server still caches (vLLM V1 turns it on by default)",
+                     "turn it off on the server too (vLLM --no-enable-prefix-caching, SGLang --disable-radix-cache), "
+                     "or fix the prompt for comparisons (S-28)", "S-28")
+    if swings or (partial_hits and vs > SWING and v_range >= SWING_MIN_MS):
+        state = "on" if prefix_cache else "on or unknown"
+        return Check("prefix-cache", "warn", f"{saw}; prefix cache {state}: TTFT swings with each prompt's cache "
+                     "hit rate", _PREFIX_FIX.format(profile=name), "S-28")
+    if vs > SWING and rs > SWING and r_range >= SWING_MIN_MS:
+        return Check("prefix-cache", "warn", saw + "; the repeated prompt swings as much, so it is not the prefix "
+                     "cache: load or the network", "measure with more runs at a quieter time (kvswitch probe --runs 20)",
+                     "S-28")
+    return Check("prefix-cache", "pass", saw, source="S-28")
+
+
+async def _network_checks(t: Target, s: DoctorSettings) -> list[Check]:
+    import httpx
+
+    out: list[Check] = []
+    skip = s.skip
+
+    def skipped(name: str, why: str, source: str = "") -> None:
+        if name not in skip:
+            out.append(Check(name, "skip", why, source=source))
+
+    names = ("url-convention", "auth", "model", "split", "prefix-cache")
+    async with httpx.AsyncClient(timeout=s.timeout, trust_env=False, follow_redirects=False) as client:
+        net = _Net(client, t, s.timeout)
+        # reachable ---------------------------------------------------------------------------
+        reach = await net.get(t.base_url) if _origin(t.base_url) else _Answer(error="not an http(s) URL")
+        if reach.status is None:
+            out.append(Check("reachable", "fail", f"GET {_show_url(t.base_url)}: {reach.describe()}",
+                             "start the server, or correct the address and port"
+                             + (f": kvswitch profile edit {t.profile} --base-url URL" if t.profile else "")
+                             + "; check that no firewall or proxy is in the way"))
+            for name in names:
+                skipped(name, "the base URL is not reachable")
+            return out
+        out.append(Check("reachable", "pass", f"GET {_show_url(t.base_url)} answered HTTP {reach.status} in "
+                         f"{reach.ms:.0f} ms"))
+        # URL convention --------------------------------------------------------------------
+        base = t.base_url  # joined as clients join it: a trailing '/' gives '//' (S-24)
+        answers = {conv: await net.get(base + _paths(conv)[0], t.key) for conv in ("append-v1", "includes-v1")}
+        works = [c for c, a in answers.items() if a.models is not None]
+        guessed = guess_convention(base)
+        detected: str | None = None
+        if len(works) == 1:
+            detected = works[0]
+            other = "includes-v1" if detected == "append-v1" else "append-v1"
+            how = (f"{_show_url(base + _paths(detected)[0])} lists models, "
+                   f"{_show_url(base + _paths(other)[0])} does not")
+        elif len(works) == 2:
+            detected = guessed
+            how = f"both <base>/v1/models and <base>/models answer; going by the base URL's ending: {detected}"
+        else:
+            how = ("neither <base>/v1/models nor <base>/models lists models ("
+                   + ", ".join(f"{c}: {a.describe()}" for c, a in answers.items()) + ")")
+        if "url-convention" not in skip:
+            denied = all(a.refused or a.status in (401, 403) for a in answers.values())
+            out.append(_convention_check(t, detected, how, ambiguous=len(works) == 2, denied=denied))
+        convention = detected or t.url_convention or guessed
+        models_path, chat_path = _paths(convention)
+        listing = answers[convention]
+        # auth and model -------------------------------------------------------------------
+        chat = await net.chat(base + chat_path, t.model, "Say OK.", t.key)
+        auth = await _auth_check(net, t, listing, chat, models_path, chat_path)
+        if "auth" not in skip:
+            out.append(auth)
+        if auth.status == "fail":
+            for name in ("model", "split", "prefix-cache"):
+                skipped(name, "the server refused the request (see auth)")
+            return out
+        model = _model_check(t, listing, chat, base + chat_path)
+        if "model" not in skip:
+            out.append(model)
+        # split ----------------------------------------------------------------------------
+        if "split" not in skip:
+            out.append(await _split_check(net, t, convention))
+        # prefix cache --------------------------------------------------------------------
+        if "prefix-cache" not in skip:
+            if model.status == "fail":
+                skipped("prefix-cache", "the model check failed, so no request can be timed", "S-28")
+            else:
+                out.append(await _prefix_check(net, t, s, base + chat_path))
+    return out
+
+
+def _convention_check(t: Target, detected: str | None, how: str, *, ambiguous: bool, denied: bool) -> Check:
+    if detected is None and denied:
+        return Check("url-convention", "skip", "the server refused both model-list requests, so the convention "
+                     "cannot be told (see auth)")
+    if detected is None:
+        return Check("url-convention", "skip", how + "; the convention cannot be told from here",
+                     "a base ending in /v1 takes includes-v1, a gateway base like https://host/api takes append-v1 "
+                     "(D-12)")
+    if t.url_convention is None:
+        return Check("url-convention", "pass", f"{how} → {detected} (for kvswitch probe: --url-convention {detected})")
+    if t.url_convention == detected:
+        return Check("url-convention", "pass", f"{how}; the profile says {t.url_convention}: they agree")
+    why = "; clients would call " + _show_url(t.base_url + _paths(t.url_convention)[1])
+    return Check("url-convention", "warn",
+                 f"{how}; the profile says {t.url_convention}{why}" + (" (a lenient server answers both; a strict "
+                                                                       "one would not)" if ambiguous else ""),
+                 f"kvswitch profile edit {t.profile} --url-convention {detected}")
+
+
+async def _auth_check(net: _Net, t: Target, listing: _Answer, chat: RequestResult, models_path: str,
+                      chat_path: str) -> Check:
+    key = t.key
+    denied_chat = chat.status in (401, 403) or _refused(chat)
+    denied_list = listing.status in (401, 403) or listing.refused
+    rate = chat.status == 429 or listing.status == 429
+    key_ws = _key_problem(key)
+    slash = t.base_url.endswith("/")
+    if not denied_chat and not denied_list:
+        if rate:
+            return Check("auth", "warn", "the server accepted the request but answered 429 (rate limited or out of "
+                         "quota)", "check the key's status and quota with the provider (S-29)", "S-29")
+        what = "with the key" if key else f"without a key ({t.key_note})" if t.key_note else "without a key"
+        if key_ws:
+            return Check("auth", "warn", f"the server accepted the request {what}, but the key has whitespace or a "
+                         "line break (KVS210): other clients will send it as it is and get 401",
+                         _key_fix(t), "S-24")
+        return Check("auth", "pass", f"the server accepted the request {what} "
+                     f"(GET …{models_path}: {listing.describe()}; POST …{chat_path}: "
+                     f"{'HTTP 200' if chat.ok else chat.error})")
+    first = chat if denied_chat else None
+    seen = (f"POST {_show_url(t.base_url + chat_path)}: {first.error}" if first is not None
+            else f"GET {_show_url(t.base_url + models_path)}: {listing.describe()}")
+    saw = [seen]
+    fixes = []
+    if key is None:
+        saw.append(f"no key was sent: {t.key_note or 'none is set'}")
+        fixes.append(f"set the key: kvswitch key set {t.profile}" if t.profile else "give --api-key-env NAME")
+    if key_ws:
+        saw.append("the key has leading/trailing whitespace or a line break (S-24, KVS210)")
+        fixes.append(_key_fix(t))
+    if slash:
+        saw.append("the base URL ends with '/', so clients join it into a path with '//', which breaks auth "
+                   "(S-24, KVS201)")
+        fixed_url = t.base_url.rstrip("/")
+        fixes.append("remove the trailing slash: "
+                     + (f"kvswitch profile edit {t.profile} --base-url {fixed_url}" if t.profile
+                        else f"--base-url {fixed_url}") + " (or kvswitch lint --fix)")
+    if key_ws or slash:
+        retry_base = t.base_url.rstrip("/") if slash else t.base_url
+        retry_key = _clean_key(key) if key is not None and key_ws else key
+        again = await net.get(retry_base + models_path, retry_key)
+        accepted = again.status == 200
+        if again.status == 404:
+            r2 = await net.chat(retry_base + chat_path, t.model, "Say OK.", retry_key)
+            accepted = r2.status not in (None, 401, 403) and not _refused(r2)
+        fixed_what = " and ".join(w for w, on in (("the whitespace removed from the key", key_ws),
+                                                  ("the trailing '/' removed", slash)) if on)
+        saw.append(f"with {fixed_what} the server accepts the request" if accepted
+                   else f"with {fixed_what} the server still refuses it")
+    tail = ""
+    if t.key_ref and t.key_ref.startswith("env:"):
+        tail = f"; then set ${t.key_ref.removeprefix('env:')} to the right key"
+    elif t.profile:
+        tail = f"; then store it tail: kvswitch key set {t.profile}"
+    fixes.append("if that is not it: check the key's status and quota with the provider first (S-29), and that it is "
+                 "this gateway's or instance's key (S-04)" + tail)
+    return Check("auth", "fail", "; ".join(saw), "; ".join(fixes), "S-24, S-29")
+
+
+def _key_fix(t: Target) -> str:
+    if t.key_ref and t.key_ref.startswith("env:"):
+        return f"fix ${t.key_ref.removeprefix('env:')}: no whitespace or line breaks around or inside the key"
+    if t.profile:
+        return (f"paste the key again without whitespace or line breaks: kvswitch key set {t.profile} "
+                "(for an env:NAME key, fix the variable's value)")
+    return "fix the environment variable's value: no whitespace or line breaks in the key"
+
+
+def _model_check(t: Target, listing: _Answer, chat: RequestResult, chat_url: str) -> Check:
+    ids = listing.models
+    listed = ids is not None and t.model in ids
+    ctx = _context_length(listing, t.model)
+    shown_ids = ""
+    if ids:
+        close = difflib.get_close_matches(t.model, ids, n=3, cutoff=0.3)
+        names = close or ids[:5]
+        label = "similar ids" if close else "it lists"
+        shown_ids = f"; {label}: {', '.join(names)}" + (f" ({len(ids)} in all)" if len(ids) > len(names) else "")
+    name = t.profile or "PROFILE"
+    fix = (f"use an id the server lists: kvswitch profile edit {name} --model ID" if t.profile
+           else "use an id the server lists (--model ID)")
+    if chat.ok:
+        if ids is None:
+            return Check("model", "pass", f"{t.model!r} answers a chat request; the server has no model list"
+                         + ctx, source="S-08")
+        if not listed:
+            return Check("model", "warn", f"{t.model!r} answers but is not in the server's model list (an alias?)"
+                         + shown_ids, fix + " (S-08)", "S-08")
+        return Check("model", "pass", f"{t.model!r} is listed and answers (TTFT {(chat.ttft or 0) * 1000:.0f} ms)"
+                     + ctx, source="S-08")
+    where = f"POST {_show_url(chat_url)}: {chat.error}"
+    if ids is None and chat.status == 404:
+        return Check("model", "fail", f"{where}; the server has no model list to compare with, so either the model "
+                     f"id {t.model!r} or the path is wrong",
+                     "check the id against the provider's model list (S-08) and the URL convention: "
+                     f"kvswitch profile edit {name} --url-convention append-v1|includes-v1", "S-08")
+    if chat.status == 404 or (ids is not None and not listed):
+        return Check("model", "fail", f"{where}; {t.model!r} is not in the server's model list" + shown_ids,
+                     fix + "; check the context length there too (S-08)", "S-08")
+    return Check("model", "fail", f"{t.model!r} is listed, but a one-token chat request failed: {chat.error}",
+                 "see the server's log for the cause", "S-08")
+
+
+def _context_length(listing: _Answer, model: str) -> str:
+    if not isinstance(listing.data, dict) or not isinstance(listing.data.get("data"), list):
+        return ""
+    for m in listing.data["data"]:
+        if isinstance(m, dict) and m.get("id") == model:
+            for k in ("max_model_len", "context_length", "context_window", "max_context_length"):
+                if isinstance(m.get(k), int):
+                    return f"; context length {m[k]}"
+    return ""
+
+
+async def _split_check(net: _Net, t: Target, convention: str) -> Check:
+    has_endpoints = t.probe_url is not None or (
+        t.prefill is not None and t.decode is not None and not (t.prefill == t.decode == t.base_url))
+    if t.mode != "split":
+        return Check("split", "skip", f"mode is {t.mode}: no split request sent"
+                     + (" (the profile has split endpoints; check them with --mode split)" if has_endpoints else ""),
+                     source="S-25")
+    prefill, decode = t.prefill or t.base_url, t.decode or t.base_url
+    unreachable = []
+    for label, url in (("prefill", prefill), ("decode", decode)):
+        if url == t.base_url:
+            continue
+        answer = await net.get(url)
+        if answer.status is None:
+            unreachable.append(f"{label} endpoint {_show_url(url)}: {answer.describe()}")
+    if unreachable:
+        return Check("split", "fail", "; ".join(unreachable),
+                     "start the instance or correct its address: kvswitch profile edit "
+                     f"{t.profile or 'PROFILE'} --prefill-base-url URL --decode-base-url URL (S-25)", "S-25")
+    same = _same_address(prefill, decode)
+    route_base = t.probe_url or t.base_url
+    url = route_base + _paths(convention)[1]
+    headers = {} if t.probe_url else {"X-Cache-Mode": "split"}
+    how = "the profile's probe URL" if t.probe_url else "the base URL with X-Cache-Mode: split"
+    result = await net.chat(url, t.model, "Say OK.", t.key, headers)
+    where = (f"prefill and decode are the same address ({_show_url(prefill)})" if same
+             else f"prefill {_show_url(prefill)}, decode {_show_url(decode)}")
+    if _stalled(result):
+        stall = (result.error or "").removeprefix("stalled: ")
+        return Check("split", "fail", f"{where}; a split request to {how} ({_show_url(url)}) stalled "
+                     f"({stall} after the first chunk): the KV-transfer step hangs", _SPLIT_FIX, "S-25")
+    if not result.ok:
+        return Check("split", "fail", f"{where}; a split request to {how} failed: {result.error}",
+                     _SPLIT_FIX, "S-25")
+    if same:
+        return Check("split", "warn", f"{where}; a split request to {how} answered, so something behind that "
+                     "address handles split — unless it is a real prefill/decode deployment, split requests time out "
+                     "(KVS111)", "give the prefill and decode instances their own addresses: kvswitch profile edit "
+                     f"{t.profile or 'PROFILE'} --prefill-base-url URL --decode-base-url URL; with one instance use "
+                     "merged (S-25)", "S-25")
+    return Check("split", "pass", f"{where}: distinct and reachable; a split request to {how} answered "
+                 f"(TTFT {(result.ttft or 0) * 1000:.0f} ms)", source="S-25")
+
+
+async def _prefix_check(net: _Net, t: Target, s: DoctorSettings, url: str) -> Check:
+    n = max(2, s.prefix_samples)
+    words = max(16, s.prefix_prompt_words)
+    fixed_prompt = prompt_words(words, 0)
+    shares = [round(0.9 * i / (n - 1), 2) for i in range(n)]
+    fixed: list[Timing] = []
+    varying: list[Timing] = []
+    errors: list[str] = []
+
+    async def one(prompt: list[str], into: list[Timing]) -> None:
+        if errors:
+            return  # one failure is enough: doctor never waits out a timeout many times
+        r = await net.chat(url, t.model, " ".join(prompt), t.key)
+        if r.ok and r.ttft is not None:
+            into.append(Timing(r.ttft * 1000, r.cached_tokens))
+        else:
+            errors.append(r.error or "no token")
+
+    await one(fixed_prompt, fixed)  # the cold first request of the fixed prompt
+    for i, share in enumerate(shares):
+        keep = int(words * share)
+        await one([*fixed_prompt[:keep], f"[{i}-{time.time_ns() % 10**9}]", *prompt_words(words - keep, i + 1)], varying)
+        await one(fixed_prompt, fixed)
+    check = assess_prefix_cache(varying, fixed, t.prefix_cache, t.profile)
+    if errors and check.status == "skip":
+        return Check("prefix-cache", "warn", f"{check.saw}; failures: {errors[0]}", "see the model check", "S-28")
+    return check
+
+
+# -- GPUs ---------------------------------------------------------------------------------
+
+def _gpu_checks(t: Target | None, s: DoctorSettings) -> list[Check]:
+    from kvswitch.probe.gpu import GpuSampler
+
+    want = [n for n in ("nvidia-smi", "same-gpu") if n not in s.skip]
+    if not want:
+        return []
+    prefixes: dict[str, list[str]] = {}
+    if s.prefill_prefix:
+        prefixes["prefill"] = list(s.prefill_prefix)
+    if s.decode_prefix:
+        prefixes["decode"] = list(s.decode_prefix)
+    if prefixes and len(prefixes) == 1:
+        prefixes.setdefault("decode" if "prefill" in prefixes else "prefill", [])
+    local_only = not prefixes
+    if local_only:
+        prefixes = {"local": []}
+        if shutil.which(s.smi) is None and not _nvml_present():
+            out = []
+            if "nvidia-smi" in want:
+                out.append(Check("nvidia-smi", "skip", f"{s.smi} is not on this machine's PATH and NVML is not "
+                                 "available: GPU memory cannot be read here (kvswitch probe reports it as n/a)",
+                                 "install the NVIDIA driver tools where the GPUs are, or reach each instance with "
+                                 "--prefill-prefix 'ssh HOST' --decode-prefix 'ssh HOST' (or --smi PATH)"))
+            if "same-gpu" in want:
+                out.append(Check("same-gpu", "skip", "no nvidia-smi: which GPU each instance uses cannot be read",
+                                 "give --prefill-prefix and --decode-prefix (S-27)", "S-27"))
+            return out
+    sampler = GpuSampler(interval_ms=100, prefixes=prefixes, smi=s.smi)
+    sampler.start()
+    try:
+        deadline = time.monotonic() + s.gpu_seconds
+        while time.monotonic() < deadline and not sampler.unavailable:
+            seen = {x.instance for x in list(sampler.samples)}
+            if (sampler.source == "NVML" and sampler.samples) or all(i in seen for i in prefixes):
+                break
+            time.sleep(0.05)
+    finally:
+        sampler.stop()
+    samples = list(sampler.samples)
+    gpus: dict[str, list[str]] = {}
+    for x in samples:
+        gpus.setdefault(x.instance, [])
+        if x.uuid not in gpus[x.instance]:
+            gpus[x.instance].append(x.uuid)
+    out = []
+    missing = [i for i in prefixes if i not in gpus]
+    if "nvidia-smi" in want:
+        via = {i: (" ".join(p) if p else "this machine") for i, p in prefixes.items()}
+        if sampler.unavailable or missing == list(prefixes):
+            why = sampler.unavailable or "no readable output"
+            out.append(Check("nvidia-smi", "skip" if local_only else "warn",
+                             f"no GPU readings ({why})",
+                             "check that the prefix command runs nvidia-smi on that instance (or pass --smi PATH)"
+                             if not local_only else "install the NVIDIA driver tools where the GPUs are"))
+        elif missing:
+            out.append(Check("nvidia-smi", "warn", "readings from " + ", ".join(f"{i} via {via[i]}: {len(gpus[i])} GPU(s)" for i in gpus)
+                             + "; none from " + ", ".join(f"{i} via {via[i]}" for i in missing),
+                             "check that the prefix command runs nvidia-smi on that instance (or pass --smi PATH)"))
+        else:
+            out.append(Check("nvidia-smi", "pass", f"{sampler.source}: " + "; ".join(
+                f"{i} via {via[i]}: {', '.join(u for u in gpus[i])}" for i in gpus)))
+    if "same-gpu" in want:
+        out.append(_same_gpu_check(t, s, gpus, sampler.shared_gpus(), local_only, missing))
+    return out
+
+
+def _nvml_present() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("pynvml") is not None
+
+
+def _same_gpu_check(t: Target | None, s: DoctorSettings, gpus: dict[str, list[str]], shared: list[str],
+                    local_only: bool, missing: list[str]) -> Check:
+    fix = ("put prefill and decode on different GPUs (e.g. CUDA_VISIBLE_DEVICES per instance) or nodes; with one "
+           "GPU use merged: kvswitch switch merged (S-27)")
+    if not local_only:
+        if missing:
+            return Check("same-gpu", "skip", "no readings from " + ", ".join(missing) + ", so the GPUs cannot be "
+                         "compared", "check the prefix commands (S-27)", "S-27")
+        if shared:
+            return Check("same-gpu", "warn", f"prefill and decode report the same GPU ({', '.join(shared)}): they "
+                         "are only logically split, so scheduling overhead adds memory instead of saving it", fix,
+                         "S-27")
+        return Check("same-gpu", "pass", "prefill on " + ", ".join(gpus.get("prefill", [])) + "; decode on "
+                     + ", ".join(gpus.get("decode", [])) + ": different cards", source="S-27")
+    if t is None or t.mode != "split":
+        return Check("same-gpu", "skip", f"mode is {t.mode if t else 'unknown'}: one instance, nothing to compare",
+                     source="S-27")
+    local = gpus.get("local", [])
+    both_here = _loopback(t.prefill or t.base_url) and _loopback(t.decode or t.base_url)
+    if both_here and len(local) == 1:
+        return Check("same-gpu", "warn", f"prefill and decode both run on this machine, which has one GPU "
+                     f"({local[0]}): they share it", fix, "S-27")
+    return Check("same-gpu", "skip", "which GPU each instance uses cannot be told from here"
+                 + (f" (this machine has {len(local)} GPUs)" if both_here else ""),
+                 "give --prefill-prefix and --decode-prefix: commands that run nvidia-smi on each instance, "
+                 "e.g. 'ssh prefill-host' (S-27)", "S-27")
+
+
+# -- all of it ----------------------------------------------------------------------------
+
+def run_doctor(s: DoctorSettings) -> DoctorReport:
+    """Run every check (but those in ``s.skip``); never prints, never raises for a finding."""
+    import asyncio
+
+    from kvswitch.redact import redact
+
+    checks: list[Check] = []
+    config, results, unreadable, config_fail = _lint_all(s)
+    if config_fail is not None:
+        checks.append(config_fail)
+    elif results or unreadable:
+        checks.append(_config_check(results, unreadable))
+    target, why = _target_from_settings(s, config)
+    if why is not None:  # no such profile: that is the config check's failure
+        checks = [c for c in checks if c.name != "config" or c.status == "fail"] or [why]
+        if checks[0] is not why:
+            checks[0] = Check("config", "fail", f"{checks[0].saw}; {why.saw}", f"{checks[0].fix}; {why.fix}")
+    mode = target.mode if target else (config.model.mode if config else "merged")
+    checks.append(_chunk_check(results, mode))
+    if target is None:
+        for name in ("reachable", "url-convention", "auth", "model", "split", "prefix-cache"):
+            checks.append(Check(name, "skip", "no profile to check (see config)"))
+    else:
+        checks.extend(asyncio.run(_network_checks(target, s)))
+    checks.extend(_gpu_checks(target, s))
+    checks = [c for c in checks if c.name not in s.skip]
+    order = {n: i for i, n in enumerate(CHECKS)}
+    checks.sort(key=lambda c: order.get(c.name, len(order)))
+    keys = [target.key, _clean_key(target.key)] if target and target.key else []
+    if keys:
+        checks = [Check(c.name, c.status, redact(c.saw, keys), redact(c.fix, keys), c.source) for c in checks]
+    return DoctorReport(checks, target)
