@@ -31,6 +31,8 @@ INTERESTING: dict[str, tuple[str, ...]] = {
 }
 """Report name → the metric names engines use for it (first found wins)."""
 
+_GAUGES = frozenset({"kv_cache_usage", "sglang_cache_hit_rate", "requests_running"})
+
 
 def metrics_url(base_url: str) -> str:
     """``/metrics`` at the server's root: ``http://h:8000/v1`` → ``http://h:8000/metrics``."""
@@ -46,11 +48,13 @@ class MetricsSnapshot:
     error: str | None = None
 
     def pick(self, report_name: str) -> float | None:
-        """Sum over label sets of the first metric name the engine has for ``report_name``."""
+        """The first metric name the engine has for ``report_name``, over its label sets:
+        counters summed, usage-like gauges by their largest value (two engines at 25 % and
+        50 % are not at 75 %)."""
         for name in INTERESTING[report_name]:
             found = [v for k, v in self.values.items() if k == name or k.startswith(name + "{")]
             if found:
-                return sum(found)
+                return max(found) if report_name in _GAUGES else sum(found)
         return None
 
 
@@ -88,7 +92,7 @@ def deltas(before: MetricsSnapshot, after: MetricsSnapshot) -> dict[str, float |
     out: dict[str, float | None] = {}
     for name in INTERESTING:
         a, b = before.pick(name), after.pick(name)
-        if name in ("kv_cache_usage", "requests_running", "sglang_cache_hit_rate"):
+        if name in _GAUGES:
             out[name] = b
         else:
             out[name] = (b - a) if a is not None and b is not None else None

@@ -3,7 +3,8 @@
 Events end at a blank line; lines end in LF, CRLF or a lone CR (also when a CR ends one read
 and its LF starts the next); ``data:`` lines join with ``\\n``; lines starting with ``:`` are
 comments (keep-alives); a BOM may start the stream; ``data:x`` without the space is legal.
-An event still open when the stream ends is dropped, as the spec says.
+A CR that ends one read ends its line at once (an LF that starts the next read is then part
+of the same line end). An event still open when the stream ends is dropped, as the spec says.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ class SSEEvent:
 class SSEParser:
     """Feed bytes as they arrive; get the events completed so far."""
 
-    __slots__ = ("_data", "_event", "_pending", "_started", "comments")
+    __slots__ = ("_data", "_event", "_pending", "_skip_lf", "_started", "comments")
 
     def __init__(self) -> None:
         self._pending = b""
+        self._skip_lf = False
         self._data: list[str] = []
         self._event = ""
         self._started = False
@@ -36,6 +38,10 @@ class SSEParser:
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """The events that ``chunk`` completes."""
         buf = self._pending + chunk
+        if self._skip_lf and buf:
+            # the previous read ended in CR: a CRLF split across reads is one line end
+            buf = buf.removeprefix(b"\n")
+            self._skip_lf = False
         if not self._started:
             if len(buf) < 3 and b"\xef\xbb\xbf".startswith(buf):
                 self._pending = buf
@@ -52,8 +58,12 @@ class SSEParser:
                 break
             if cr >= 0 and (lf < 0 or cr < lf):
                 if cr + 1 == n:
-                    break  # a CR at the end of this read: its LF may come next
-                end, nxt = cr, cr + (2 if buf[cr + 1 : cr + 2] == b"\n" else 1)
+                    # a CR at the end of this read ends the line now (an event framed with lone CRs
+                    # is dispatched at once); an LF starting the next read is then skipped
+                    end, nxt = cr, cr + 1
+                    self._skip_lf = True
+                else:
+                    end, nxt = cr, cr + (2 if buf[cr + 1 : cr + 2] == b"\n" else 1)
             else:
                 end, nxt = lf, lf + 1
             self._line(buf[start:end].decode("utf-8", "replace"), out)
