@@ -29,6 +29,8 @@ DEBIAN = {
     "gnome-keyring": "gnome-keyring-daemon", "dbus-x11": "dbus-launch", "libsecret-tools": "secret-tool",
     "dbus-daemon": "dbus-run-session",
 }
+# Debian package -> a shared library it provides (the lab's llama.cpp wheel links libgomp)
+DEBIAN_LIBS = {"libgomp1": "gomp"}
 
 
 def say(message: str) -> None:
@@ -41,7 +43,10 @@ def run(cmd: list[str], **kw: object) -> None:
 
 
 def ensure_debian() -> None:
+    from ctypes.util import find_library
+
     missing = [pkg for pkg, cmd in DEBIAN.items() if shutil.which(cmd) is None]
+    missing += [pkg for pkg, lib in DEBIAN_LIBS.items() if find_library(lib) is None]
     if not missing:
         say("Debian packages: all present")
         return

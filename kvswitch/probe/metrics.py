@@ -19,8 +19,9 @@ INTERESTING: dict[str, tuple[str, ...]] = {
                        "llamacpp:kv_cache_usage_ratio"),
     "prefix_cache_hits": ("vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits_total",
                           "llamacpp:prompt_tokens_cached_total"),
+    # llama.cpp has no "queries" series: its prompt_tokens_total counts only what was prefilled
     "prefix_cache_queries": ("vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries",
-                             "vllm:gpu_prefix_cache_queries_total", "llamacpp:prompt_tokens_total"),
+                             "vllm:gpu_prefix_cache_queries_total"),
     "sglang_cache_hit_rate": ("sglang:cache_hit_rate",),
     "split_transfers": ("vllm:nixl_xfer_time_seconds_count", "vllm:nixl_num_transfers_total",
                         "sglang:kv_transfer_total", "kvswitch_lab:kv_handoffs_total"),
@@ -96,4 +97,10 @@ def deltas(before: MetricsSnapshot, after: MetricsSnapshot) -> dict[str, float |
             out[name] = b
         else:
             out[name] = (b - a) if a is not None and b is not None else None
+    if out["prefix_cache_queries"] is None and after.pick("prefix_cache_hits") is not None and any(
+        k.startswith("llamacpp:prompt_tokens_total") for k in after.values
+    ):
+        # llama.cpp counts prefilled and cached prompt tokens apart: the queries are both
+        hits, prefilled = out["prefix_cache_hits"], out["prompt_tokens"]
+        out["prefix_cache_queries"] = hits + prefilled if hits is not None and prefilled is not None else None
     return out

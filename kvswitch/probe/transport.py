@@ -142,55 +142,55 @@ class StampedTransport(httpx.AsyncBaseTransport):
         key = (scheme, host, port)
         timeouts: dict[str, Any] = request.extensions.get("timeout", {})
         connect_timeout, read_timeout = timeouts.get("connect"), timeouts.get("read")
-        connect = None
-        idle = self._idle.get(key)
-        conn = idle.pop() if idle else None
-        if conn is None or conn.reader.at_eof():
-            started = time.perf_counter()
-            try:
-                async with asyncio.timeout(connect_timeout):
-                    reader, writer = await asyncio.open_connection(
-                        host, port, ssl=self._ssl if scheme == "https" else None, limit=2**20,
-                    )
-            except TimeoutError:
-                raise httpx.ConnectTimeout(f"cannot connect to {host}:{port} in time", request=request) from None
-            except OSError as exc:
-                raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}", request=request) from exc
-            connect = time.perf_counter() - started
-            conn = _Conn(reader, writer)
         body = await request.aread()
         target = url.raw_path.decode("ascii")
         head = [f"{request.method} {target} HTTP/1.1", f"Host: {url.netloc.decode('ascii')}"]
         for name, value in request.headers.multi_items():
             if any(c in value or c in name for c in "\r\n\0"):
-                conn.close()  # a key with a stray newline must not become a second header
+                # a key with a stray newline must not become a second header
                 raise httpx.LocalProtocolError(f"header {name!r} holds a line break; nothing was sent")
             if name.lower() not in ("host", "content-length", "transfer-encoding", "connection"):
                 head.append(f"{name}: {value}")
         head.append(f"Content-Length: {len(body)}")
-        sent = time.perf_counter()
-        try:
-            conn.writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
-            await conn.writer.drain()
-        except OSError as exc:
-            conn.close()
-            raise httpx.WriteError(str(exc), request=request) from exc
-        reads: list[float] = []
-        buf = b""
-        try:
-            async with asyncio.timeout(read_timeout):
-                while (end := buf.find(b"\r\n\r\n")) < 0:
-                    data = await conn.reader.read(_READ)
-                    reads.append(time.perf_counter())
-                    if not data:
-                        raise httpx.RemoteProtocolError("connection closed before a response", request=request)
-                    buf += data
-        except TimeoutError:
-            conn.close()
-            raise httpx.ReadTimeout("no response within the read timeout", request=request) from None
-        except OSError as exc:
-            conn.close()
-            raise httpx.ReadError(str(exc), request=request) from exc
+        payload = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+        # a kept-alive connection the server has closed meanwhile (llama.cpp closes after every
+        # stream while advertising keep-alive) gets one retry on a fresh connection
+        for attempt in (1, 2):
+            conn, connect = await self._connection(key, host, port, scheme, connect_timeout, request, fresh=attempt == 2)
+            reused = connect is None
+            sent = time.perf_counter()
+            try:
+                conn.writer.write(payload)
+                await conn.writer.drain()
+            except OSError as exc:
+                conn.close()
+                if reused and attempt == 1:
+                    continue
+                raise httpx.WriteError(str(exc), request=request) from exc
+            reads: list[float] = []
+            buf = b""
+            try:
+                async with asyncio.timeout(read_timeout):
+                    while (end := buf.find(b"\r\n\r\n")) < 0:
+                        data = await conn.reader.read(_READ)
+                        reads.append(time.perf_counter())
+                        if not data:
+                            break
+                        buf += data
+            except TimeoutError:
+                conn.close()
+                raise httpx.ReadTimeout("no response within the read timeout", request=request) from None
+            except OSError as exc:
+                conn.close()
+                if reused and attempt == 1 and not buf:
+                    continue
+                raise httpx.ReadError(str(exc), request=request) from exc
+            if end < 0:
+                conn.close()
+                if reused and attempt == 1 and not buf:
+                    continue
+                raise httpx.RemoteProtocolError("connection closed before a response", request=request)
+            break
         lines = buf[:end].decode("latin-1").split("\r\n")
         try:
             status = int(lines[0].split(" ", 2)[1])
@@ -207,6 +207,29 @@ class StampedTransport(httpx.AsyncBaseTransport):
             status, headers=[(k.strip(), v.strip()) for k, v in headers], stream=stream,
             extensions={"kvswitch.sent": sent, "kvswitch.reads": reads, "kvswitch.connect": connect},
         )
+
+    async def _connection(
+        self, key: tuple[str, str, int], host: str, port: int, scheme: str, timeout: float | None,
+        request: httpx.Request, *, fresh: bool,
+    ) -> tuple[_Conn, float | None]:
+        """A kept-alive connection (connect time None) or a new one (its connect time)."""
+        idle = self._idle.get(key)
+        while idle and not fresh:
+            conn = idle.pop()
+            if not conn.reader.at_eof():
+                return conn, None
+            conn.close()  # closed by the server meanwhile
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(timeout):
+                reader, writer = await asyncio.open_connection(
+                    host, port, ssl=self._ssl if scheme == "https" else None, limit=2**20,
+                )
+        except TimeoutError:
+            raise httpx.ConnectTimeout(f"cannot connect to {host}:{port} in time", request=request) from None
+        except OSError as exc:
+            raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}", request=request) from exc
+        return _Conn(reader, writer), time.perf_counter() - started
 
     async def aclose(self) -> None:
         for conns in self._idle.values():

@@ -145,7 +145,7 @@ class SSEServer:
                 length = int(headers.get("content-length", "0") or 0)
                 body = await reader.readexactly(length) if length else b""
                 keep = await self._route(method, target, headers, body, writer, received)
-                if not keep:
+                if not keep or headers.get("connection", "").lower() == "close":
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
             pass
@@ -324,4 +324,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()

@@ -1,0 +1,137 @@
+"""LlamaServer: starts llama.cpp in a process of its own, waits for health, stops exactly it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from kvswitch.lab.llama import LlamaServer, LlamaServerError, available
+from tests.lab.conftest import require_lab
+
+
+@pytest.fixture(autouse=True)
+def _lab() -> None:
+    require_lab()
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=10) as response:
+        return response.status, response.read()
+
+
+def _post(url: str, body: dict[str, object]) -> dict[str, object]:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=30) as response:
+        result: dict[str, object] = json.loads(response.read())
+        return result
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_available() -> None:
+    assert available()
+
+
+def test_command_line_maps_the_settings(tmp_path: Path) -> None:
+    server = LlamaServer(tmp_path / "m.gguf", port=8123, ctx_size=2048, n_batch=256, n_ubatch=128, parallel=3,
+                         threads=1, threads_batch=2, slot_save_path=tmp_path / "slots", metrics=True,
+                         cont_batching=False, alias="tiny")
+    cmd = server.command()
+    assert cmd[:3] == [sys.executable, "-m", "kvswitch.lab.llama"]
+    flags = " ".join(cmd[3:])
+    for part in ("--port 8123", "--ctx-size 2048", "--batch-size 256", "--ubatch-size 128", "--parallel 3",
+                 "--threads 1", "--threads-batch 2", "--metrics", f"--slot-save-path {tmp_path / 'slots'}",
+                 "--no-cont-batching", "--alias tiny", "--host 127.0.0.1"):
+        assert part in flags
+    assert "--metrics" not in LlamaServer(tmp_path / "m.gguf", metrics=False).command()
+    with pytest.raises(LlamaServerError, match="not started"):
+        _ = server.url
+
+
+def test_start_serve_stop(tiny_model: Path, tmp_path: Path) -> None:
+    """Port 0 binds a free port; /health, /slots and /metrics answer; stop() ends exactly that
+    process with SIGTERM (exit status 0: it shut down cleanly) and is idempotent."""
+    log = tmp_path / "server.log"
+    with LlamaServer(tiny_model, parallel=2, threads=1, log_path=log) as server:
+        assert server.running and server.pid is not None
+        pid = server.pid
+        assert server.url.startswith("http://127.0.0.1:") and not server.url.endswith(":0")
+        assert _get(f"{server.url}/health") == (200, b'{"status":"ok"}')
+        _status, slots = _get(f"{server.url}/slots")
+        assert [s["n_ctx"] for s in json.loads(slots)] == [2048, 2048]  # 4096 cells split across 2 slots
+        status, metrics = _get(f"{server.url}/metrics")
+        assert status == 200 and b"llamacpp:prompt_tokens_total" in metrics
+        assert server.stop() == 0
+    assert _gone(pid) and not server.running
+    assert server.stop() is None
+    assert "listening on" in log.read_text()
+
+
+def test_stop_kills_a_process_that_ignores_sigterm(tiny_model: Path) -> None:
+    server = LlamaServer(tiny_model, threads=1).start()
+    pid = server.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)  # a stopped process cannot act on SIGTERM
+    try:
+        assert server.stop(timeout=0.5) == -signal.SIGKILL
+    finally:
+        if not _gone(pid):
+            os.kill(pid, signal.SIGKILL)
+    assert _gone(pid)
+
+
+def test_a_broken_model_fails_with_the_log(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a gguf file")
+    with pytest.raises(LlamaServerError, match="exited") as info:
+        LlamaServer(bad, threads=1).start()
+    assert "end of the server log" in str(info.value)
+    with pytest.raises(LlamaServerError, match="no model"):
+        LlamaServer(tmp_path / "missing.gguf").start()
+
+
+def test_slot_save_writes_into_the_directory(llama: LlamaServer, lab_dir: Path) -> None:
+    """KV save/restore (what a later prefill→decode hand-off builds on) lands in
+    ``slot_save_path``, not next to it."""
+    _post(f"{llama.url}/v1/chat/completions", {"messages": [{"role": "user", "content": "hello world " * 20}],
+                                                "max_tokens": 2, "id_slot": 0})
+    saved = _post(f"{llama.url}/slots/0?action=save", {"filename": "handoff.bin"})
+    assert saved["n_saved"] and (lab_dir / "slots" / "handoff.bin").stat().st_size > 0
+    restored = _post(f"{llama.url}/slots/1?action=restore", {"filename": "handoff.bin"})
+    assert restored["n_restored"] == saved["n_saved"]
+
+
+def test_module_entry_point_prints_listening_and_exits_on_sigterm(tiny_model: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kvswitch.lab.llama", "--model", str(tiny_model), "--port", "0", "--threads", "1",
+         "--parallel", "1", "--ctx-size", "1024"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("LISTENING http://127.0.0.1:"), line
+        assert _get(line.split()[1] + "/health")[0] == 200
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
