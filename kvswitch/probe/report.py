@@ -109,6 +109,7 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
         "gpu_source": gpu.source or None,
         "gpu_unavailable": gpu.unavailable,
         "gpu_samples_per_s": round(gpu.rate(), 1),
+        "gpu_processes": raw.get("gpu_processes") or None,
         "modes": modes,
         "comparison": comparison,
         "notes": notes,

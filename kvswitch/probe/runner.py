@@ -230,10 +230,17 @@ async def run_probe(
             cancelled = True
         finally:
             gpu.stop()
+    processes: dict[str, Any] = {}
+    if gpu.source == "nvidia-smi":
+        from kvswitch.probe.gpu import per_process
+
+        for instance, prefix in s.gpu_prefixes.items():
+            processes[instance] = per_process(s.smi, prefix)
 
     return {
         "settings": s, "routes": routes, "results": results, "windows": windows, "scraped": scraped,
         "background_itl": background_itl, "gpu": gpu, "baseline_until": t_baseline, "cancelled": cancelled,
+        "gpu_processes": processes,
     }
 
 
