@@ -1,0 +1,3 @@
+from kvswitch_gui.app import main
+
+raise SystemExit(main())
