@@ -4,13 +4,15 @@ GPU memory and backend metrics, and honest notes on what the numbers mean."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections import Counter
 from typing import Any
 
 from kvswitch.probe.stats import percentile, ratio_interval, summarize
 
-__all__ = ["TTFT_DEFINITION", "build_report", "history_path", "save_history"]
+__all__ = ["TIMELINE_POINTS", "TTFT_DEFINITION", "build_report", "export_report", "gpu_timeline", "history_path",
+           "load_history", "save_history"]
 
 TTFT_DEFINITION = (
     "TTFT = time from sending the request to the first streamed delta that carries a token "
@@ -24,8 +26,37 @@ MEMORY_NOTE = (
 )
 
 
+TIMELINE_POINTS = 600
+"""At most this many points per GPU in a report's ``gpu_timeline`` (longer runs are bucketed)."""
+
+
 def _ms(values: list[float]) -> list[float]:
     return [v * 1000 for v in values]
+
+
+def gpu_timeline(samples: list[Any], max_points: int = TIMELINE_POINTS) -> list[list[Any]]:
+    """GPU memory over time, ``[[t_s, uuid, used_mib], …]`` sorted by time: ``t_s`` counts from
+    the first sample; unknown readings (``[N/A]``) are left out. A GPU with more than
+    ``max_points`` samples keeps the highest reading of each of ``max_points`` equal time
+    buckets, so a peak is never averaged away."""
+    known = [s for s in samples if s.used_mib is not None]
+    if not known:
+        return []
+    t0 = min(s.at for s in known)
+    span = max(s.at for s in known) - t0
+    out: list[list[Any]] = []
+    for uuid in sorted({s.uuid for s in known}):
+        mine = sorted((s for s in known if s.uuid == uuid), key=lambda s: s.at)
+        if len(mine) > max_points and span > 0:
+            buckets: dict[int, Any] = {}
+            for s in mine:
+                k = min(int((s.at - t0) / span * max_points), max_points - 1)
+                if k not in buckets or s.used_mib > buckets[k].used_mib:
+                    buckets[k] = s
+            mine = [buckets[k] for k in sorted(buckets)]
+        out += [[round(s.at - t0, 3), uuid, s.used_mib] for s in mine]
+    out.sort(key=lambda row: (row[0], row[1]))
+    return out
 
 
 def build_report(raw: dict[str, Any]) -> dict[str, Any]:
@@ -110,10 +141,22 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
         "gpu_unavailable": gpu.unavailable,
         "gpu_samples_per_s": round(gpu.rate(), 1),
         "gpu_processes": raw.get("gpu_processes") or None,
+        "gpu_timeline": gpu_timeline(gpu.window(-math.inf, math.inf)),
         "modes": modes,
         "comparison": comparison,
         "notes": notes,
     }
+
+
+def export_report(report: dict[str, Any], path: Any) -> None:
+    """Write ``report`` as indented JSON (UTF-8) to ``path``, atomically; an existing file is
+    replaced whole or not at all."""
+    from pathlib import Path
+
+    from kvswitch.io import atomic_write
+
+    data = (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    atomic_write(Path(path), data, backup=False)
 
 
 def history_path() -> Any:

@@ -120,9 +120,10 @@ def _loopback(url: str) -> bool:
 def estimate(s: ProbeSettings) -> tuple[int, int, list[str]]:
     """(requests, tokens at most, hosts that are not loopback) a probe would spend."""
     per_mode = s.warmup + s.runs * s.concurrency
+    prompt = len(ARTICLE_PROMPT) if s.article_prompt else s.prompt_tokens  # ≈ one token per CJK character
     requests = per_mode * len(s.modes) + s.background * s.runs * len(s.modes)
-    tokens = per_mode * len(s.modes) * (s.prompt_tokens + s.max_tokens) + \
-        s.background * s.runs * len(s.modes) * (s.prompt_tokens + s.background_max_tokens)
+    tokens = per_mode * len(s.modes) * (prompt + s.max_tokens) + \
+        s.background * s.runs * len(s.modes) * (prompt + s.background_max_tokens)
     routes = resolve_routes(s)
     remote = sorted({urlsplit(r.url).hostname or "" for r in routes.values() if not _loopback(r.url)})
     return requests, tokens, remote
@@ -193,7 +194,8 @@ async def run_probe(
                     await asyncio.wait_for(started.wait(), timeout=s.stall_timeout)
             before = await _scrape(client, routes[mode], s) if record else None
             t_start = time.perf_counter()
-            outs = await asyncio.gather(*(one(mode) for _ in range(s.concurrency if record else 1)))
+            outs = await _unless_cancelled(
+                asyncio.gather(*(one(mode) for _ in range(s.concurrency if record else 1))), cancel, bg_tasks)
             t_end = time.perf_counter()
             for task in bg_tasks:
                 task.cancel()
@@ -242,6 +244,21 @@ async def run_probe(
         "background_itl": background_itl, "gpu": gpu, "baseline_until": t_baseline, "cancelled": cancelled,
         "gpu_processes": processes,
     }
+
+
+async def _unless_cancelled(work: Any, cancel: Any, also: list[asyncio.Task[Any]]) -> Any:
+    """Await ``work``; if ``cancel`` is set meanwhile (checked every 0.1 s), stop it and the
+    ``also`` tasks at once — a stalled server must not hold a Cancel for the stall timeout."""
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        await asyncio.wait({task}, timeout=0.1)
+        if not task.done() and _is_set(cancel):
+            task.cancel()
+            for t in also:
+                t.cancel()
+            await asyncio.gather(task, *also, return_exceptions=True)
+            raise asyncio.CancelledError
+    return task.result()
 
 
 def _rotate(modes: Sequence[str], i: int) -> list[str]:

@@ -1,0 +1,683 @@
+"""The probe window: choose what to measure, run ``kvswitch probe`` in a worker, read the result.
+
+Everything that blocks — reading the config and the key, the probe itself, building the report,
+the history file, the export — runs through :func:`kvswitch_gui.workers.run_in_thread`; the
+GUI thread only reads the form and renders finished results (aesthetics §7, practice 14).
+Settings are built by the CLI's own ``settings_from_args``, so a window run and
+``kvswitch probe`` with the same choices send the same requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import html
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from kvswitch_gui.charts import GpuMemoryChart, TtftChart
+from kvswitch_gui.workers import Task, run_in_thread
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QButtonGroup,
+    QCheckBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QScrollArea,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+from shiboken6 import isValid
+
+__all__ = ["COLUMNS", "ProbeWindow", "load_state", "prepare_probe", "run_probe_job", "verdict"]
+
+PROGRESS_EVERY_S = 0.05
+"""The worker reports progress at most this often (the first and the last always)."""
+
+COLUMNS = ["mode", "ok / sent", "TTFT med", "TTFT p90", "TTFT p99", "TTFB med", "ITL p99", "TPOT med", "bg ITL p99",
+           "GPU peak Δ"]
+
+COLUMN_TIPS = [
+    "how the mode was selected, and where its requests went", "successful requests / measured requests",
+    "median time to the first token-bearing delta", "90th percentile TTFT",
+    "99th percentile TTFT (the maximum below 100 samples)",
+    "median time to the first response byte (diagnostic)", "99th percentile gap between tokens",
+    "median time per output token after the first", "99th percentile ITL of the background decode streams",
+    "GPU memory: peak during the mode's own batches minus the baseline before the probe",
+]
+
+
+# -- work done in the worker thread (plain functions: no widgets) --------------------------------
+
+
+def load_state(history_limit: int = 50) -> dict[str, Any]:
+    """The history (newest last) and a line about the active profile, or why there is none."""
+    from kvswitch.errors import KvswitchError
+    from kvswitch.probe.report import load_history
+
+    try:
+        from kvswitch.config import read_config
+
+        name, profile = read_config().profile()
+        active = f"{name}: {profile.model} @ {profile.base_url}"
+        if profile.split.probe_url:
+            active += f" (split: {profile.split.probe_url})"
+    except KvswitchError as exc:
+        active = f"unavailable: {exc}"
+    return {"history": load_history(history_limit), "profile": active}
+
+
+def _cli_args(form: Mapping[str, Any]) -> argparse.Namespace:
+    """The ``kvswitch probe`` arguments the form stands for (the CLI's own defaults elsewhere)."""
+    from kvswitch.cli.probe import register
+
+    parser = argparse.ArgumentParser(prog="kvswitch", add_help=False)
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["probe"])
+    args.modes = list(form["modes"])
+    args.runs, args.warmup = form["runs"], form["warmup"]
+    args.prompt_tokens, args.article_prompt = form["prompt_tokens"], form["article_prompt"]
+    args.max_tokens, args.no_cache_bust = form["max_tokens"], not form["cache_bust"]
+    args.concurrency, args.background = form["concurrency"], form["background"]
+    if form["target"] == "url":
+        args.base_url, args.model = form["base_url"], form["model"]
+        args.api_key_env = form.get("key_env") or None
+    return args
+
+
+def prepare_probe(form: Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Settings (config and key read here) and what the probe would spend: ``{"settings",
+    "requests", "tokens", "remote"}``. ``overrides`` are ProbeSettings fields set last."""
+    from kvswitch.cli.probe import settings_from_args
+    from kvswitch.probe.runner import estimate
+
+    settings = settings_from_args(_cli_args(form))
+    if overrides:
+        settings = dataclasses.replace(settings, **dict(overrides))
+    requests, tokens, remote = estimate(settings)
+    return {"settings": settings, "requests": requests, "tokens": tokens, "remote": remote}
+
+
+def run_probe_job(settings: Any, *, progress: Callable[[int, int, str], None],
+                  cancel: Any) -> dict[str, Any]:
+    """Run the probe (its own asyncio loop in this thread), build the report and append it to
+    the history. Progress goes out at most every ``PROGRESS_EVERY_S``. Returns ``{"report",
+    "history_error", "seconds"}``."""
+    from kvswitch.errors import KvswitchError
+    from kvswitch.probe.report import build_report, save_history
+    from kvswitch.probe.runner import run_probe
+
+    last = [0.0, -1.0]  # when the last update went out, and its ``done``
+
+    def throttled(done: int, total: int, mode: str) -> None:
+        now = time.monotonic()
+        if done >= total or last[1] < 0 or now - last[0] >= PROGRESS_EVERY_S:
+            last[0], last[1] = now, done
+            progress(done, total, mode)
+
+    started = time.monotonic()
+    raw = asyncio.run(run_probe(settings, progress=throttled, cancel=cancel))
+    report = build_report(raw)
+    history_error = None
+    measured = sum(m["requests"] for m in report["modes"].values())
+    if measured:
+        try:
+            save_history(report)
+        except (KvswitchError, OSError) as exc:
+            history_error = str(exc)
+    return {"report": report, "history_error": history_error, "seconds": time.monotonic() - started}
+
+
+def export(report: Mapping[str, Any], path: str) -> str:
+    """Write the report through the library (atomic); returns the path written."""
+    from kvswitch.probe.report import export_report
+
+    export_report(dict(report), Path(path))
+    return path
+
+
+# -- plain formatting ---------------------------------------------------------------------------
+
+
+def _ms(value: Any) -> str:
+    return "–" if value is None else f"{value:.1f} ms"
+
+
+def verdict(ratio: Mapping[str, Any]) -> str:
+    """What a split/merged ratio's 95 % interval says, in words."""
+    lo, hi = ratio["ci95"]
+    if hi < 1:
+        return "split is faster"
+    if lo > 1:
+        return "merged is faster"
+    return "no difference the interval can show"
+
+
+def comparison_text(report: Mapping[str, Any]) -> str:
+    comp = report.get("comparison") or {}
+    lines = []
+    r = comp.get("ttft_median_ratio")
+    if r:
+        lo, hi = r["ci95"]
+        lines.append(f"TTFT median split/merged = {r['split/merged']:.2f} (95 % bootstrap interval "
+                     f"{lo:.2f}–{hi:.2f}): {verdict(r)} to the first token.")
+    r = comp.get("itl_p99_ratio")
+    if r:
+        lo, hi = r["ci95"]
+        lines.append(f"ITL p99 split/merged = {r['split/merged']:.2f} (95 % interval {lo:.2f}–{hi:.2f}): "
+                     f"{verdict(r)} between tokens.")
+    if not lines:
+        modes = list(report.get("modes") or {})
+        lines.append("No comparison: it needs both modes with successful requests"
+                     + (f" (this run: {', '.join(modes)})." if modes else "."))
+    return "\n".join(lines)
+
+
+def _gpu_cell(memory: Any) -> tuple[str, str]:
+    """(text, tooltip) for a mode's GPU memory: the peak's delta per GPU, or n/a with why."""
+    if isinstance(memory, str):
+        return "n/a", memory
+    if not isinstance(memory, dict) or not memory:
+        return "n/a", "n/a: no GPU memory figures"
+    texts, tips = [], []
+    for uuid, g in memory.items():
+        delta = g.get("delta_mib")
+        texts.append("n/a" if delta is None else f"{delta:+.0f} MiB")
+        tips.append(f"{uuid} ({g.get('instance')}): baseline {g.get('baseline_mib')} MiB, "
+                    f"peak {g.get('peak_mib')} MiB, "
+                    f"Δ {delta} MiB")
+    return ", ".join(texts), "\n".join(tips)
+
+
+def history_label(report: Mapping[str, Any]) -> str:
+    s = report.get("settings") or {}
+    parts = []
+    for mode, m in (report.get("modes") or {}).items():
+        median = (m.get("ttft_ms") or {}).get("median")
+        parts.append(f"{mode} {median:.0f} ms" if median is not None else f"{mode} –")
+    when = str(report.get("time", "?"))[:16].replace("T", " ")
+    label = f"{when} · {s.get('model', '?')} · {' / '.join(parts)}"
+    return label + (" (cancelled)" if report.get("cancelled") else "")
+
+
+def _identity(report: Mapping[str, Any]) -> str:
+    """Enough to tell one history entry from another (the same run read back is the same)."""
+    modes = report.get("modes") or {}
+    return repr((report.get("time"), report.get("settings"), [m.get("ttft_samples_ms") for m in modes.values()]))
+
+
+# -- the window ---------------------------------------------------------------------------------
+
+
+class ProbeWindow(QWidget):
+    """Run the probe and read its report. ``report_ready(dict)`` fires for every finished run
+    (cancelled ones too, with ``report["cancelled"]`` true), after it is shown."""
+
+    report_ready = Signal(object)
+    """``report_ready(dict)``: the report itself (a Signal(dict) would go through QVariantMap,
+    which sorts the keys — the modes' order — and copies)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, Qt.WindowType.Window)  # a window of its own, even with a parent
+        self.setWindowTitle("kvswitch · probe")
+        self.settings_overrides: dict[str, Any] = {}
+        """ProbeSettings fields applied after the form (tests, or a caller that knows better)."""
+        self.report: dict[str, Any] | None = None
+        self.task: Task | None = None
+        self._tasks: set[Task] = set()
+        self._cancel_requested = False
+        self._spend = ""
+        self._build()
+        self._background(load_state, on_done=self._on_state)
+
+    # -- layout --------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        form_box = QGroupBox("What to measure")
+        form = QFormLayout(form_box)
+        self.profile_radio = QRadioButton("Active profile")
+        self.profile_label = QLabel("reading the config…")
+        self.profile_label.setWordWrap(True)
+        self.url_radio = QRadioButton("Base URL")
+        self.profile_radio.setChecked(True)
+        group = QButtonGroup(self)
+        group.addButton(self.profile_radio)
+        group.addButton(self.url_radio)
+        self.base_url_edit = QLineEdit()
+        self.base_url_edit.setPlaceholderText("http://127.0.0.1:8000/v1")
+        self.model_edit = QLineEdit()
+        self.model_edit.setPlaceholderText("model id")
+        self.key_env_edit = QLineEdit()
+        self.key_env_edit.setPlaceholderText("optional: variable holding the key")
+        form.addRow(self.profile_radio, self.profile_label)
+        form.addRow(self.url_radio, self.base_url_edit)
+        form.addRow("Model", self.model_edit)
+        form.addRow("Key from $", self.key_env_edit)
+        for w in (self.base_url_edit, self.model_edit, self.key_env_edit):
+            w.setEnabled(False)
+        self.url_radio.toggled.connect(self._on_target_toggled)
+
+        modes_row = QHBoxLayout()
+        self.mode_checks = {m: QCheckBox(m) for m in ("merged", "split")}
+        for box in self.mode_checks.values():
+            box.setChecked(True)
+            modes_row.addWidget(box)
+        modes_row.addStretch(1)
+        form.addRow("Modes", modes_row)
+
+        def spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
+            s = QSpinBox()
+            s.setRange(lo, hi)
+            s.setValue(value)
+            s.setToolTip(tip)
+            return s
+
+        self.runs_spin = spin(1, 10_000, 10, "measured batches per mode (p99 of 20 samples is the maximum)")
+        self.warmup_spin = spin(0, 100, 2, "warm-up requests per mode, not measured")
+        self.prompt_spin = spin(1, 200_000, 256, "prompt length in words ≈ tokens")
+        self.article_check = QCheckBox("article's prompt")
+        self.article_check.setToolTip("the article's prompt, repeated 8 times (S-21), instead of N words")
+        self.article_check.toggled.connect(lambda on: self.prompt_spin.setEnabled(not on))
+        prompt_row = QHBoxLayout()
+        prompt_row.addWidget(self.prompt_spin)
+        prompt_row.addWidget(self.article_check)
+        self.max_tokens_spin = spin(1, 100_000, 128,
+                                    "output tokens per request (S-34: small, so decode does not hide TTFT)")
+        self.cache_bust_check = QCheckBox("nonce first (S-28)")
+        self.cache_bust_check.setToolTip("a unique nonce at the start of every prompt, so the prefix cache "
+                                         "cannot serve it (S-28); off: the same prompt every time")
+        self.cache_bust_check.setChecked(True)
+        self.concurrency_spin = spin(1, 1024, 1, "requests per batch, sent together")
+        self.background_spin = spin(0, 1024, 0, "long generations kept running while TTFT is sampled (decode load)")
+        form.addRow("Runs", self.runs_spin)
+        form.addRow("Warm-up", self.warmup_spin)
+        form.addRow("Prompt tokens", prompt_row)
+        form.addRow("Max tokens", self.max_tokens_spin)
+        form.addRow("Cache busting", self.cache_bust_check)
+        form.addRow("Concurrency", self.concurrency_spin)
+        form.addRow("Background streams", self.background_spin)
+        self._inputs: list[QWidget] = [
+            self.profile_radio, self.url_radio, *self.mode_checks.values(), self.runs_spin, self.warmup_spin,
+            self.article_check, self.max_tokens_spin, self.cache_bust_check, self.concurrency_spin,
+            self.background_spin,
+        ]
+
+        self.run_button = QPushButton("Run")
+        self.run_button.setDefault(True)
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setRange(0, 1)
+        self.progress_bar.setValue(0)
+        self.progress_bar.setFormat("%v / %m requests")
+        self.status_label = QLabel("Ready.")
+        self.status_label.setWordWrap(True)
+        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        history_box = QGroupBox("History")
+        self.history_list = QListWidget()
+        self.history_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.history_list.currentItemChanged.connect(self._on_history_selected)
+        QVBoxLayout(history_box).addWidget(self.history_list)
+
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.addWidget(form_box)
+        lv.addLayout(buttons)
+        lv.addWidget(self.progress_bar)
+        lv.addWidget(self.status_label)
+        lv.addWidget(history_box, 1)
+
+        self.summary_label = QLabel("No results yet: choose what to measure and press Run.")
+        self.summary_label.setWordWrap(True)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        for col, tip in enumerate(COLUMN_TIPS):
+            header = self.table.horizontalHeaderItem(col)
+            if header is not None:
+                header.setToolTip(tip)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.table.setSizeAdjustPolicy(QAbstractItemView.SizeAdjustPolicy.AdjustIgnored)
+        self.table.setMaximumHeight(120)
+        self.comparison_label = QLabel()
+        self.comparison_label.setWordWrap(True)
+        self.comparison_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.ttft_chart = TtftChart()
+        self.gpu_chart = GpuMemoryChart()
+        charts = QHBoxLayout()
+        charts.addWidget(self.ttft_chart)
+        charts.addWidget(self.gpu_chart)
+        self.notes_label = QLabel()
+        self.notes_label.setWordWrap(True)
+        self.notes_label.setTextFormat(Qt.TextFormat.RichText)
+        self.notes_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.export_button = QPushButton("Export JSON…")
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self.export_json)
+        export_row = QHBoxLayout()
+        export_row.addStretch(1)
+        export_row.addWidget(self.export_button)
+
+        results = QWidget()
+        rv = QVBoxLayout(results)
+        rv.addWidget(self.summary_label)
+        rv.addWidget(self.table)
+        rv.addWidget(self.comparison_label)
+        rv.addLayout(charts, 1)
+        rv.addWidget(self.notes_label)
+        rv.addLayout(export_row)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the table scrolls itself
+        scroll.setWidget(results)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(scroll)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([380, 800])
+        QVBoxLayout(self).addWidget(splitter)
+        self.resize(1180, 720)
+
+    # -- reading the form ------------------------------------------------------------------------
+
+    def _on_target_toggled(self, explicit: bool) -> None:
+        for w in (self.base_url_edit, self.model_edit, self.key_env_edit):
+            w.setEnabled(explicit and self.task is None)
+
+    def form(self) -> dict[str, Any]:
+        """The choices as plain data (what the worker turns into ProbeSettings)."""
+        return {
+            "target": "url" if self.url_radio.isChecked() else "profile",
+            "base_url": self.base_url_edit.text().strip(), "model": self.model_edit.text().strip(),
+            "key_env": self.key_env_edit.text().strip().removeprefix("$"),
+            "modes": [m for m, box in self.mode_checks.items() if box.isChecked()],
+            "runs": self.runs_spin.value(), "warmup": self.warmup_spin.value(),
+            "prompt_tokens": self.prompt_spin.value(), "article_prompt": self.article_check.isChecked(),
+            "max_tokens": self.max_tokens_spin.value(), "cache_bust": self.cache_bust_check.isChecked(),
+            "concurrency": self.concurrency_spin.value(), "background": self.background_spin.value(),
+        }
+
+    def _form_problem(self, form: Mapping[str, Any]) -> str | None:
+        if not form["modes"]:
+            return "Choose at least one mode."
+        if form["target"] == "url":
+            parts = urlsplit(form["base_url"])
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                return "Enter a base URL such as http://127.0.0.1:8000/v1."
+            if not form["model"]:
+                return "Enter the model id the server serves."
+        return None
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def is_running(self) -> bool:
+        return self.task is not None
+
+    def start(self) -> None:
+        """Read the form and start: settings first (config and key, in a worker), then the probe."""
+        if self.task is not None:
+            return
+        form = self.form()
+        problem = self._form_problem(form)
+        if problem:
+            self.status_label.setText(problem)
+            return
+        self._cancel_requested = False
+        self._set_running(True)
+        self.status_label.setText("Preparing: reading the profile…")
+        self.progress_bar.setRange(0, 0)  # busy until the first progress report
+        self.task = self._background(prepare_probe, form, dict(self.settings_overrides),
+                                     on_done=self._on_prepared, on_error=self._on_failed)
+
+    def _on_prepared(self, prepared: dict[str, Any]) -> None:
+        from kvswitch.cli.probe import ASK_ABOVE_TOKENS
+
+        self.task = None
+        if self._cancel_requested:
+            self._finish_idle("Cancelled before the probe started.")
+            return
+        remote, requests, tokens = prepared["remote"], prepared["requests"], prepared["tokens"]
+        spend = f"{requests} requests, up to {tokens:,} tokens, to {', '.join(remote)}"
+        if remote and tokens > ASK_ABOVE_TOKENS:
+            answer = QMessageBox.question(self, "Spend tokens?", f"This probe sends {spend}. Go ahead?",
+                                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                          QMessageBox.StandardButton.No)
+            if answer != QMessageBox.StandardButton.Yes:
+                self._finish_idle("Probe not run.")
+                return
+        self._spend = f" ({spend})" if remote else ""
+        self.status_label.setText(f"Running…{self._spend}")
+        self.task = self._background(run_probe_job, prepared["settings"], on_done=self._on_probe_done,
+                                     on_error=self._on_failed, on_progress=self._on_progress)
+
+    def cancel(self) -> None:
+        """Stop after the batch in flight; the partial report is still shown."""
+        if self.task is None:
+            return
+        self._cancel_requested = True
+        self.task.cancel()
+        self.cancel_button.setEnabled(False)
+        self.status_label.setText("Cancelling after the requests in flight…")
+
+    def _on_progress(self, done: int, total: int, mode: str) -> None:
+        if self.task is None:
+            return
+        if self.progress_bar.maximum() != total:
+            self.progress_bar.setRange(0, max(total, 1))
+        self.progress_bar.setValue(done)
+        if not self._cancel_requested:
+            self.status_label.setText(f"Running: {mode} · {done} of {total} requests{self._spend}")
+
+    def _on_probe_done(self, result: dict[str, Any]) -> None:
+        self.task = None
+        report = result["report"]
+        sent = sum(m["requests"] for m in report["modes"].values())
+        failed = sum(m["failures"] for m in report["modes"].values())
+        if report.get("cancelled"):
+            text = f"Cancelled: {sent} measured requests before stopping ({result['seconds']:.1f} s)."
+        else:
+            text = f"Done: {sent} measured requests in {result['seconds']:.1f} s" + \
+                   (f", {failed} failed." if failed else ".")
+            self.progress_bar.setValue(self.progress_bar.maximum())
+        if result.get("history_error"):
+            text += f" Not saved to the history: {result['history_error']}"
+        self._finish_idle(text)
+        if sent:
+            self._add_history(report, select=True)
+        self.show_report(report)
+        self.report_ready.emit(report)
+
+    def _on_failed(self, exc: BaseException) -> None:
+        self.task = None
+        self._finish_idle(f"Probe failed: {exc}")
+
+    def _finish_idle(self, text: str) -> None:
+        self._set_running(False)
+        if self.progress_bar.maximum() == 0:
+            self.progress_bar.setRange(0, 1)
+        self.status_label.setText(text)
+
+    def _set_running(self, running: bool) -> None:
+        self.run_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+        for w in self._inputs:
+            w.setEnabled(not running)
+        self.prompt_spin.setEnabled(not running and not self.article_check.isChecked())
+        for w in (self.base_url_edit, self.model_edit, self.key_env_edit):
+            w.setEnabled(not running and self.url_radio.isChecked())
+
+    def _background(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None],
+                    on_error: Callable[[BaseException], None] | None = None,
+                    on_progress: Callable[[int, int, str], None] | None = None) -> Task:
+        """``run_in_thread``, keeping the task alive until it reports back; what arrives after
+        the window is gone is dropped."""
+        holder: list[Task] = []
+
+        def done(result: Any) -> None:
+            self._tasks.discard(holder[0])
+            if isValid(self):
+                on_done(result)
+
+        def failed(exc: BaseException) -> None:
+            self._tasks.discard(holder[0])
+            if not isValid(self):
+                return
+            if on_error is not None:
+                on_error(exc)
+            else:
+                self.status_label.setText(str(exc))
+
+        def progress(done: int, total: int, text: str) -> None:
+            if on_progress is not None and isValid(self):
+                on_progress(done, total, text)
+
+        task = run_in_thread(fn, *args, on_done=done, on_error=failed, on_progress=progress)
+        holder.append(task)
+        self._tasks.add(task)
+        return task
+
+    # -- history and export -----------------------------------------------------------------------
+
+    def _on_state(self, state: dict[str, Any]) -> None:
+        self.profile_label.setText(state["profile"])
+        # runs that finished while the file was read are on top already; the file's go below
+        shown = {_identity(self.history_list.item(i).data(Qt.ItemDataRole.UserRole))
+                 for i in range(self.history_list.count())}
+        for report in reversed(state["history"]):  # newest first
+            if _identity(report) not in shown:
+                self._add_history(report, select=False, top=False)
+
+    def refresh(self) -> None:
+        """Re-read the profile line and the history (in a worker)."""
+        self.history_list.clear()
+        self._background(load_state, on_done=self._on_state)
+
+    def _add_history(self, report: dict[str, Any], *, select: bool, top: bool = True) -> None:
+        item = QListWidgetItem(history_label(report))
+        item.setData(Qt.ItemDataRole.UserRole, report)
+        item.setToolTip(f"{item.text()}\n{(report.get('settings') or {}).get('base_url', '')}")
+        self.history_list.insertItem(0 if top else self.history_list.count(), item)
+        if select:
+            self.history_list.blockSignals(True)
+            self.history_list.setCurrentItem(item)
+            self.history_list.blockSignals(False)
+
+    def _on_history_selected(self, current: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
+        if current is not None:
+            self.show_report(current.data(Qt.ItemDataRole.UserRole))
+
+    def export_json(self) -> None:
+        """Ask where, then write the shown report there (in a worker, atomically)."""
+        if self.report is None:
+            return
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        suggested = str(Path.home() / f"kvswitch-probe-{stamp}.json")
+        path, _ = QFileDialog.getSaveFileName(self, "Export the probe report", suggested,
+                                              "JSON files (*.json);;All files (*)")
+        if not path:
+            return
+        self.status_label.setText(f"Exporting to {path}…")
+        self._background(export, self.report, path,
+                         on_done=lambda p: self.status_label.setText(f"Exported to {p}."),
+                         on_error=lambda exc: self.status_label.setText(f"Export failed: {exc}"))
+
+    # -- rendering (GUI thread: plain data only) -------------------------------------------------
+
+    def show_report(self, report: dict[str, Any]) -> None:
+        """Fill the table, the charts, the comparison and the notes from one report."""
+        self.report = report
+        self.export_button.setEnabled(True)
+        s = report.get("settings") or {}
+        modes: dict[str, Any] = report.get("modes") or {}
+        summary = (f"{s.get('model', '?')} @ {s.get('base_url', '?')} · {s.get('runs', '?')} runs × "
+                   f"{s.get('concurrency', '?')} per mode (+{s.get('warmup', '?')} warm-up) · prompt "
+                   f"{s.get('prompt', '?')} · max_tokens {s.get('max_tokens', '?')} · cache busting "
+                   f"{'on' if s.get('cache_bust') else 'off'}"
+                   + (f" · {s['background']} background stream(s)" if s.get("background") else "")
+                   + f" · {report.get('time', '')}")
+        if report.get("cancelled"):
+            summary = "CANCELLED — partial results. " + summary
+        self.summary_label.setText(summary)
+
+        self.table.setRowCount(len(modes))
+        for row, (mode, m) in enumerate(modes.items()):
+            ok = m.get("requests", 0) - m.get("failures", 0)
+            gpu_text, gpu_tip = _gpu_cell(m.get("gpu_memory"))
+            causes = "\n".join(f"{n} failed: {c}" for c, n in (m.get("failure_causes") or {}).items())
+            cells = [
+                (mode, f"routed by {m.get('routed_by', '?')} → {m.get('url', '?')}"),
+                (f"{ok} / {m.get('requests', 0)}", causes or "no failures"),
+                (_ms((m.get("ttft_ms") or {}).get("median")), "first token-bearing delta"),
+                (_ms((m.get("ttft_ms") or {}).get("p90")), ""),
+                (_ms((m.get("ttft_ms") or {}).get("p99")), "with few samples p99 is the maximum"),
+                (_ms((m.get("ttfb_ms") or {}).get("median")), "first response byte (diagnostic)"),
+                (_ms((m.get("itl_ms") or {}).get("p99")), ""),
+                (_ms((m.get("tpot_ms") or {}).get("median")), ""),
+                (_ms((m.get("background_itl_ms") or {}).get("p99")), "ITL of the background streams"),
+                (gpu_text, gpu_tip),
+            ]
+            for col, (text, tip) in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if tip:
+                    item.setToolTip(tip)
+                if col:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(row, col, item)
+
+        self.comparison_label.setText(comparison_text(report))
+        self.ttft_chart.set_data({mode: m.get("ttft_samples_ms") or [] for mode, m in modes.items()},
+                                 {mode: (m.get("ttft_ms") or {}).get("median") for mode, m in modes.items()})
+        gpu_na = report.get("gpu_unavailable")
+        self.gpu_chart.set_data(report.get("gpu_timeline"), f"n/a: {gpu_na}" if gpu_na else None)
+
+        notes = list(report.get("notes") or [])
+        for mode, m in modes.items():
+            notes.append(f"{mode}: routed by {m.get('routed_by', '?')} → {m.get('url', '?')}")
+            for cause, n in (m.get("failure_causes") or {}).items():
+                notes.append(f"{mode}: {n} failed: {cause}")
+            metrics = m.get("metrics")
+            if isinstance(metrics, str):
+                notes.append(f"{mode}: backend metrics {metrics}")
+            elif isinstance(metrics, dict) and metrics:
+                notes.append(f"{mode}: backend metrics during the mode's runs: "
+                             + ", ".join(f"{k} {v:g}" for k, v in metrics.items()))
+            if isinstance(m.get("gpu_memory"), str):
+                notes.append(f"{mode}: GPU memory {m['gpu_memory']}")
+        self.notes_label.setText("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
+
+    # -- closing ---------------------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.task is not None:
+            self.cancel()
+        super().closeEvent(event)
