@@ -30,6 +30,8 @@ COMMANDS = {
     "schema": "kvswitch.cli.schema",
     "doctor": "kvswitch.cli.doctor",
     "advise": "kvswitch.cli.advise",
+    "lab": "kvswitch.cli.lab",
+    "engine-flags": "kvswitch.cli.engine_flags",
 }
 """Command → the module that registers it (some modules register two)."""
 

@@ -8,7 +8,7 @@
 
     python -m kvswitch.lab.llama --model tiny.gguf --host 127.0.0.1 --port 8090 \\
         --ctx-size 4096 --batch-size 512 --ubatch-size 512 --parallel 2 --threads 2 --metrics \\
-        [--slot-save-path DIR]
+        [--slot-save-path DIR] [--cpus 0,1]
 
   It prints one line ``LISTENING <url>`` on stdout once the model is loaded and the port is
   bound (``--port 0`` binds a free port; the line tells which), logs to stderr, and exits on
@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -85,6 +85,8 @@ class LlamaServer:
         extra_args: Sequence[str] = (),
         python: str | None = None,
         startup_timeout: float = 60.0,
+        cpus: Collection[int] | None = None,
+        start_new_session: bool = False,
     ) -> None:
         self.model_path = Path(model_path)
         self.host = host
@@ -103,6 +105,8 @@ class LlamaServer:
         self.extra_args = list(extra_args)
         self.python = python or sys.executable
         self.startup_timeout = startup_timeout
+        self.cpus = sorted(set(cpus)) if cpus is not None else None
+        self.start_new_session = start_new_session
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._url: str | None = None
@@ -131,6 +135,8 @@ class LlamaServer:
             cmd.append("--no-cont-batching")
         if self.alias:
             cmd += ["--alias", self.alias]
+        if self.cpus is not None:
+            cmd += ["--cpus", ",".join(str(c) for c in self.cpus)]
         return cmd + self.extra_args
 
     @property
@@ -165,6 +171,7 @@ class LlamaServer:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self._proc = subprocess.Popen(
             self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log, env=env,
+            start_new_session=self.start_new_session,
         )
         self._finalizer = weakref.finalize(self, _kill, self._proc)
         self._reader = threading.Thread(target=self._read_stdout, name=f"llama-{self._proc.pid}", daemon=True)
@@ -205,6 +212,24 @@ class LlamaServer:
         self._url = None
         return code
 
+    def detach(self) -> subprocess.Popen[bytes]:
+        """Leave the started server running on its own: it is no longer stopped by :meth:`stop`,
+        garbage collection or interpreter exit. Returns its process (``pid``, ``wait``) for
+        whoever takes over; use ``start_new_session=True`` for a server that must outlive a
+        terminal."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            raise LlamaServerError("the server is not started")
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+        if self._log is not None:  # the child keeps its own descriptor of the log
+            self._log.close()
+            self._log = None
+        # the stdout reader (a daemon thread) keeps draining the pipe until the process ends
+        self._reader = None
+        return proc
+
     def __enter__(self) -> LlamaServer:
         return self.start()
 
@@ -223,6 +248,9 @@ class LlamaServer:
                     self._lines.put(line)
                 else:  # llama.cpp logs to stderr; keep the end of anything else for errors
                     self._stdout_tail.append(line)
+        if self._proc is not proc:  # detached (or stopping): nobody else closes the pipe
+            with contextlib.suppress(OSError, ValueError):
+                proc.stdout.close()
         self._lines.put(None)
 
     def _wait_listening(self, deadline: float) -> str:
@@ -316,12 +344,27 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--alias", default=None, help="the model name /v1/models reports")
     ap.add_argument("--no-warmup", action="store_true", help="skip llama.cpp's warm-up decode at load")
     ap.add_argument("--verbosity", type=int, default=None, help="llama.cpp's log verbosity")
+    ap.add_argument("--cpus", default=None, type=_cpu_list,
+                    help="pin the server (all its threads) to these CPUs, e.g. 0 or 0,1 (Linux)")
     return ap
+
+
+def _cpu_list(text: str) -> set[int]:
+    try:
+        cpus = {int(part) for part in text.split(",") if part.strip()}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of CPU numbers: {text!r}") from None
+    if not cpus or min(cpus) < 0:
+        raise argparse.ArgumentTypeError(f"not a list of CPU numbers: {text!r}")
+    return cpus
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve until SIGTERM or SIGINT (exit status 0); a model that fails to load raises."""
     args = _parser().parse_args(argv)
+    if args.cpus is not None and hasattr(os, "sched_setaffinity"):
+        # before llama.cpp starts a thread: every thread it makes inherits this mask
+        os.sched_setaffinity(0, args.cpus)
     import xllamacpp
 
     params = xllamacpp.CommonParams()

@@ -116,13 +116,13 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
             notes.append(f"prefill and decode instances report the same GPU ({', '.join(shared)}): they are only "
                          "logically split, so memory will not drop (S-27)")
     urls = {r.url for r in raw["routes"].values()}
-    if len(urls) == 1 and len(s.modes) > 1:
-        moved = [m for m in s.modes if isinstance(modes[m]["metrics"], dict) and (modes[m]["metrics"].get("split_transfers") or 0) > 0]
-        if "split" in modes and moved == ["split"]:
-            notes.append("routing verified: the split path's transfer counter moved only while split ran")
-        else:
-            notes.append("routing unverified: both modes went to one URL and nothing in the backend's /metrics "
-                         "or responses tells them apart — the numbers may compare a mode with itself")
+    moved = [m for m in s.modes
+             if isinstance(modes[m]["metrics"], dict) and (modes[m]["metrics"].get("split_transfers") or 0) > 0]
+    if "split" in modes and moved == ["split"]:
+        notes.append("routing verified: the split path's KV-transfer counter moved only while split ran")
+    elif len(urls) == 1 and len(s.modes) > 1:
+        notes.append("routing unverified: both modes went to one URL and nothing in the backend's /metrics "
+                     "or responses tells them apart — the numbers may compare a mode with itself")
     if s.cache_bust:
         notes.append("each prompt starts with a unique nonce, so the prefix cache cannot serve it (S-28)")
     else:

@@ -135,3 +135,40 @@ def test_module_entry_point_prints_listening_and_exits_on_sigterm(tiny_model: Pa
             proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def test_cpus_session_and_detach(tiny_model: Path) -> None:
+    """``cpus`` pins every thread of the server (the child sets its mask before llama.cpp makes
+    any); ``start_new_session`` gives it a session of its own; ``detach()`` leaves it running,
+    no longer stopped by ``stop()``, and hands over its process."""
+    cpu = min(os.sched_getaffinity(0))
+    server = LlamaServer(tiny_model, threads=1, parallel=1, ctx_size=1024, cpus=[cpu], start_new_session=True)
+    assert server.command()[-2:] == ["--cpus", str(cpu)]
+    assert LlamaServer(tiny_model, cpus=[3, 1, 3]).command()[-2:] == ["--cpus", "1,3"]
+    assert "--cpus" not in LlamaServer(tiny_model).command()
+    server.start()
+    pid = server.pid
+    assert pid is not None
+    proc = None
+    try:
+        assert os.getsid(pid) == pid
+        masks = set()
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith("Cpus_allowed_list:"):
+                    masks.add(line.split(":", 1)[1].strip())
+        assert masks == {str(cpu)}
+        url = server.url
+        proc = server.detach()
+        assert proc.pid == pid and not server.running and server.pid is None
+        assert server.stop() is None  # no longer its to stop
+        assert _get(f"{url}/health")[0] == 200
+        with pytest.raises(LlamaServerError, match="not started"):
+            server.detach()
+    finally:
+        if proc is not None:
+            proc.terminate()
+            assert proc.wait(10) == 0
+        else:
+            server.stop()
+    assert _gone(pid)
