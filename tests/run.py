@@ -59,17 +59,22 @@ def ensure_debian() -> None:
         say(f"missing Debian packages; as root run: {line}  (tests that need them will skip)")
 
 
-def ensure_venv() -> None:
+def ensure_venv(extras: str = "test") -> None:
+    """``.venv`` with kvswitch installed (editable) and ``extras``; the test extras include the
+    lab's, so either command reuses what the other installed."""
     if not PY.exists():
         run([sys.executable, "-m", "venv", str(VENV)])
     stamp = VENV / ".kvswitch-installed"
     pyproject = ROOT / "pyproject.toml"
     if stamp.exists() and stamp.stat().st_mtime >= pyproject.stat().st_mtime:
-        say("virtual environment: up to date")
-        return
+        have = set(stamp.read_text().split())
+        if extras in have or "test" in have:
+            say(f"virtual environment: up to date ({', '.join(sorted(have))})")
+            return
     run([str(PY), "-m", "pip", "install", "-q", "--upgrade", "pip"])
-    run([str(PY), "-m", "pip", "install", "-q", "-e", f"{ROOT}[test]"])
-    stamp.touch()
+    run([str(PY), "-m", "pip", "install", "-q", "-e", f"{ROOT}[{extras}]"])
+    old = set(stamp.read_text().split()) if stamp.exists() else set()
+    stamp.write_text(" ".join(sorted(old | {extras})) + "\n")
 
 
 def ensure_peer() -> None:

@@ -61,6 +61,9 @@ def register(sub: Any) -> None:
     out.add_argument("--format", choices=("text", "json"), default="text")
     out.add_argument("--yes", action="store_true", help="spend tokens on a remote host without asking")
     out.add_argument("--no-history", action="store_true", help="do not append the report to the history")
+    out.add_argument("--combine", nargs="+", metavar="REPORT.json",
+                     help="measure nothing: show JSON reports of single modes (kvswitch probe --format json) "
+                     "side by side, with the comparison recomputed")
     p.set_defaults(func=run)
 
 
@@ -121,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
     from kvswitch.probe.report import build_report, save_history
     from kvswitch.probe.runner import estimate, run_probe
 
+    if args.combine:
+        return _combine(args)
+
     s = settings_from_args(args)
     requests, tokens, remote = estimate(s)
     if remote and tokens > ASK_ABOVE_TOKENS and not args.yes:
@@ -164,6 +170,23 @@ def run(args: argparse.Namespace) -> int:
         print(render_text(report))
     failed = sum(m["failures"] for m in report["modes"].values())
     return 1 if failed or report["cancelled"] else 0
+
+
+def _combine(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from kvswitch.cli._handler import UsageError
+    from kvswitch.probe.report import combine_reports
+
+    reports = []
+    for name in args.combine:
+        try:
+            reports.append(json.loads(Path(name).read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{name}: not a probe report ({exc})") from None
+    report = combine_reports(reports)
+    print(json.dumps(report, indent=2, ensure_ascii=False) if args.format == "json" else render_text(report))
+    return 0
 
 
 def _f(value: Any, unit: str = "ms") -> str:

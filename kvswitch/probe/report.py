@@ -159,6 +159,27 @@ def export_report(report: dict[str, Any], path: Any) -> None:
     atomic_write(Path(path), data, backup=False)
 
 
+def combine_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """One side-by-side report from reports of single modes taken apart (e.g. after switching a
+    deployment between them): modes gathered, the comparison recomputed from the samples."""
+    if not reports:
+        raise ValueError("no reports to combine")
+    modes: dict[str, Any] = {}
+    for r in reports:
+        for mode, data in r["modes"].items():
+            modes[mode] = data  # a later report of the same mode wins
+    combined = {**reports[-1], "modes": modes, "comparison": {}}
+    combined["settings"] = {**reports[0]["settings"], "modes": list(modes),
+                            "combined_from": [r.get("time") for r in reports]}
+    if "merged" in modes and "split" in modes:
+        ci = ratio_interval(modes["split"]["ttft_samples_ms"], modes["merged"]["ttft_samples_ms"])
+        if ci:
+            combined["comparison"]["ttft_median_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
+    notes = [n for r in reports for n in r.get("notes", [])]
+    combined["notes"] = list(dict.fromkeys([*notes, "modes were measured one after the other, not interleaved: a drift over time counts against one of them"]))
+    return combined
+
+
 def history_path() -> Any:
     from kvswitch import paths
 

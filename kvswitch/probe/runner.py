@@ -86,14 +86,17 @@ def resolve_routes(s: ProbeSettings) -> dict[str, Route]:
     for mode in s.modes:
         endpoint = s.endpoints.get(mode)
         routing = s.routing
-        if routing == "auto":
+        switched = routing == "switch"  # the clients are flipped first; requests still need a route
+        if routing in ("auto", "switch"):
             routing = "endpoint" if endpoint else "header"
         base = endpoint if routing == "endpoint" and endpoint else s.base_url
         headers = dict(auth)
-        how = {"endpoint": "per-mode endpoint", "switch": "client config switched first"}.get(routing, "")
+        how = "per-mode endpoint"
         if routing == "header":
             headers["X-Cache-Mode"] = mode
             how = "X-Cache-Mode header (experimental: only some endpoints honour it, S-21)"
+        if switched:
+            how = f"client config switched first, then {how}"
         routes[mode] = Route(mode, chat_url(base, s.url_convention), base, headers, how)
     return routes
 
