@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kvswitch_gui.charts import GpuMemoryChart, TtftChart
-from kvswitch_gui.workers import Task, run_in_thread
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
@@ -49,6 +47,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from shiboken6 import isValid
+
+from kvswitch_gui.charts import GpuMemoryChart, TtftChart
+from kvswitch_gui.workers import Task, run_in_thread
 
 __all__ = ["COLUMNS", "ProbeWindow", "load_state", "prepare_probe", "run_probe_job", "verdict"]
 

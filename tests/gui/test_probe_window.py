@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kvswitch_gui import probe_window as pw
-from kvswitch_gui.charts import GpuMemoryChart, TtftChart, nice_ticks
-from kvswitch_gui.probe_window import ProbeWindow
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from kvswitch.testing.sse_server import SSEServer
+from kvswitch_gui import probe_window as pw
+from kvswitch_gui.charts import GpuMemoryChart, TtftChart, nice_ticks
+from kvswitch_gui.probe_window import ProbeWindow
 from tests.probe import fake_nvidia_smi
 
 U0 = "GPU-e82ab913-2d6b-1a55-89a8-9ad23a5a09cf"

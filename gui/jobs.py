@@ -1,0 +1,355 @@
+"""The work the tray hands to ``run_in_thread``: plain functions over the kvswitch library
+that touch files, the keyring or processes. No Qt here, and nothing here runs on the GUI
+thread (the views and controllers only pass these functions to ``run_in_thread``).
+
+Each returns plain data (frozen dataclasses) the GUI renders.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kvswitch.backups import Backup
+    from kvswitch.clients import ClientChange
+    from kvswitch.config import Config
+    from kvswitch.profile_check import ProfileCheck
+    from kvswitch.reload import NudgeResult
+    from kvswitch.watch import Watcher, WatchEvent
+
+__all__ = [
+    "ClientView",
+    "KeyInfo",
+    "ProfileForm",
+    "RestoreOutcome",
+    "Snapshot",
+    "SwitchOutcome",
+    "check_form",
+    "key_info",
+    "load_form",
+    "probe_summary",
+    "restore_backup",
+    "save_form",
+    "snapshot",
+    "start_watcher",
+    "stop_watcher",
+    "store_key",
+    "switch_mode",
+    "use_profile",
+]
+
+MENU_BACKUPS = 10
+"""Backups listed per client in the Restore menu (newest first)."""
+
+
+# -- the state the tray shows ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ClientView:
+    """One registered client as the menu shows it."""
+
+    path: Path
+    label: str
+    kind: str
+    name: str | None
+    mode: str | None
+    in_sync: bool
+    drift: tuple[str, ...]
+    problem: str | None
+    exists: bool
+    nudge: str
+    backups: tuple[Backup, ...] = ()
+
+    @property
+    def state(self) -> str:
+        """``split, in sync`` / ``split, drifted: cache.chunk_size`` / ``invalid: …`` / ``missing``."""
+        if not self.exists:
+            return "missing"
+        if self.problem is not None:
+            return f"invalid: {_short_problem(self.problem, self.path)}"
+        mode = self.mode or "no mode"
+        if self.in_sync:
+            return f"{mode}, in sync"
+        return f"{mode}, drifted: {', '.join(self.drift)}"
+
+    @property
+    def title(self) -> str:
+        return f"{self.label} — {self.state}"
+
+    @property
+    def ok(self) -> bool:
+        return self.exists and self.problem is None and self.in_sync
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the tray's icon, tooltip and menu show, read in one go."""
+
+    profile: str | None = None
+    mode: str | None = None
+    profiles: tuple[str, ...] = ()
+    clients: tuple[ClientView, ...] = ()
+    config_path: Path | None = None
+    log_path: Path | None = None
+    log_exists: bool = False
+    last_probe: str | None = None
+    error: str | None = None
+    key_ref: str | None = None
+
+    @property
+    def warning(self) -> bool:
+        return self.error is not None or not all(c.ok for c in self.clients)
+
+    @property
+    def structure(self) -> tuple[Any, ...]:
+        """What decides the menu's items (labels aside): equal structures are updated in place."""
+        return (
+            self.error is None,
+            self.profiles,
+            tuple((c.path, tuple(b.id for b in c.backups)) for c in self.clients),
+        )
+
+
+def _short_problem(problem: str, path: Path) -> str:
+    """A client's problem without its path (the submenu already names the file)."""
+    text = problem.removeprefix(f"{path}:")
+    m = re.match(r"(\d+)(?::\d+)?: (.*)", text, re.S)
+    if m:
+        text = f"{m.group(2)} (line {m.group(1)})"
+    text = text.strip()
+    return text if len(text) <= 90 else text[:89] + "…"
+
+
+def _brief(exc: Any) -> str:
+    """An error with its file named by name only (``kvswitch.toml:3:1: …``)."""
+    loc = exc.location
+    if loc is None or loc.path is None:
+        return str(exc.message)
+    where = ":".join([loc.path.name, *(str(n) for n in (loc.line, loc.column) if n is not None)])
+    return f"{where}: {exc.message}"
+
+
+def _labels(paths: list[tuple[Path, str | None]]) -> list[str]:
+    """Client labels: the entry's name, else the file name (with its folder when two clash)."""
+    names = [name or path.name for path, name in paths]
+    out = []
+    for (path, name), label in zip(paths, names, strict=True):
+        if name is None and names.count(label) > 1:
+            label = f"{path.name} ({path.parent.name})"
+        out.append(label)
+    return out
+
+
+def probe_summary(report: Mapping[str, Any]) -> str | None:
+    """One line for the tooltip: TTFT medians per mode of a probe report."""
+    modes = report.get("modes")
+    if not isinstance(modes, Mapping) or not modes:
+        return None
+    parts = []
+    for mode, data in modes.items():
+        median = data.get("ttft_ms", {}).get("median") if isinstance(data, Mapping) else None
+        parts.append(f"{mode} {median:.0f} ms" if isinstance(median, int | float) else f"{mode} n/a")
+    when = str(report.get("time", ""))[:16].replace("T", " ")
+    return f"last probe{' ' + when if when else ''}: TTFT median " + " · ".join(parts)
+
+
+def snapshot() -> Snapshot:
+    """Read the config, every client's state and backups, and the last probe."""
+    from kvswitch import paths
+    from kvswitch.backups import list_backups
+    from kvswitch.clients import status
+    from kvswitch.config import client_path, config_file, read_config
+    from kvswitch.errors import KvswitchError
+    from kvswitch.probe.report import load_history
+
+    log = paths.dirs().logs / "watch.log"
+    history = load_history(limit=1)
+    last = probe_summary(history[-1]) if history else None
+    common: dict[str, Any] = {"log_path": log, "log_exists": log.exists(), "last_probe": last}
+    try:
+        config = read_config()
+        st = status()
+    except KvswitchError as exc:
+        return Snapshot(config_path=config_file(), error=_brief(exc), **common)
+    entries = {client_path(e): e for e in config.model.clients}
+    labels = _labels([(c.path, c.name) for c in st.clients])
+    clients = []
+    for c, label in zip(st.clients, labels, strict=True):
+        entry = entries.get(c.path)
+        clients.append(ClientView(
+            c.path, label, c.kind, c.name, c.mode, c.in_sync, tuple(c.drift), c.problem, c.exists,
+            entry.nudge.kind if entry is not None else "none",
+            tuple(list_backups(c.path)[:MENU_BACKUPS]),
+        ))
+    key_ref = config.model.profiles[st.profile].key if st.profile in config.model.profiles else None
+    return Snapshot(st.profile, st.mode, tuple(config.model.profiles), tuple(clients), config.path,
+                    key_ref=key_ref, **common)
+
+
+# -- switching -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SwitchOutcome:
+    """A finished mode or profile switch: what changed and how each client was told."""
+
+    what: str  # "mode" | "profile"
+    target: str
+    changes: tuple[ClientChange, ...]
+    nudges: tuple[NudgeResult, ...] = ()
+    recovered: str | None = None
+
+    @property
+    def changed(self) -> tuple[ClientChange, ...]:
+        return tuple(c for c in self.changes if c.changed)
+
+    @property
+    def restart(self) -> tuple[NudgeResult, ...]:
+        """Nudges that could not reload the client: the user has to restart it (S-35)."""
+        return tuple(n for n in self.nudges if n.restart_needed or not n.ok)
+
+
+def _nudge(changes: list[ClientChange]) -> tuple[NudgeResult, ...]:
+    from kvswitch.config import client_path, read_config
+    from kvswitch.reload import nudge
+
+    changed = [c for c in changes if c.changed]
+    if not changed:
+        return ()
+    entries = {client_path(e): e for e in read_config().model.clients}
+    return tuple(nudge(entries[c.path], c.path) for c in changed if c.path in entries)
+
+
+def switch_mode(mode: str) -> SwitchOutcome:
+    """Flip every registered client to ``mode`` (all or nothing), then nudge the changed ones."""
+    from kvswitch.clients import switch_clients
+    from kvswitch.transaction import recover
+
+    note = recover()
+    changes = switch_clients(mode)  # type: ignore[arg-type]  # checked by the caller's menu
+    return SwitchOutcome("mode", mode, tuple(changes), _nudge(changes), note)
+
+
+def use_profile(name: str) -> SwitchOutcome:
+    """Make ``name`` the active profile and render it into every client (all or nothing)."""
+    from kvswitch.clients import apply_profile
+    from kvswitch.transaction import recover
+
+    note = recover()
+    changes = apply_profile(name)
+    return SwitchOutcome("profile", name, tuple(changes), _nudge(changes), note)
+
+
+@dataclass(frozen=True)
+class RestoreOutcome:
+    path: Path
+    backup_id: str
+    backup_of_current: Path | None
+
+
+def restore_backup(path: Path, backup_id: str) -> RestoreOutcome:
+    """Put backup ``backup_id`` of ``path`` back (the current version is backed up first)."""
+    from kvswitch.clients import restore
+
+    chosen, result = restore(path, backup_id)
+    return RestoreOutcome(path, chosen.id, result.backup)
+
+
+# -- the watcher -----------------------------------------------------------------------
+
+def start_watcher(on_event: Callable[[WatchEvent], None], closing: threading.Event | None = None) -> Watcher | None:
+    """A started watcher (policy adopt); raises ``WatcherBusyError`` when another one runs.
+    ``None`` when ``closing`` was set meanwhile (the watcher is stopped again at once)."""
+    from kvswitch.watch import Watcher
+
+    watcher = Watcher(on_event, policy="adopt")
+    watcher.start()
+    if closing is not None and closing.is_set():
+        watcher.stop()
+        return None
+    return watcher
+
+
+def stop_watcher(watcher: Watcher) -> None:
+    watcher.stop()
+
+
+# -- the settings form -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ProfileForm:
+    """A profile as the settings dialog edits it."""
+
+    config: Config
+    name: str
+    values: dict[str, Any]
+    mode: str
+    base_url: str
+    model: str
+
+
+def load_form(name: str | None = None) -> ProfileForm:
+    from kvswitch.config import read_config
+    from kvswitch.profile_check import profile_values
+
+    config = read_config()
+    name, profile = config.profile(name)
+    return ProfileForm(config, name, profile_values(config, name), config.model.mode, profile.base_url, profile.model)
+
+
+def check_form(config: Config, name: str, values: Mapping[str, Any]) -> ProfileCheck:
+    from kvswitch.profile_check import check_profile
+
+    return check_profile(config, name, values)
+
+
+def save_form(config: Config, name: str, values: Mapping[str, Any]) -> Config:
+    """Save the form into kvswitch.toml (atomic; refused on error findings). The config the
+    form was loaded from is where the edit starts; a file changed meanwhile is re-read and
+    the edit re-applied (never clobbered)."""
+    from kvswitch.profile_check import save_profile
+
+    return save_profile(name, values, config)
+
+
+# -- keys --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KeyInfo:
+    """A profile's key as the key dialog shows it: its reference and the stored key, masked."""
+
+    profile: str
+    reference: str
+    masked: str | None
+    problem: str | None = None
+
+
+def key_info(name: str | None = None) -> KeyInfo:
+    from kvswitch.config import read_config
+    from kvswitch.errors import KvswitchError
+    from kvswitch.keys import get_key
+    from kvswitch.redact import mask
+
+    name, profile = read_config().profile(name)
+    if profile.key != "keyring":
+        value = os.environ.get(profile.key.removeprefix("env:")) if profile.key.startswith("env:") else None
+        return KeyInfo(name, profile.key, mask(value) if value else None)
+    try:
+        key = get_key(name)
+    except KvswitchError as exc:
+        return KeyInfo(name, profile.key, None, str(exc))
+    return KeyInfo(name, profile.key, mask(key) if key else None)
+
+
+def store_key(name: str, key: str) -> str:
+    """Store ``key`` for profile ``name`` in the OS keyring; returns its mask."""
+    from kvswitch.keys import set_key
+    from kvswitch.redact import mask
+
+    set_key(name, key)
+    return mask(key)

@@ -1,0 +1,743 @@
+"""The tray controller: icon, tooltip and menu from the library's state; every switch, restore
+and key or profile save through the library in a worker thread; the watcher inside the app.
+
+Menu (rebuilt from the last state when it opens; labels updated in place when fresh state
+arrives while it is open)::
+
+    taotoken · merged                      (header, disabled)
+    ─────────
+    Mode — merged          ▸  ● Merged / ○ Split
+    Profile — taotoken     ▸  ● taotoken / ○ local …
+    Clients — all in sync  ▸  settings.json — merged, in sync ▸  Open file
+                                                               Open folder
+                                                               Restore a backup ▸ (newest first)
+    ─────────
+    Run probe…
+    Settings…
+    API key…
+    ─────────
+    ✓ Watch files
+    Open log
+    ─────────
+    Quit
+
+Without a system tray the same actions live in :class:`kvswitch_gui.main_window.MainWindow`.
+Every notice (success and failure alike, unlike CC Switch's silent tray) goes through
+:meth:`TrayController.notify`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QActionGroup, QCursor, QDesktopServices
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QTreeWidgetItem, QWidget
+
+from kvswitch.watch import WatcherBusyError
+from kvswitch_gui import jobs
+from kvswitch_gui.bridge import WatchBridge
+from kvswitch_gui.icons import mode_icon
+from kvswitch_gui.workers import Task, run_in_thread
+
+if TYPE_CHECKING:
+    from kvswitch.watch import Watcher, WatchEvent
+
+__all__ = ["NO_WATCH_ENV", "Notice", "TrayController"]
+
+NO_WATCH_ENV = "KVSWITCH_TRAY_NO_WATCH"
+_PATH_ROLE = Qt.ItemDataRole.UserRole
+NOTICES_KEPT = 50
+EVENT_COALESCE_MS = 300
+"""Watcher events arriving this close together make one notice (adopted + propagated + nudged)."""
+
+_EVENT_TITLES = {
+    "invalid": "A client file is invalid",
+    "error": "The watcher hit a problem",
+    "adopted": "Took an outside edit",
+    "reverted": "Put an outside edit back",
+    "fixed": "Fixed a client file",
+    "propagated": "Clients updated",
+    "drift": "A client drifted",
+    "nudged": "Restart to apply",
+}
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One notice as the user saw it."""
+
+    title: str
+    text: str
+    error: bool
+    time: float
+
+
+class TrayController(QObject):
+    """The tray (or fallback window) over the kvswitch library."""
+
+    refreshed = Signal(object)  # the new jobs.Snapshot
+    noticed = Signal(object)  # a Notice
+    quit_requested = Signal()
+
+    def __init__(self, *, use_tray: bool | None = None, watch: bool | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.use_tray = QSystemTrayIcon.isSystemTrayAvailable() if use_tray is None else use_tray
+        self.watch_wanted = os.environ.get(NO_WATCH_ENV) != "1" if watch is None else watch
+        self.snapshot = jobs.Snapshot()
+        self.loaded = False  # a snapshot has arrived
+        self.notices: deque[Notice] = deque(maxlen=NOTICES_KEPT)
+        self.watch_events: deque[WatchEvent] = deque(maxlen=NOTICES_KEPT)
+        self.busy: str | None = None
+        self.last_failure: str | None = None
+        self.last_probe: str | None = None
+        self.icon_key: tuple[str | None, bool] = (None, False)
+
+        self._tasks: set[Task] = set()
+        self._closing = False
+        self._closing_flag = threading.Event()  # the same, for worker threads
+        self._refreshing = False
+        self._refresh_again = False
+        self._watcher: Watcher | None = None
+        self._watch_busy = False
+        self._bridge = WatchBridge(self)
+        self._bridge.event.connect(self._on_watch_event)
+        self._pending_events: list[WatchEvent] = []
+        self._event_timer = QTimer(self)
+        self._event_timer.setSingleShot(True)
+        self._event_timer.setInterval(EVENT_COALESCE_MS)
+        self._event_timer.timeout.connect(self._flush_events)
+        self._settings: QWidget | None = None
+        self._key: QWidget | None = None
+        self._probe: Any = None
+
+        self.menu = QMenu()
+        self.menu.aboutToShow.connect(self._on_about_to_show)
+        self._submenus: list[QMenu] = []
+        self._built: tuple[Any, ...] | None = None
+        self.header_action: QAction | None = None
+        self.mode_menu: QMenu | None = None
+        self.mode_actions: dict[str, QAction] = {}
+        self.profile_menu: QMenu | None = None
+        self.profile_actions: dict[str, QAction] = {}
+        self.clients_menu: QMenu | None = None
+        self.client_menus: dict[Path, QMenu] = {}
+        self.actions: dict[str, QAction] = {}
+
+        self.tray = QSystemTrayIcon(self)
+        if self.use_tray:
+            self.tray.setContextMenu(self.menu)
+        self.tray.activated.connect(self._on_tray_activated)
+        self.window: Any = None
+        if not self.use_tray:
+            from kvswitch_gui.main_window import MainWindow
+
+            self.window = MainWindow()
+            self._wire_window()
+        self._build_menu()
+        self._show_state()
+
+    # -- life cycle ---------------------------------------------------------------------
+    def start(self) -> None:
+        """Show the tray icon (or the window), read the state, start watching if wanted."""
+        if self.use_tray:
+            self.tray.show()
+        else:
+            self.window.show()
+        self.refresh()
+        if self.watch_wanted:
+            self.set_watch(True)
+
+    def shutdown(self) -> None:
+        """Stop the watcher, let running work finish, close every window."""
+        self._closing = True
+        self._event_timer.stop()
+        if self._watcher is not None:
+            watcher, self._watcher = self._watcher, None
+            watcher.stop()
+        # let running work finish; a watcher that a worker was still starting stops itself
+        # (jobs.start_watcher sees the closing flag) or when its queued result arrives
+        self._closing_flag.set()
+        QThreadPool.globalInstance().waitForDone(15000)
+        for w in (self._settings, self._key, self._probe, self.window):
+            if w is not None:
+                w.close()
+                w.deleteLater()
+        self.tray.hide()
+        self.menu.deleteLater()  # parentless (a tray menu); the tray only points at it
+
+    def present(self) -> None:
+        """Bring kvswitch to the front (a second ``kvswitch-tray`` asked for it)."""
+        if self.window is not None:
+            self.window.showNormal()
+            self.window.raise_()
+            self.window.activateWindow()
+        else:
+            self.notify("kvswitch is already running", "Its icon is in the system tray.")
+
+    def quit(self) -> None:
+        self.quit_requested.emit()
+
+    # -- work in threads ---------------------------------------------------------------
+    def _run(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None],
+             on_error: Callable[[BaseException], None], always: bool = False) -> Task:
+        holder: list[Task] = []
+
+        def done(result: Any) -> None:
+            self._tasks.discard(holder[0])
+            if always or not self._closing:
+                on_done(result)
+
+        def failed(exc: BaseException) -> None:
+            self._tasks.discard(holder[0])
+            if always or not self._closing:
+                on_error(exc)
+
+        task = run_in_thread(fn, *args, on_done=done, on_error=failed)
+        holder.append(task)  # the callbacks are queued: they run after this returns
+        self._tasks.add(task)
+        return task
+
+    @property
+    def idle(self) -> bool:
+        """No work of this controller is running (tests wait for it)."""
+        return not self._tasks and not self._refreshing and not self._pending_events
+
+    # -- state ----------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Read the state again (in a worker); the icon, tooltip, menu and window follow."""
+        if self._closing:
+            return
+        if self._refreshing:
+            self._refresh_again = True
+            return
+        self._refreshing = True
+        self._run(jobs.snapshot, on_done=self._on_snapshot, on_error=self._on_snapshot_failed)
+
+    def _on_snapshot(self, snap: jobs.Snapshot) -> None:
+        self._refreshing = False
+        self.snapshot = snap
+        self.loaded = True
+        if snap.structure == self._built:
+            self._update_menu()
+        else:
+            self._build_menu()
+        self._show_state()
+        self.refreshed.emit(snap)
+        if self._refresh_again:
+            self._refresh_again = False
+            self.refresh()
+
+    def _on_snapshot_failed(self, exc: BaseException) -> None:
+        self._on_snapshot(jobs.Snapshot(error=f"cannot read kvswitch's state: {exc}"))
+
+    def _show_state(self) -> None:
+        snap = self.snapshot
+        warning = snap.warning or self.last_failure is not None
+        mode = snap.mode if snap.error is None else None
+        self.icon_key = (mode, warning)
+        icon = mode_icon(mode, warning)
+        self.tray.setIcon(icon)
+        self.tray.setToolTip(self.tooltip())
+        if self.window is not None:
+            self.window.setWindowIcon(icon)
+            self._update_window()
+
+    def tooltip(self) -> str:
+        snap = self.snapshot
+        if not self.loaded:
+            lines = ["kvswitch — reading the clients…"]
+        elif snap.error is not None:
+            lines = ["kvswitch", snap.error]
+        else:
+            lines = [f"kvswitch — {snap.profile} · {snap.mode}", self._clients_summary()]
+        probe = self.last_probe or snap.last_probe
+        lines.append(probe or "no probe run yet")
+        if self.last_failure:
+            lines.append(f"last switch failed: {self.last_failure}")
+        lines.append("watching files" if self._watcher is not None else "not watching files")
+        return "\n".join(lines)
+
+    def _clients_summary(self) -> str:
+        clients = self.snapshot.clients
+        if not clients:
+            return "no clients registered"
+        bad = [c for c in clients if not c.ok]
+        if not bad:
+            return f"{len(clients)} client{'s' if len(clients) != 1 else ''} in sync"
+        return "; ".join(f"{c.label}: {c.state}" for c in bad)
+
+    # -- the menu -------------------------------------------------------------------------
+    def _on_about_to_show(self) -> None:
+        self._build_menu()
+        self.refresh()
+
+    def _header_text(self) -> str:
+        snap = self.snapshot
+        if not self.loaded:
+            return "kvswitch — reading…"
+        if snap.error is not None:
+            return "kvswitch — not ready"
+        return f"{snap.profile} · {snap.mode}"
+
+    def _build_menu(self) -> None:
+        snap = self.snapshot
+        menu = self.menu
+        menu.clear()
+        for sub in self._submenus:
+            sub.deleteLater()
+        self._submenus = []
+        self.mode_actions, self.profile_actions, self.client_menus, self.actions = {}, {}, {}, {}
+
+        self.header_action = menu.addAction(self._header_text())
+        self.header_action.setEnabled(False)
+        if snap.error is not None:
+            problem = menu.addAction(snap.error if len(snap.error) < 120 else snap.error[:119] + "…")
+            problem.setEnabled(False)
+        menu.addSeparator()
+
+        self.mode_menu = self._submenu(menu, "")
+        group = QActionGroup(self.mode_menu)
+        group.setExclusive(True)
+        for mode, label in (("merged", "Merged"), ("split", "Split")):
+            action = self.mode_menu.addAction(label)
+            action.setCheckable(True)
+            action.setToolTip("chunked prefill on one instance" if mode == "merged" else "prefill/decode disaggregation")
+            group.addAction(action)
+            action.triggered.connect(lambda _=False, m=mode: self.switch_mode(m))
+            self.mode_actions[mode] = action
+
+        self.profile_menu = self._submenu(menu, "")
+        group = QActionGroup(self.profile_menu)
+        group.setExclusive(True)
+        for name in snap.profiles:
+            action = self.profile_menu.addAction(name)
+            action.setCheckable(True)
+            group.addAction(action)
+            action.triggered.connect(lambda _=False, n=name: self.switch_profile(n))
+            self.profile_actions[name] = action
+        if not snap.profiles:
+            self.profile_menu.addAction("no profiles").setEnabled(False)
+
+        self.clients_menu = self._submenu(menu, "")
+        for client in snap.clients:
+            sub = self._submenu(self.clients_menu, client.title)
+            self.client_menus[client.path] = sub
+            sub.addAction("Open file").triggered.connect(lambda _=False, p=client.path: self.open_file(p))
+            sub.addAction("Open folder").triggered.connect(lambda _=False, p=client.path: self.open_folder(p))
+            backups = self._submenu(sub, "Restore a backup")
+            for b in client.backups:
+                label = f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(b.created))} · {_size(b.size)}"
+                action = backups.addAction(label)
+                action.setToolTip(b.id)
+                action.setData(b.id)
+                action.triggered.connect(lambda _=False, p=client.path, i=b.id: self.restore_backup(p, i))
+            if not client.backups:
+                backups.addAction("no backups yet").setEnabled(False)
+        if not snap.clients:
+            self.clients_menu.addAction("no clients registered").setEnabled(False)
+
+        menu.addSeparator()
+        self.actions["probe"] = menu.addAction("Run probe…")
+        self.actions["probe"].triggered.connect(self.open_probe)
+        self.actions["settings"] = menu.addAction("Settings…")
+        self.actions["settings"].triggered.connect(self.open_settings)
+        self.actions["key"] = menu.addAction("API key…")
+        self.actions["key"].triggered.connect(self.open_key)
+        menu.addSeparator()
+        watch = menu.addAction("Watch files")
+        watch.setCheckable(True)
+        watch.triggered.connect(self.set_watch)
+        self.actions["watch"] = watch
+        self.actions["log"] = menu.addAction("Open log")
+        self.actions["log"].triggered.connect(self.open_log)
+        menu.addSeparator()
+        self.actions["quit"] = menu.addAction("Quit")
+        self.actions["quit"].triggered.connect(self.quit)
+        self._built = snap.structure
+        self._update_menu()
+
+    def _submenu(self, parent: QMenu, title: str) -> QMenu:
+        sub = QMenu(title, parent)
+        parent.addMenu(sub)
+        self._submenus.append(sub)
+        return sub
+
+    def _update_menu(self) -> None:
+        """Labels, check marks and enabled states from the current state, in place (an open
+        menu stays open)."""
+        snap = self.snapshot
+        ready = self.loaded and snap.error is None
+        if self.header_action is not None:
+            self.header_action.setText(self._header_text())
+        if self.mode_menu is not None:
+            self.mode_menu.setTitle(f"Mode — {snap.mode}" if ready else "Mode")
+            for mode, action in self.mode_actions.items():
+                action.setChecked(ready and snap.mode == mode)
+                action.setEnabled(self.busy is None and ready)
+        if self.profile_menu is not None:
+            self.profile_menu.setTitle(f"Profile — {snap.profile}" if ready else "Profile")
+            for name, action in self.profile_actions.items():
+                action.setChecked(snap.profile == name)
+                action.setEnabled(self.busy is None and ready)
+        if self.clients_menu is not None:
+            bad = sum(1 for c in snap.clients if not c.ok)
+            summary = "all in sync" if not bad else f"{bad} need{'s' if bad == 1 else ''} attention"
+            self.clients_menu.setTitle(f"Clients — {summary}" if snap.clients else "Clients")
+            for client in snap.clients:
+                sub = self.client_menus.get(client.path)
+                if sub is not None:
+                    sub.setTitle(client.title)
+        if "watch" in self.actions:
+            self.actions["watch"].setChecked(self.watch_wanted)
+
+    def _on_tray_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason == QSystemTrayIcon.ActivationReason.Trigger:  # left click opens the menu too
+            self.menu.popup(QCursor.pos())
+
+    # -- the fallback window ---------------------------------------------------------------
+    def _wire_window(self) -> None:
+        w = self.window
+        w.merged_button.clicked.connect(lambda: self.switch_mode("merged"))
+        w.split_button.clicked.connect(lambda: self.switch_mode("split"))
+        w.profile_combo.activated.connect(lambda i: self.switch_profile(w.profile_combo.itemText(i)))
+        w.clients.currentItemChanged.connect(lambda *_: self._update_client_buttons())
+        w.open_file_button.clicked.connect(lambda: self._with_selected(self.open_file))
+        w.open_folder_button.clicked.connect(lambda: self._with_selected(self.open_folder))
+        w.restore_menu.aboutToShow.connect(self._fill_window_restore_menu)
+        w.probe_button.clicked.connect(self.open_probe)
+        w.settings_button.clicked.connect(self.open_settings)
+        w.key_button.clicked.connect(self.open_key)
+        w.log_button.clicked.connect(self.open_log)
+        w.watch_check.clicked.connect(self.set_watch)
+        w.quit_button.clicked.connect(self.quit)
+
+    def selected_client(self) -> Path | None:
+        if self.window is None:
+            return None
+        item = self.window.clients.currentItem()
+        return Path(item.data(0, _PATH_ROLE)) if item is not None else None
+
+    def _with_selected(self, fn: Callable[[Path], None]) -> None:
+        path = self.selected_client()
+        if path is not None:
+            fn(path)
+
+    def _update_client_buttons(self) -> None:
+        w = self.window
+        chosen = self.selected_client() is not None
+        for b in (w.open_file_button, w.open_folder_button, w.restore_button):
+            b.setEnabled(chosen)
+
+    def _fill_window_restore_menu(self) -> None:
+        menu = self.window.restore_menu
+        menu.clear()
+        path = self.selected_client()
+        client = next((c for c in self.snapshot.clients if c.path == path), None)
+        if client is None or not client.backups:
+            menu.addAction("no backups yet").setEnabled(False)
+            return
+        for b in client.backups:
+            label = f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(b.created))} · {_size(b.size)}"
+            menu.addAction(label).triggered.connect(lambda _=False, p=client.path, i=b.id: self.restore_backup(p, i))
+
+    def _update_window(self) -> None:
+        w = self.window
+        snap = self.snapshot
+        ready = self.loaded and snap.error is None
+        w.header.setText(self._header_text() if snap.error is None else f"kvswitch — {snap.error}")
+        w.setToolTip(self.tooltip())
+        w.mode_group.setExclusive(False)
+        w.merged_button.setChecked(ready and snap.mode == "merged")
+        w.split_button.setChecked(ready and snap.mode == "split")
+        w.mode_group.setExclusive(True)
+        for b in (w.merged_button, w.split_button, w.profile_combo):
+            b.setEnabled(ready and self.busy is None)
+        combo = w.profile_combo
+        combo.blockSignals(True)
+        if [combo.itemText(i) for i in range(combo.count())] != list(snap.profiles):
+            combo.clear()
+            combo.addItems(list(snap.profiles))
+        if snap.profile in snap.profiles:
+            combo.setCurrentIndex(snap.profiles.index(snap.profile))
+        combo.blockSignals(False)
+        selected = self.selected_client()
+        w.clients.clear()
+        for client in snap.clients:
+            item = QTreeWidgetItem([client.label, client.state])
+            item.setData(0, _PATH_ROLE, str(client.path))
+            item.setToolTip(0, str(client.path))
+            item.setToolTip(1, client.state)
+            w.clients.addTopLevelItem(item)
+            if client.path == selected:
+                w.clients.setCurrentItem(item)
+        self._update_client_buttons()
+        w.watch_check.setChecked(self.watch_wanted)
+
+    # -- notices ---------------------------------------------------------------------------
+    def notify(self, title: str, text: str, error: bool = False) -> None:
+        """Tell the user: a tray balloon when there is a tray, else the window's status line.
+        The last notices are kept in ``notices``."""
+        notice = Notice(title, text, error, time.time())
+        self.notices.append(notice)
+        if self.use_tray:
+            icon = QSystemTrayIcon.MessageIcon.Critical if error else QSystemTrayIcon.MessageIcon.Information
+            self.tray.showMessage(title, text, icon, 15000 if error else 6000)
+        if self.window is not None:
+            self.window.show_notice(title, text, error)
+        self.noticed.emit(notice)
+
+    # -- switching -------------------------------------------------------------------------
+    def switch_mode(self, mode: str) -> None:
+        """Flip every client to ``mode`` through the library (all or nothing), in a worker."""
+        self._switch("mode", mode, jobs.switch_mode)
+
+    def switch_profile(self, name: str) -> None:
+        """Make ``name`` active and render it into every client (all or nothing), in a worker."""
+        self._switch("profile", name, jobs.use_profile)
+
+    def _switch(self, what: str, target: str, fn: Callable[[str], Any]) -> None:
+        doing = f"switch to {target}" if what == "mode" else f"profile {target}"
+        if self.busy is not None:
+            self.notify("Please wait", f"{self.busy} is still running; try again in a moment.", error=True)
+            self._update_menu()
+            return
+        self.busy = doing
+        self._update_menu()
+        if self.window is not None:
+            self._update_window()
+        self._run(fn, target, on_done=self._on_switched,
+                  on_error=lambda exc: self._on_switch_failed(what, target, exc))
+
+    def _on_switched(self, outcome: jobs.SwitchOutcome) -> None:
+        self.busy = None
+        self.last_failure = None
+        changed = outcome.changed
+        if outcome.what == "mode":
+            title = f"Switched to {outcome.target}" if changed else f"Already {outcome.target}"
+        else:
+            title = f"Profile {outcome.target} applied"
+        lines = []
+        if changed:
+            for c in changed:
+                how = f"{c.old_mode or 'no mode'} → {c.new_mode}" if c.old_mode != c.new_mode else "updated"
+                key = " (key written, file made 0600)" if c.key_written else ""
+                lines.append(f"{c.name or c.path.name}: {how}{key}")
+        elif outcome.changes:
+            lines.append(f"every client already matches ({outcome.target}); nothing written")
+        else:
+            lines.append("no clients are registered (kvswitch client add)")
+        lines += [n.message for n in outcome.restart]
+        if outcome.recovered:
+            lines.append(outcome.recovered)
+        self.notify(title, "\n".join(lines))
+        self.refresh()
+
+    def _on_switch_failed(self, what: str, target: str, exc: BaseException) -> None:
+        self.busy = None
+        self.last_failure = str(exc)
+        title = f"Switch to {target} failed" if what == "mode" else f"Profile {target} not applied"
+        self.notify(title, f"{exc}\nNothing was changed.", error=True)
+        self._show_state()
+        self.refresh()
+
+    # -- per-client actions ----------------------------------------------------------------
+    def open_file(self, path: Path) -> None:
+        self._open(path, "the file")
+
+    def open_folder(self, path: Path) -> None:
+        self._open(path.parent, "the folder")
+
+    def open_log(self) -> None:
+        snap = self.snapshot
+        if snap.log_path is None or not snap.log_exists:
+            where = f" ({snap.log_path})" if snap.log_path is not None else ""
+            self.notify("No log yet", f"The watcher writes its log{where} once it runs.")
+            return
+        self._open(snap.log_path, "the log")
+
+    def _open(self, path: Path, what: str) -> None:
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+            self.notify(f"Cannot open {what}", f"No application opened {path}.", error=True)
+
+    def restore_backup(self, path: Path, backup_id: str) -> None:
+        """Put a backup back. No confirmation: the version it replaces is backed up first,
+        so a restore can itself be undone from the same menu."""
+        self._run(jobs.restore_backup, path, backup_id, on_done=self._on_restored,
+                  on_error=lambda exc: self._on_restore_failed(path, exc))
+
+    def _on_restored(self, outcome: jobs.RestoreOutcome) -> None:
+        kept = f"; the version it replaced is backup {outcome.backup_of_current.stem}" if outcome.backup_of_current else ""
+        self.notify(f"Restored {outcome.path.name}", f"backup {outcome.backup_id} is back in place{kept}.")
+        self.refresh()
+
+    def _on_restore_failed(self, path: Path, exc: BaseException) -> None:
+        self.notify(f"Cannot restore {path.name}", str(exc), error=True)
+        self.refresh()
+
+    # -- the watcher -----------------------------------------------------------------------
+    @property
+    def watching(self) -> bool:
+        return self._watcher is not None
+
+    def set_watch(self, on: bool) -> None:
+        """Start or stop the watcher (in a worker); the toggle shows the wish at once."""
+        self.watch_wanted = bool(on)
+        if self._closing:
+            return
+        if not self._watch_busy:
+            if self.watch_wanted and self._watcher is None:
+                self._watch_busy = True
+                self._run(jobs.start_watcher, self._bridge.on_event, self._closing_flag, on_done=self._on_watch_started,
+                          on_error=self._on_watch_failed, always=True)
+            elif not self.watch_wanted and self._watcher is not None:
+                watcher, self._watcher = self._watcher, None
+                self._watch_busy = True
+                self._run(jobs.stop_watcher, watcher, on_done=self._on_watch_stopped,
+                          on_error=self._on_watch_stopped, always=True)
+        self._show_watch()
+
+    def _show_watch(self) -> None:
+        if "watch" in self.actions:
+            self.actions["watch"].setChecked(self.watch_wanted)
+        if self.window is not None:
+            self.window.watch_check.setChecked(self.watch_wanted)
+        self.tray.setToolTip(self.tooltip())
+
+    def _on_watch_started(self, watcher: Watcher | None) -> None:
+        self._watch_busy = False
+        if watcher is None:  # stopped again at once: the app is closing
+            return
+        self._watcher = watcher
+        if self._closing:
+            self._watcher = None
+            watcher.stop()
+            return
+        if not self.watch_wanted:
+            self.set_watch(False)
+            return
+        self._show_watch()
+        self.refresh()
+
+    def _on_watch_failed(self, exc: BaseException) -> None:
+        self._watch_busy = False
+        self.watch_wanted = False
+        if self._closing:
+            return
+        self._show_watch()
+        if isinstance(exc, WatcherBusyError):
+            self.notify("Not watching files",
+                        f"{exc.message}. Stop that one (kvswitch watch) to watch from the tray.", error=True)
+        else:
+            self.notify("Cannot watch files", str(exc), error=True)
+
+    def _on_watch_stopped(self, _: Any = None) -> None:
+        self._watch_busy = False
+        if self._closing:
+            return
+        if self.watch_wanted:
+            self.set_watch(True)
+        self._show_watch()
+
+    def _on_watch_event(self, event: WatchEvent) -> None:
+        self.watch_events.append(event)
+        self._pending_events.append(event)
+        self._event_timer.start()
+
+    def _flush_events(self) -> None:
+        events, self._pending_events = self._pending_events, []
+        lines: list[str] = []
+        kinds: list[str] = []
+        for e in events:
+            if e.kind in ("started", "stopped"):
+                continue
+            if e.kind == "nudged":
+                if not any(n.restart_needed or not n.ok for n in e.nudges):
+                    continue
+                line = e.message
+            else:
+                line = f"{e.path.name}: {e.message}" if e.path is not None else e.message
+            kinds.append(e.kind)
+            if line not in lines:
+                lines.append(line)
+        if kinds:
+            order = list(_EVENT_TITLES)
+            first = min(kinds, key=lambda k: order.index(k) if k in order else len(order))
+            error = any(k in ("invalid", "error") for k in kinds)
+            self.notify(_EVENT_TITLES.get(first, "Watcher"), "\n".join(lines), error)
+        self.refresh()
+
+    # -- windows ---------------------------------------------------------------------------
+    def open_probe(self) -> None:
+        """The probe window (written separately; imported when first asked for)."""
+        if self._probe is None:
+            try:
+                from kvswitch_gui.probe_window import ProbeWindow
+            except ImportError as exc:
+                self.notify("The probe is not available", f"kvswitch_gui.probe_window cannot be loaded ({exc}); "
+                            "run kvswitch probe in a terminal instead.", error=True)
+                return
+            self._probe = ProbeWindow(parent=None)
+            self._probe.report_ready.connect(self._on_probe_report)
+        self._raise(self._probe)
+
+    def _on_probe_report(self, report: dict[str, Any]) -> None:
+        summary = jobs.probe_summary(report)
+        if summary is not None:
+            self.last_probe = summary
+        self.notify("Probe finished", summary or "the report has no timings")
+        self._show_state()
+        self.refresh()
+
+    def open_settings(self) -> None:
+        """Edit the active profile (live diagnostics; save, then apply to the clients)."""
+        from kvswitch_gui.settings_dialog import SettingsDialog
+
+        if self._settings is None or not self._settings.isVisible():
+            dialog = SettingsDialog(self.snapshot.profile if self.snapshot.error is None else None)
+            dialog.saved.connect(self._on_profile_saved)
+            self._settings = dialog
+        self._raise(self._settings)
+
+    def _on_profile_saved(self, name: str, apply: bool) -> None:
+        if apply:
+            self.notify("Profile saved", f"{name} saved in kvswitch.toml; applying it to the clients…")
+            self.switch_profile(name)
+        else:
+            self.notify("Profile saved", f"{name} saved in kvswitch.toml; the clients follow when you apply it "
+                        "(Profile menu) or the watcher propagates it.")
+            self.refresh()
+
+    def open_key(self) -> None:
+        """Store the active profile's API key in the OS keyring."""
+        from kvswitch_gui.key_dialog import KeyDialog
+
+        if self._key is None or not self._key.isVisible():
+            dialog = KeyDialog(self.snapshot.profile if self.snapshot.error is None else None)
+            dialog.key_saved.connect(self._on_key_saved)
+            self._key = dialog
+        self._raise(self._key)
+
+    def _on_key_saved(self, name: str, masked: str, apply: bool) -> None:
+        self.notify("API key stored", f"the key of {name} ({masked}) is in the OS keyring"
+                    + ("; writing it into the clients…" if apply else "."))
+        if apply:
+            self.switch_profile(name)
+
+    @staticmethod
+    def _raise(w: Any) -> None:
+        w.show()
+        w.raise_()
+        w.activateWindow()
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} kB"
