@@ -215,14 +215,9 @@ class SwitchOutcome:
 
 
 def _nudge(changes: list[ClientChange]) -> tuple[NudgeResult, ...]:
-    from kvswitch.config import client_path, read_config
-    from kvswitch.reload import nudge
+    from kvswitch.clients import nudge_changed
 
-    changed = [c for c in changes if c.changed]
-    if not changed:
-        return ()
-    entries = {client_path(e): e for e in read_config().model.clients}
-    return tuple(nudge(entries[c.path], c.path) for c in changed if c.path in entries)
+    return nudge_changed(changes)
 
 
 def switch_mode(mode: str) -> SwitchOutcome:

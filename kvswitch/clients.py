@@ -36,6 +36,7 @@ __all__ = [
     "commit_plan",
     "in_git_work_tree",
     "key_allowed",
+    "nudge_changed",
     "plan_clients",
     "restore",
     "status",
@@ -241,6 +242,18 @@ def _rebuilder(
         return again.doc.apply(edits).encode("utf-8") if edits else current
 
     return rebuild
+
+
+def nudge_changed(changes: list[ClientChange]) -> tuple[Any, ...]:
+    """Nudge every changed registered client to reload by its method (D-8); the outcomes
+    (:class:`kvswitch.reload.NudgeResult`), one per changed client."""
+    from kvswitch.reload import nudge
+
+    changed = [c for c in changes if c.changed]
+    if not changed:
+        return ()
+    entries = {client_path(e): e for e in read_config().model.clients}
+    return tuple(nudge(entries[c.path], c.path) for c in changed if c.path in entries)
 
 
 def switch_clients(mode: CacheMode, *, dry_run: bool = False) -> list[ClientChange]:

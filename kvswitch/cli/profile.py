@@ -163,6 +163,11 @@ def _use(args: argparse.Namespace) -> int:
     for line in change_lines(changes, dry_run=args.dry_run):
         print(line, end="" if line.endswith("\n") else "\n")
     if not args.dry_run:
+        from kvswitch.cli.reporters import nudge_lines
+        from kvswitch.clients import nudge_changed
+
+        for line in nudge_lines(nudge_changed(changes)):  # D-8: tell each client to reload
+            print(line)
         print(f"profile {args.name} is active")
     return 0
 

@@ -63,7 +63,9 @@ def change_lines(changes: Sequence[Change], *, dry_run: bool) -> list[str]:
         backup = f" (backup {c.backup})" if c.backup else ""
         what = f"updated ({c.new_mode})" if c.old_mode == c.new_mode else f"{c.old_mode or 'no mode'} → {c.new_mode}"
         out.append(f"{c.path}: {what}{key}{backup}")
-        if getattr(c, "nudge", None) == "none":
-            who = getattr(c, "name", None) or getattr(c, "kind", "the client")
-            out.append(f"  restart {who} to apply (it reads its config only at start-up, S-35)")
     return out
+
+
+def nudge_lines(results: Sequence[object]) -> list[str]:
+    """One line per reload nudge (kvswitch.reload.NudgeResult)."""
+    return [f"  {getattr(r, 'client')}: {getattr(r, 'message')}" for r in results]  # noqa: B009

@@ -44,6 +44,14 @@ def run(args: argparse.Namespace) -> int:
         changes = switch_clients(args.mode, dry_run=args.dry_run)
     for line in change_lines(changes, dry_run=args.dry_run):
         print(line, end="" if line.endswith("\n") else "\n")
+    if not args.dry_run and args.paths and any(c.changed for c in changes):
+        print("  restart the clients that read these files to apply (most read them only at start-up, S-35)")
+    if not args.dry_run and not args.paths:
+        from kvswitch.cli.reporters import nudge_lines
+        from kvswitch.clients import nudge_changed
+
+        for line in nudge_lines(nudge_changed(changes)):  # D-8: tell each client to reload
+            print(line)
     if not args.dry_run:
         n = sum(1 for c in changes if c.changed)
         print(f"switched {n} {'file' if n == 1 else 'files'} to {args.mode}")

@@ -1,0 +1,1060 @@
+"""The server-side command lines that match a kvswitch profile, for vLLM and SGLang.
+
+kvswitch flips *clients*; the engine behind them must be started to match. This module turns
+a profile and a mode into the commands that start it — one instance for merged mode; a prefill
+instance, a decode instance and the router/proxy in front of them for split mode — and
+attaches to each flag the caveats the engines reference gives for it (version windows,
+defaults, constraints, values an engine does not have). Pure data and functions: nothing is
+run, nothing is printed.
+
+Every flag and value here comes from the engines reference
+(``reference/engines-and-probing.md``; §n in the caveats) or from the engine's own docs where
+named (``--host``/``--port``, the proxy's arguments, SGLang's ``--base-gpu-id``). A profile
+value an engine cannot express is *refused* (a caveat of level ``refused``; the flag is left
+out): ``kv_cache_dtype = "int8"`` in vLLM or SGLang, layer-wise transfer on SGLang with NIXL.
+
+``engines_reference()`` renders the same data as the generated part of ``docs/engines.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from kvswitch.models import Profile
+
+__all__ = [
+    "CAVEATS",
+    "DTYPES",
+    "ENGINES",
+    "MAPPING",
+    "OTHER_ENGINES",
+    "Backend",
+    "Caveat",
+    "CaveatSpec",
+    "Command",
+    "Engine",
+    "EngineFlags",
+    "EnvVar",
+    "Flag",
+    "engine_flags",
+    "engines_reference",
+]
+
+Engine = Literal["vllm", "sglang"]
+Backend = Literal["nixl", "mooncake"]
+Level = Literal["refused", "warning", "note"]
+Role = Literal["merged", "prefill", "decode", "router"]
+
+ENGINES: tuple[Engine, ...] = ("vllm", "sglang")
+ENGINE_NAMES: dict[str, str] = {"vllm": "vLLM", "sglang": "SGLang"}
+DEFAULT_BACKEND: dict[Engine, Backend] = {"vllm": "nixl", "sglang": "mooncake"}
+"""vLLM: NixlConnector (the connector of vLLM's own disaggregation guide); SGLang: its default."""
+
+REF = "engines reference"
+_LEVEL_ORDER = {"refused": 0, "warning": 1, "note": 2}
+
+# -- program lines ------------------------------------------------------------------------
+VLLM_SERVE = ("vllm", "serve")
+SGLANG_SERVE = ("python", "-m", "sglang.launch_server")
+VLLM_PROXY = ("python", "tests/v1/kv_connector/nixl_integration/toy_proxy_server.py")
+SGLANG_ROUTER = ("python", "-m", "sglang_router.launch_router")
+
+# default ports: the engines' own examples (vLLM's disaggregation guide: P 8100, D 8200, its
+# proxy 8000 by default; SGLang: server 30000, PD example P 30000 / D 30001, router 8000)
+DEFAULT_PORTS: dict[Engine, dict[Role, int]] = {
+    "vllm": {"merged": 8000, "prefill": 8100, "decode": 8200, "router": 8000},
+    "sglang": {"merged": 30000, "prefill": 30000, "decode": 30001, "router": 8000},
+}
+BOOTSTRAP_PORT = 8998
+NIXL_SIDE_CHANNEL_PORT = 5600
+SHARED_GPU_FRACTION = "0.45"
+
+
+# -- caveats: the catalogue ---------------------------------------------------------------
+@dataclass(frozen=True)
+class CaveatSpec:
+    """One caveat of the catalogue; ``text`` may hold ``{placeholders}`` filled per profile."""
+
+    code: str
+    engine: Literal["vllm", "sglang", "both"]
+    level: Level
+    flags: tuple[str, ...]
+    text: str
+    versions: str
+    source: str
+
+
+def _specs(*items: CaveatSpec) -> dict[str, CaveatSpec]:
+    return {c.code: c for c in items}
+
+
+CAVEATS: dict[str, CaveatSpec] = _specs(
+    # where the server listens, what it serves
+    CaveatSpec("listen-all", "both", "note", ("--host",),
+               "{url} is not a loopback address, so the server listens on all interfaces (0.0.0.0); "
+               "on a shared network narrow it with --host ADDRESS.",
+               "", "vLLM and SGLang docs (--host/--port)"),
+    CaveatSpec("default-port", "both", "warning", ("--port",),
+               "{url} names no port, so the engine's usual port {port} is used; put it in the profile "
+               "({field}) so clients call the server that runs.",
+               "", "vLLM and SGLang docs (--host/--port)"),
+    CaveatSpec("hosted", "both", "warning", (),
+               "{url} is https on a host that is not this machine: a hosted gateway, where no engine "
+               "flags can be passed. These are the commands for a server you run yourself with the "
+               "profile's settings.",
+               "", "D-11"),
+    CaveatSpec("model-id", "both", "note", (),
+               "MODEL is the profile's model id ({model}); the engine must be able to load it (a "
+               "Hugging Face id or a local path). If it is only an alias, load the weights by path and "
+               "make the server answer to the alias (--served-model-name in vLLM and SGLang — not "
+               "covered by kvswitch's engine reference; check --help of your version).",
+               "", "S-08"),
+    # merged: chunking
+    CaveatSpec("vllm-chunked-prefill", "vllm", "note", ("--enable-chunked-prefill",),
+               "V1 engines always chunk prefill (enable_chunked_prefill defaults to True); the flag "
+               "matters on V0, where chunking was conditional.",
+               "V0; a no-op default on V1", f"{REF} §1.1"),
+    CaveatSpec("vllm-chunk-budget", "vllm", "note", ("--max-num-batched-tokens",),
+               "chunk_size {chunk} becomes the per-step token budget shared by all running requests "
+               "(each decode takes 1), as V0's chunked-prefill default of 512 was. Smaller → smoother "
+               "ITL, slower TTFT; serve's default is 2048 (8192 on ≥70 GiB GPUs other than A100). To cap "
+               "one request's chunk without shrinking the whole step, use --long-prefill-token-threshold "
+               "{chunk} with a larger budget instead. vLLM has no 'multiple of N' rule; multiples of the "
+               "KV block size (16) keep prefix-cache blocks whole.",
+               "all; defaults as of V1", f"{REF} §1.1, §7.1"),
+    CaveatSpec("vllm-max-num-seqs", "vllm", "warning", ("--max-num-seqs",),
+               "vLLM refuses to start when max_num_batched_tokens < max_num_seqs, and serve's default "
+               "max_num_seqs is 1024 on ≥70 GiB GPUs other than A100 (256 elsewhere); a budget of "
+               "{chunk} tokens can run at most {chunk} sequences per step anyway, so kvswitch sets "
+               "--max-num-seqs {seqs} (never above 256, the smaller default).",
+               "V1 defaults", f"{REF} §1.1"),
+    CaveatSpec("sglang-chunk", "sglang", "note", ("--chunked-prefill-size",),
+               "The most tokens in one prefill chunk; it must be a multiple of --page-size (default 1, so "
+               "any value); -1 disables chunking. The default depends on GPU memory: 2048 (<35 GiB), "
+               "8192 (<160 GiB), 16384 above. SGLang does not mix decode tokens into a chunked-prefill "
+               "batch unless --enable-mixed-chunk is given (off by default), unlike vLLM V1.",
+               "", f"{REF} §2.1"),
+    CaveatSpec("chunk-small", "both", "warning", (),
+               "chunk_size {chunk} is below 256: every chunk re-reads the weights and TTFT gets worse "
+               "(S-19; Sarathi found 64 harmful). See KVS102.",
+               "", f"S-19, {REF} §4"),
+    CaveatSpec("chunk-64", "both", "note", (),
+               "chunk_size {chunk} is not a multiple of 64 (kvswitch lint --fix makes it {rounded}, "
+               "KVS101). Neither engine requires it — vLLM has no divisibility rule, SGLang wants a "
+               "multiple of --page-size — the hard rule is TensorRT-LLM's (a multiple of "
+               "tokens_per_block).",
+               "", f"S-26, {REF} §4"),
+    CaveatSpec("chunk-split", "both", "note", (),
+               "chunk_size ({chunk}) is a merged-mode setting: in split mode the prefill instance keeps "
+               "its engine's own chunking (S-26). Tune it there if needed (vLLM "
+               "--max-num-batched-tokens, SGLang --chunked-prefill-size).",
+               "", f"S-26, {REF} §7.1"),
+    # prefix cache
+    CaveatSpec("vllm-prefix-on", "vllm", "note", ("--enable-prefix-caching",),
+               "On by default in V1 (off in V0, hence explicit). Only full KV blocks (16 tokens by "
+               "default) are cached, and prefix caching speeds prefill only, never decode.",
+               "V1 default on; V0 default off", f"{REF} §1.2"),
+    CaveatSpec("vllm-prefix-off", "vllm", "note", ("--no-enable-prefix-caching",),
+               "prefix_cache = false turns V1's default off — the steady choice for mode comparisons "
+               "with prompts that all differ (S-28).",
+               "V1 default on; V0 default off", f"{REF} §1.2, S-28"),
+    CaveatSpec("sglang-prefix-on", "sglang", "note", (),
+               "SGLang's radix (prefix) cache is on by default, so prefix_cache = true needs no flag.",
+               "", f"{REF} §2.1"),
+    CaveatSpec("sglang-prefix-off", "sglang", "note", ("--disable-radix-cache",),
+               "prefix_cache = false: turns the radix cache off (it is on by default).",
+               "", f"{REF} §2.1, S-28"),
+    CaveatSpec("sglang-decode-radix", "sglang", "warning", ("--disaggregation-decode-enable-radix-cache",),
+               "In PD mode the decode server's radix cache is off unless this flag is given. The flag is "
+               "in SGLang's server-argument table, but the reference could not establish from which "
+               "release: an older SGLang rejects it (drop the flag there).",
+               "newer SGLang (release not established)", f"{REF} §2.1, §7.1"),
+    # KV cache dtype, vLLM
+    CaveatSpec("vllm-dtype-auto", "vllm", "note", ("--kv-cache-dtype",),
+               "auto = the model's dtype.", "all", f"{REF} §1.3"),
+    CaveatSpec("vllm-dtype-fp8", "vllm", "note", ("--kv-cache-dtype",),
+               "fp8 (= fp8_e4m3 on CUDA) roughly doubles KV capacity (vLLM measured 83k → 167k tokens). "
+               "Uncalibrated scales are 1.0 and can degrade output; calibrate (calculate_kv_scales or "
+               "llm-compressor).",
+               "fp8 from v0.4.2; fp8_e4m3/fp8_e5m2 from v0.5", f"{REF} §1.3"),
+    CaveatSpec("vllm-dtype-bf16", "vllm", "note", ("--kv-cache-dtype",),
+               "bfloat16 is a listed value from about v0.10; with a bf16 model, auto is the same.",
+               "~v0.10 and later", f"{REF} §1.3"),
+    CaveatSpec("vllm-dtype-fp16", "vllm", "warning", ("--kv-cache-dtype",),
+               "float16 exists only in the newest vLLM builds; older ones reject it — with an fp16 model "
+               "use auto there.",
+               "newest builds (2026) only", f"{REF} §1.3"),
+    CaveatSpec("vllm-dtype-nvfp4", "vllm", "warning", ("--kv-cache-dtype",),
+               "nvfp4 exists only in the newest vLLM builds.", "newest builds (2026) only", f"{REF} §1.3"),
+    CaveatSpec("vllm-dtype-fp8_inc", "vllm", "warning", ("--kv-cache-dtype",),
+               "fp8_inc is for Intel Gaudi.", "~v0.10–v0.12 list", f"{REF} §1.3"),
+    CaveatSpec("vllm-dtype-int8", "vllm", "refused", ("--kv-cache-dtype",),
+               "vLLM has no plain int8 KV cache (no release lists it). Use fp8: "
+               "kvswitch profile edit {profile} --kv-cache-dtype fp8. The newest builds add "
+               "int8_per_token_head, a different scheme (set it by hand if you mean it); int8 KV proper "
+               "is LMDeploy's (quant_policy=8) and TensorRT-LLM's.",
+               "all", f"{REF} §1.3, §7.1, KVS105"),
+    CaveatSpec("vllm-dtype-int4", "vllm", "refused", ("--kv-cache-dtype",),
+               "vLLM has no plain int4 KV cache (the newest builds add int4_per_token_head, a different "
+               "scheme). Use fp8; int4 KV is LMDeploy's (quant_policy=4).",
+               "all", f"{REF} §1.3, §3"),
+    CaveatSpec("vllm-dtype-other", "vllm", "refused", ("--kv-cache-dtype",),
+               "{dtype} is not a --kv-cache-dtype value of any vLLM release the reference lists "
+               "(auto, fp8, fp8_e4m3, fp8_e5m2, bfloat16, fp8_inc, fp8_ds_mla; newest: float16, nvfp4, …). "
+               "Use auto or fp8.",
+               "all", f"{REF} §1.3"),
+    # KV cache dtype, SGLang
+    CaveatSpec("sglang-dtype-auto", "sglang", "note", ("--kv-cache-dtype",),
+               "auto = the model's dtype.", "", f"{REF} §2.1"),
+    CaveatSpec("sglang-dtype-fp8", "sglang", "note", ("--kv-cache-dtype",),
+               "SGLang has no plain fp8 value: fp8 becomes fp8_e4m3 (what fp8 means in vLLM on CUDA). "
+               "Scales default to 1.0; --quantization-param-path loads calibrated ones.",
+               "", f"{REF} §2.1"),
+    CaveatSpec("sglang-dtype-listed", "sglang", "note", ("--kv-cache-dtype",),
+               "{value} is one of SGLang's values as written. Scales default to 1.0 for fp8 variants; "
+               "--quantization-param-path loads calibrated ones.",
+               "", f"{REF} §2.1"),
+    CaveatSpec("sglang-dtype-int8", "sglang", "refused", ("--kv-cache-dtype",),
+               "SGLang has no int8 KV cache (its values: auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, "
+               "fp4_e2m1). Use fp8, which kvswitch passes as fp8_e4m3: "
+               "kvswitch profile edit {profile} --kv-cache-dtype fp8.",
+               "", f"{REF} §2.1, §7.1, KVS105"),
+    CaveatSpec("sglang-dtype-fp16", "sglang", "refused", ("--kv-cache-dtype",),
+               "SGLang has no fp16 KV value; with an fp16 model, auto keeps fp16.",
+               "", f"{REF} §2.1"),
+    CaveatSpec("sglang-dtype-other", "sglang", "refused", ("--kv-cache-dtype",),
+               "{dtype} is not an SGLang --kv-cache-dtype value (auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, "
+               "fp4_e2m1 — the last is MXFP4, not nvfp4). Use auto or fp8.",
+               "", f"{REF} §2.1"),
+    # split: both engines
+    CaveatSpec("split-same-dtype", "both", "note", ("--kv-cache-dtype",),
+               "Prefill and decode must use the same KV dtype, and both get the profile's {dtype}. A "
+               "mismatch silently disables SGLang's layer pipeline; TensorRT-LLM requires homogeneous KV.",
+               "", f"{REF} §2.3, §7.1"),
+    CaveatSpec("split-no-throughput", "both", "note", (),
+               "Disaggregated prefill does not raise throughput (vLLM's docs): it lets TTFT and ITL be "
+               "tuned apart, and adds a proxy hop and a KV transfer to every TTFT — at low load TTFT is "
+               "usually worse than merged.",
+               "", f"{REF} §0, §7.3"),
+    CaveatSpec("split-router-url", "both", "note", (),
+               "The router listens on {url} — the profile's {field}; kvswitch probe and doctor send split "
+               "requests there.",
+               "", "D-9, D-12"),
+    CaveatSpec("port-moved", "both", "warning", ("--port",),
+               "In the profile {clash} ({addr}); two servers cannot listen on one port, so kvswitch uses "
+               "{moved}. Put the ports in the profile so clients and the probe match: {fix}. A split with "
+               "one address for prefill and decode is what times out (S-25, KVS111).",
+               "", "S-25, KVS111"),
+    CaveatSpec("side-port-moved", "both", "warning", (),
+               "{name} would be {port}, which an HTTP server here already uses; kvswitch uses {moved}.",
+               "", f"{REF} §7.1"),
+    CaveatSpec("same-host-gpus", "both", "warning", (),
+               "Prefill and decode run on one host ({host}), so kvswitch puts them on different GPUs "
+               "({how}). On one GPU they are only logically split and memory goes up, not down (S-27); "
+               "--shared-gpu gives commands that share one card.",
+               "", f"S-27, {REF} §7.1"),
+    CaveatSpec("vllm-shared-gpu", "vllm", "warning", ("--gpu-memory-utilization",),
+               "--shared-gpu: prefill and decode share one GPU, so each gets {frac} (together {total}, "
+               "below ~0.95). The fraction is a per-instance limit (default 0.92; 0.9 in older releases); "
+               "1.0 can OOM. One card is only a logical split: memory will not drop (S-27).",
+               "default 0.92 current, 0.9 older", f"{REF} §1.4, §7.1, S-27"),
+    CaveatSpec("sglang-shared-gpu", "sglang", "warning", ("--mem-fraction-static",),
+               "--shared-gpu: prefill and decode share one GPU, so each gets {frac} of it for weights and "
+               "KV pool (default: auto, fallback 0.88). The reference states the 'sum below ~0.95' rule "
+               "for vLLM's per-instance limit; kvswitch applies it here too — check free memory after the "
+               "first start. One card is only a logical split: memory will not drop (S-27).",
+               "", f"{REF} §2.1, §7.1, S-27"),
+    CaveatSpec("shared-gpu-merged", "both", "note", (),
+               "--shared-gpu only matters in split mode; merged is one instance.", "", "—"),
+    # split: vLLM
+    CaveatSpec("vllm-nixl", "vllm", "note", ("--kv-transfer-config",),
+               "NixlConnector (in the V1 connector registry from the v0.10 era on; names must be exact). "
+               "Its kv_role is a placeholder — the proxy decides who prefills — so both instances get "
+               "kv_both, as in vLLM's guide (kv_producer/kv_consumer are accepted too). Needs the nixl "
+               "package; transport is UCX (UCX_TLS, UCX_NET_DEVICES; NCCL variables do not apply).",
+               "V1 (v0.10 era and later)", f"{REF} §1.5"),
+    CaveatSpec("vllm-nixl-port", "vllm", "note", ("VLLM_NIXL_SIDE_CHANNEL_PORT",),
+               "The NIXL handshake port, default 5600, must be unique per worker per host (data-parallel "
+               "ranks add their index), so prefill and decode on one host get different ones. On two "
+               "machines set VLLM_NIXL_SIDE_CHANNEL_HOST (default localhost) on each.",
+               "", f"{REF} §1.5, §7.1"),
+    CaveatSpec("vllm-nixl-concurrency", "vllm", "note", (),
+               "max_transfer_concurrency ({n}) has no NixlConnector equivalent and is not applied (NIXL "
+               "reads the blocks asynchronously after prefill).",
+               "", f"{REF} §7.1"),
+    CaveatSpec("vllm-mooncake", "vllm", "note", ("--kv-transfer-config",),
+               "MooncakeConnector (in later vLLM docs; not in the v0.10 V1 registry): kv_producer on "
+               "prefill, kv_consumer on decode. Needs mooncake-transfer-engine; its protocol defaults to "
+               "rdma (kv_connector_extra_config.mooncake_protocol).",
+               "later V1 releases", f"{REF} §1.5"),
+    CaveatSpec("vllm-mooncake-workers", "vllm", "note", ("--kv-transfer-config",),
+               "max_transfer_concurrency {n} → kv_connector_extra_config.num_workers, the prefiller's "
+               "transfer thread pool per worker (vLLM's default 10, so this may lower it).",
+               "", f"{REF} §1.5, §7.1"),
+    CaveatSpec("vllm-mooncake-port", "vllm", "note", ("VLLM_MOONCAKE_BOOTSTRAP_PORT",),
+               "The prefiller's bootstrap port, default 8998 — also SGLang's default "
+               "--disaggregation-bootstrap-port: pick another if both run on one host.",
+               "", f"{REF} §1.5, §7.1"),
+    CaveatSpec("vllm-layerwise", "vllm", "warning", (),
+               "transfer_protocol = layer-wise: vLLM has no generic layer-wise/request-wise flag. "
+               "{connector} moves the KV cache per request; layer-wise transfer exists only in specific "
+               "connectors (LMCache use_layerwise, a Mooncake layerwise variant in newer trees), which "
+               "kvswitch does not generate. Expect request-wise behaviour.",
+               "", f"{REF} §1.5, §7.1"),
+    CaveatSpec("vllm-proxy", "vllm", "note", (),
+               "The proxy is tests/v1/kv_connector/nixl_integration/toy_proxy_server.py from a vLLM "
+               "source checkout (pip does not install it): round-robin, it sends the prefill request with "
+               "max_tokens 1 and stream false, then streams the decode answer with Content-Type "
+               "application/json (the body is SSE). Older copies take the singular --prefiller-host/"
+               "--prefiller-port (still accepted). Alternatives: vllm-project/router "
+               "(--vllm-pd-disaggregation), the production-stack router (--enable-pd), and for Mooncake "
+               "newer releases' mooncake_connector_proxy.py --prefill URL --decode URL.",
+               "", f"{REF} §1.5; vLLM nixl_connector_usage.md"),
+    # split: SGLang
+    CaveatSpec("sglang-disagg-mode", "sglang", "note", ("--disaggregation-mode",),
+               "Chosen at launch: a decode server cannot prefill, so a mode flip means restarting both "
+               "servers.",
+               "", f"{REF} §2.1"),
+    CaveatSpec("sglang-backend", "sglang", "note", ("--disaggregation-transfer-backend",),
+               "{backend} (mooncake is the default; nixl, ascend and fake exist). Mooncake detects the "
+               "RDMA device itself; name it with --disaggregation-ib-device (e.g. mlx5_0) if it picks the "
+               "wrong one. NIXL's own transport defaults to UCX (SGLANG_DISAGGREGATION_NIXL_BACKEND).",
+               "", f"{REF} §2.1, §2.2"),
+    CaveatSpec("sglang-bootstrap", "sglang", "note", ("--disaggregation-bootstrap-port",),
+               "On the prefill server, default 8998 — also vLLM Mooncake's default bootstrap port; the "
+               "router is told it after the prefill URL.",
+               "", f"{REF} §2.1, §2.4, §7.1"),
+    CaveatSpec("sglang-queue", "sglang", "note", ("SGLANG_DISAGGREGATION_QUEUE_SIZE",),
+               "max_transfer_concurrency {n} → the prefill server's parallel transfer queues (SGLang's "
+               "default 4, the one engine default that matches kvswitch's). SGLang asserts thread pool ≥ "
+               "queue size and the default pool is 0.75 × CPUs / 8 clamped to 4…12, so above 4 kvswitch "
+               "sets SGLANG_DISAGGREGATION_THREAD_POOL_SIZE too. The article's 'up to 8' has no engine "
+               "source.",
+               "", f"{REF} §2.2, §7.1"),
+    CaveatSpec("sglang-lp", "sglang", "note", ("--enable-disagg-layer-pipeline",),
+               "layer-wise → SGLang's layer pipeline, on both prefill and decode (newer SGLang, Mooncake "
+               "only). --disagg-layer-group-size (default 4 layers per RDMA group) must match on both sides "
+               "or it silently falls back; prompts shorter than --disagg-layer-pipeline-min-prefill-len "
+               "(default 2048) skip it. It hides 30–50 % of the transfer under compute in SGLang's "
+               "measurement (1P2D, H200, RDMA).",
+               "newer SGLang", f"{REF} §2.3, §7.1"),
+    CaveatSpec("sglang-lp-nixl", "sglang", "refused", ("--enable-disagg-layer-pipeline",),
+               "transfer_protocol = layer-wise with the nixl backend: SGLang's layer pipeline runs only on "
+               "Mooncake (it is rejected with NIXL). Use --transfer-backend mooncake, or "
+               "kvswitch profile edit {profile} --transfer-protocol request-wise.",
+               "", f"{REF} §2.3, §7.1"),
+    CaveatSpec("sglang-router", "sglang", "note", (),
+               "sglang_router (pip install sglang-router) with --pd-disaggregation; the prefill URL is "
+               "followed by its bootstrap port. It answers 429 when its queue is full and 408 on a queue "
+               "timeout. The old python -m sglang.srt.disaggregation.mini_lb was removed around v0.5.9.",
+               "router: current; mini_lb: until ~v0.5.9", f"{REF} §2.4"),
+)
+
+
+# -- the results --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Caveat:
+    """A caveat as it applies to one profile: the catalogue entry with its text filled in."""
+
+    code: str
+    level: Level
+    flags: tuple[str, ...]
+    text: str
+    versions: str
+    source: str
+    n: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "code": self.code, "level": self.level, "flags": list(self.flags),
+                "text": self.text, "versions": self.versions, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One command-line option and its values (none for a switch)."""
+
+    name: str
+    values: tuple[str, ...] = ()
+    caveats: tuple[str, ...] = ()
+
+    @property
+    def argv(self) -> list[str]:
+        return [self.name, *self.values]
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """An environment variable the command needs."""
+
+    name: str
+    value: str
+    caveats: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Command:
+    """One process to start: the merged instance, a prefill or decode instance, or the router."""
+
+    role: Role
+    url: str
+    program: tuple[str, ...]
+    flags: tuple[Flag, ...]
+    env: tuple[EnvVar, ...] = ()
+    caveats: tuple[str, ...] = ()
+    """Caveats about the command as a whole (codes)."""
+
+    @property
+    def argv(self) -> list[str]:
+        return [*self.program, *(a for f in self.flags for a in f.argv)]
+
+    def shell(self, *, multiline: bool = False) -> str:
+        """The command as one shell line (``multiline``: one flag per line, ``\\`` continued)."""
+        env = [f"{e.name}={shlex.quote(e.value)}" for e in self.env]
+        head = " ".join([*env, shlex.join(self.program)])
+        parts = [shlex.join(f.argv) for f in self.flags]
+        if not multiline:
+            return " ".join([head, *parts])
+        return " \\\n    ".join([head, *parts])
+
+    def codes(self) -> list[str]:
+        """Every caveat code this command refers to, in order."""
+        out = list(self.caveats)
+        for e in self.env:
+            out += e.caveats
+        for f in self.flags:
+            out += f.caveats
+        return out
+
+
+@dataclass(frozen=True)
+class EngineFlags:
+    """The commands for one profile, engine and mode, with their numbered caveats."""
+
+    engine: Engine
+    mode: str
+    profile: str | None
+    model: str
+    transfer_backend: Backend | None
+    commands: tuple[Command, ...]
+    caveats: tuple[Caveat, ...]
+
+    @property
+    def ok(self) -> bool:
+        """False when a profile value was refused (the flag is left out of the commands)."""
+        return not any(c.level == "refused" for c in self.caveats)
+
+    @property
+    def refused(self) -> tuple[Caveat, ...]:
+        return tuple(c for c in self.caveats if c.level == "refused")
+
+    def numbers(self, codes: Iterable[str]) -> list[int]:
+        by_code = {c.code: c.n for c in self.caveats}
+        return sorted({by_code[c] for c in codes if c in by_code})
+
+    def as_dict(self) -> dict[str, Any]:
+        def flag(f: Flag) -> dict[str, Any]:
+            return {"flag": f.name, "values": list(f.values), "caveats": self.numbers(f.caveats)}
+
+        return {
+            "kvswitch_engine_flags": 1,
+            "engine": self.engine,
+            "mode": self.mode,
+            "profile": self.profile,
+            "model": self.model,
+            "transfer_backend": self.transfer_backend,
+            "ok": self.ok,
+            "commands": [
+                {
+                    "role": c.role,
+                    "url": c.url,
+                    "program": list(c.program),
+                    "env": {e.name: e.value for e in c.env},
+                    "env_caveats": {e.name: self.numbers(e.caveats) for e in c.env if e.caveats},
+                    "flags": [flag(f) for f in c.flags],
+                    "argv": c.argv,
+                    "shell": c.shell(),
+                    "caveats": self.numbers(c.codes()),
+                }
+                for c in self.commands
+            ],
+            "caveats": [c.as_dict() for c in self.caveats],
+        }
+
+
+# -- KV cache dtypes ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class DtypeRule:
+    """How one kvswitch ``kv_cache_dtype`` reaches an engine: the value passed (None: refused)."""
+
+    value: str | None
+    caveat: str
+
+
+_LLAMA_CPP_TYPES = ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")
+
+DTYPES: dict[str, dict[Engine, DtypeRule]] = {
+    "auto": {"vllm": DtypeRule("auto", "vllm-dtype-auto"), "sglang": DtypeRule("auto", "sglang-dtype-auto")},
+    "fp8": {"vllm": DtypeRule("fp8", "vllm-dtype-fp8"), "sglang": DtypeRule("fp8_e4m3", "sglang-dtype-fp8")},
+    "fp8_e4m3": {"vllm": DtypeRule("fp8_e4m3", "vllm-dtype-fp8"),
+                 "sglang": DtypeRule("fp8_e4m3", "sglang-dtype-listed")},
+    "fp8_e5m2": {"vllm": DtypeRule("fp8_e5m2", "vllm-dtype-fp8"),
+                 "sglang": DtypeRule("fp8_e5m2", "sglang-dtype-listed")},
+    "bf16": {"vllm": DtypeRule("bfloat16", "vllm-dtype-bf16"), "sglang": DtypeRule("bf16", "sglang-dtype-listed")},
+    "bfloat16": {"vllm": DtypeRule("bfloat16", "vllm-dtype-bf16"),
+                 "sglang": DtypeRule("bfloat16", "sglang-dtype-listed")},
+    "fp16": {"vllm": DtypeRule("float16", "vllm-dtype-fp16"), "sglang": DtypeRule(None, "sglang-dtype-fp16")},
+    "float16": {"vllm": DtypeRule("float16", "vllm-dtype-fp16"), "sglang": DtypeRule(None, "sglang-dtype-fp16")},
+    "f16": {"vllm": DtypeRule("float16", "vllm-dtype-fp16"), "sglang": DtypeRule(None, "sglang-dtype-fp16")},
+    "nvfp4": {"vllm": DtypeRule("nvfp4", "vllm-dtype-nvfp4"), "sglang": DtypeRule(None, "sglang-dtype-other")},
+    "fp8_inc": {"vllm": DtypeRule("fp8_inc", "vllm-dtype-fp8_inc"),
+                "sglang": DtypeRule(None, "sglang-dtype-other")},
+    "int8": {"vllm": DtypeRule(None, "vllm-dtype-int8"), "sglang": DtypeRule(None, "sglang-dtype-int8")},
+    "int4": {"vllm": DtypeRule(None, "vllm-dtype-int4"), "sglang": DtypeRule(None, "sglang-dtype-other")},
+}
+"""kvswitch's ``kv_cache_dtype`` values (lint's KVS104 list) → each engine. Anything else
+(fp32, llama.cpp's q8_0 …) is refused with the ``*-dtype-other`` caveat."""
+
+
+def dtype_rule(dtype: str, engine: Engine) -> DtypeRule:
+    rule = DTYPES.get(dtype)
+    return rule[engine] if rule else DtypeRule(None, f"{engine}-dtype-other")
+
+
+# -- addresses ----------------------------------------------------------------------------
+_LOOPBACK = {"localhost", "::1"}
+
+
+def _is_loopback(host: str) -> bool:
+    return host in _LOOPBACK or host.startswith("127.")
+
+
+def _host_key(host: str) -> str:
+    return "loopback" if _is_loopback(host) else host.lower()
+
+
+@dataclass
+class _Where:
+    role: Role
+    profile_url: str
+    field: str
+    scheme: str
+    host: str
+    port: int
+    path: str
+    explicit_port: bool
+    moved: bool = False
+
+    @property
+    def url(self) -> str:
+        netloc = f"[{self.host}]" if ":" in self.host else self.host
+        return urlunsplit((self.scheme or "http", f"{netloc}:{self.port}", self.path, "", ""))
+
+    @property
+    def bind(self) -> str:
+        return self.host if _is_loopback(self.host) else "0.0.0.0"  # stated in the listen-all caveat
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return _host_key(self.host), self.port
+
+
+def _where(role: Role, url: str, field_name: str, engine: Engine) -> _Where:
+    parts = urlsplit(url)
+    host = parts.hostname or "127.0.0.1"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return _Where(role, url, field_name, parts.scheme, host, port or DEFAULT_PORTS[engine][role],
+                  parts.path.rstrip("/"), port is not None)
+
+
+def _rounded64(n: int) -> int:
+    return max(64, ((n + 32) // 64) * 64)
+
+
+# -- building -----------------------------------------------------------------------------
+@dataclass
+class _Build:
+    engine: Engine
+    profile: Profile
+    profile_name: str | None
+    notes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """Caveats not attached to a flag (code, params), and the params of every used code."""
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def pname(self) -> str:
+        return self.profile_name or "NAME"
+
+    def use(self, code: str, **params: Any) -> str:
+        """Register ``code`` (with its text's params) and return it, to attach to a flag."""
+        if code not in CAVEATS:  # pragma: no cover - a typo in this module
+            raise KeyError(code)
+        self.params.setdefault(code, {}).update(params)
+        return code
+
+    def note(self, code: str, **params: Any) -> None:
+        self.use(code, **params)
+        self.notes.append((code, params))
+
+    # flags shared by every engine instance
+    def address(self, w: _Where) -> list[Flag]:
+        host = Flag("--host", (w.bind,), (self.use("listen-all", url=w.profile_url),) if w.bind == "0.0.0.0" else ())
+        codes: list[str] = []
+        if not w.explicit_port:
+            codes.append(self.use("default-port", url=w.profile_url, port=w.port, field=w.field))
+        if w.moved:
+            codes.append("port-moved")
+        return [host, Flag("--port", (str(w.port),), tuple(codes))]
+
+    def dtype(self, split: bool) -> list[Flag]:
+        dtype = self.profile.cache.kv_cache_dtype
+        rule = dtype_rule(dtype, self.engine)
+        code = self.use(rule.caveat, dtype=dtype, value=rule.value or "", profile=self.pname)
+        if rule.value is None:
+            self.notes.append((code, {}))
+            return []
+        codes = [code]
+        if split:
+            codes.append(self.use("split-same-dtype", dtype=rule.value))
+        return [Flag("--kv-cache-dtype", (rule.value,), tuple(codes))]
+
+    def chunk_notes(self, split: bool) -> None:
+        chunk = self.profile.merged.chunk_size
+        if split:
+            self.note("chunk-split", chunk=chunk)
+            return
+        if chunk < 256:
+            self.note("chunk-small", chunk=chunk)
+        if chunk % 64:
+            self.note("chunk-64", chunk=chunk, rounded=_rounded64(chunk))
+
+    def hosted(self, w: _Where) -> None:
+        if w.scheme == "https" and not _is_loopback(w.host):
+            self.note("hosted", url=w.profile_url)
+
+    def finish(self, mode: str, backend: Backend | None, commands: list[Command]) -> EngineFlags:
+        order: list[str] = []
+        for cmd in commands:
+            for code in cmd.codes():
+                if code not in order:
+                    order.append(code)
+        for code, _ in self.notes:
+            if code not in order:
+                order.append(code)
+        order.sort(key=lambda c: _LEVEL_ORDER[CAVEATS[c].level])  # stable: first use within a level
+        caveats = []
+        for n, code in enumerate(order, 1):
+            spec = CAVEATS[code]
+            text = spec.text.format_map(_Params(self.params.get(code, {})))
+            caveats.append(Caveat(code, spec.level, spec.flags, text, spec.versions, spec.source, n))
+        return EngineFlags(self.engine, mode, self.profile_name, self.profile.model, backend,
+                           tuple(commands), tuple(caveats))
+
+
+class _Params(dict[str, Any]):
+    def __missing__(self, key: str) -> str:  # pragma: no cover - a placeholder without a value
+        return "{" + key + "}"
+
+
+def _prefix_flags(b: _Build, role: Role) -> list[Flag]:
+    on = b.profile.cache.prefix_cache
+    if b.engine == "vllm":
+        if on:
+            return [Flag("--enable-prefix-caching", (), (b.use("vllm-prefix-on"),))]
+        return [Flag("--no-enable-prefix-caching", (), (b.use("vllm-prefix-off"),))]
+    if role == "decode":
+        # in PD mode the decode side's radix cache is off unless asked for
+        return [Flag("--disaggregation-decode-enable-radix-cache", (), (b.use("sglang-decode-radix"),))] if on else []
+    if on:
+        b.note("sglang-prefix-on")
+        return []
+    return [Flag("--disable-radix-cache", (), (b.use("sglang-prefix-off"),))]
+
+
+def _program(b: _Build) -> tuple[str, ...]:
+    model = b.profile.model
+    return (*VLLM_SERVE, model) if b.engine == "vllm" else (*SGLANG_SERVE, "--model-path", model)
+
+
+def _merged(b: _Build) -> list[Command]:
+    w = _where("merged", b.profile.base_url, "base_url", b.engine)
+    b.hosted(w)
+    chunk = b.profile.merged.chunk_size
+    flags = b.address(w)
+    if b.engine == "vllm":
+        flags += [
+            Flag("--enable-chunked-prefill", (), (b.use("vllm-chunked-prefill"),)),
+            Flag("--max-num-batched-tokens", (str(chunk),), (b.use("vllm-chunk-budget", chunk=chunk),)),
+        ]
+        if chunk < 1024:
+            seqs = min(chunk, 256)
+            flags.append(Flag("--max-num-seqs", (str(seqs),), (b.use("vllm-max-num-seqs", chunk=chunk, seqs=seqs),)))
+    else:
+        flags.append(Flag("--chunked-prefill-size", (str(chunk),), (b.use("sglang-chunk"),)))
+    b.chunk_notes(split=False)
+    flags += _prefix_flags(b, "merged")
+    flags += b.dtype(split=False)
+    return [Command("merged", w.url, _program(b), tuple(flags), (), (b.use("model-id", model=b.profile.model),))]
+
+
+def _place(b: _Build, router: _Where, prefill: _Where, decode: _Where) -> None:
+    """Give each of the three servers its own port (the router keeps the profile's)."""
+    servers = (router, prefill, decode)
+    groups: dict[tuple[str, int], list[_Where]] = {}
+    for w in servers:
+        groups.setdefault(w.key, []).append(w)
+    taken = {router.key}
+    moved: list[_Where] = []
+    for w in (prefill, decode):
+        if w.key in taken:
+            port = DEFAULT_PORTS[b.engine][w.role]
+            while (_host_key(w.host), port) in taken:
+                port += 1
+            w.port, w.moved = port, True
+            moved.append(w)
+        taken.add(w.key)
+    if not moved:
+        return
+    clashes = [ws for ws in groups.values() if len(ws) > 1]
+    clash = "; ".join(_and([f"the {_ROLE_NAMES[w.role]} ({w.field})" for w in ws]) + " are one address"
+                      for ws in clashes)
+    addr = ", ".join(f"{ws[0].host}:{ws[0].port}" for ws in clashes)  # the first of a group stays
+    b.use("port-moved", clash=clash, addr=addr,
+          moved=_and([f"{w.url} for the {_ROLE_NAMES[w.role]}" for w in moved]),
+          fix=f"kvswitch profile edit {b.pname} " + " ".join(f"--{w.role}-base-url {w.url}" for w in moved))
+
+
+_ROLE_NAMES: dict[Role, str] = {
+    "merged": "merged instance", "prefill": "prefill instance", "decode": "decode instance", "router": "router",
+}
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _side_port(b: _Build, name: str, port: int, host: str, used: set[tuple[str, int]],
+               http: set[tuple[str, int]]) -> int:
+    """``port``, or the next one free on ``host``; says so when an HTTP server took it."""
+    start, clashed = port, False
+    while (_host_key(host), port) in used:
+        clashed = clashed or (_host_key(host), port) in http
+        port += 1
+    if clashed:
+        b.note("side-port-moved", name=name, port=start, moved=port)
+    used.add((_host_key(host), port))
+    return port
+
+
+def _split(b: _Build, backend: Backend, shared_gpu: bool) -> list[Command]:
+    p = b.profile
+    router_field = "split.probe_url" if p.split.probe_url else "base_url"
+    router = _where("router", p.split.probe_url or p.base_url, router_field, b.engine)
+    prefill = _where("prefill", p.split.prefill_base_url or p.base_url,
+                     "split.prefill_base_url" if p.split.prefill_base_url else "base_url", b.engine)
+    decode = _where("decode", p.split.decode_base_url or p.base_url,
+                    "split.decode_base_url" if p.split.decode_base_url else "base_url", b.engine)
+    for w in (router, prefill, decode):
+        b.hosted(w)
+    _place(b, router, prefill, decode)
+    http = {w.key for w in (router, prefill, decode)}
+    used = set(http)
+    bport = BOOTSTRAP_PORT
+    same_host = _host_key(prefill.host) == _host_key(decode.host)
+    layer = p.split.transfer_protocol == "layer-wise"
+    n = p.split.max_transfer_concurrency
+    b.chunk_notes(split=True)
+    b.note("split-no-throughput")
+    b.note("split-router-url", url=router.url, field=router_field)
+
+    pf = b.address(prefill)
+    df = b.address(decode)
+    penv: list[EnvVar] = []
+    denv: list[EnvVar] = []
+    if b.engine == "vllm":
+        connector = "NixlConnector" if backend == "nixl" else "MooncakeConnector"
+        if backend == "nixl":
+            code = b.use("vllm-nixl")
+            config = {"kv_connector": connector, "kv_role": "kv_both"}
+            pf.append(Flag("--kv-transfer-config", (_json(config),), (code,)))
+            df.append(Flag("--kv-transfer-config", (_json(config),), (code,)))
+            pport = _side_port(b, "VLLM_NIXL_SIDE_CHANNEL_PORT", NIXL_SIDE_CHANNEL_PORT, prefill.host, used, http)
+            dport = _side_port(b, "VLLM_NIXL_SIDE_CHANNEL_PORT", NIXL_SIDE_CHANNEL_PORT, decode.host, used, http)
+            penv.append(EnvVar("VLLM_NIXL_SIDE_CHANNEL_PORT", str(pport), (b.use("vllm-nixl-port"),)))
+            denv.append(EnvVar("VLLM_NIXL_SIDE_CHANNEL_PORT", str(dport), (b.use("vllm-nixl-port"),)))
+            b.note("vllm-nixl-concurrency", n=n)
+        else:
+            code = b.use("vllm-mooncake")
+            workers = b.use("vllm-mooncake-workers", n=n)
+            pconf = {"kv_connector": connector, "kv_role": "kv_producer",
+                     "kv_connector_extra_config": {"num_workers": n}}
+            dconf = {"kv_connector": connector, "kv_role": "kv_consumer"}
+            pf.append(Flag("--kv-transfer-config", (_json(pconf),), (code, workers)))
+            df.append(Flag("--kv-transfer-config", (_json(dconf),), (code,)))
+            bport = _side_port(b, "VLLM_MOONCAKE_BOOTSTRAP_PORT", BOOTSTRAP_PORT, prefill.host, used, http)
+            penv.append(EnvVar("VLLM_MOONCAKE_BOOTSTRAP_PORT", str(bport), (b.use("vllm-mooncake-port"),)))
+        if layer:
+            b.note("vllm-layerwise", connector=connector)
+    else:
+        mode_code = b.use("sglang-disagg-mode")
+        backend_code = b.use("sglang-backend", backend=backend)
+        bport = _side_port(b, "--disaggregation-bootstrap-port", BOOTSTRAP_PORT, prefill.host, used, http)
+        pf += [Flag("--disaggregation-mode", ("prefill",), (mode_code,)),
+               Flag("--disaggregation-transfer-backend", (backend,), (backend_code,)),
+               Flag("--disaggregation-bootstrap-port", (str(bport),), (b.use("sglang-bootstrap"),))]
+        df += [Flag("--disaggregation-mode", ("decode",), (mode_code,)),
+               Flag("--disaggregation-transfer-backend", (backend,), (backend_code,))]
+        if layer and backend == "mooncake":
+            lp = b.use("sglang-lp")
+            pf.append(Flag("--enable-disagg-layer-pipeline", (), (lp,)))
+            df.append(Flag("--enable-disagg-layer-pipeline", (), (lp,)))
+        elif layer:
+            b.note("sglang-lp-nixl", profile=b.pname)
+        queue = b.use("sglang-queue", n=n)
+        penv.append(EnvVar("SGLANG_DISAGGREGATION_QUEUE_SIZE", str(n), (queue,)))
+        if n > 4:
+            penv.append(EnvVar("SGLANG_DISAGGREGATION_THREAD_POOL_SIZE", str(n), (queue,)))
+
+    # placement: two GPUs on one host, or one shared GPU
+    if shared_gpu:
+        if b.engine == "vllm":
+            code = b.use("vllm-shared-gpu", frac=SHARED_GPU_FRACTION, total=_total())
+            share = Flag("--gpu-memory-utilization", (SHARED_GPU_FRACTION,), (code,))
+        else:
+            code = b.use("sglang-shared-gpu", frac=SHARED_GPU_FRACTION)
+            share = Flag("--mem-fraction-static", (SHARED_GPU_FRACTION,), (code,))
+        pf.append(share)
+        df.append(share)
+    elif same_host:
+        if b.engine == "vllm":
+            how = "CUDA_VISIBLE_DEVICES=0 and =1"
+            code = b.use("same-host-gpus", host=prefill.host, how=how)
+            penv.insert(0, EnvVar("CUDA_VISIBLE_DEVICES", "0", (code,)))
+            denv.insert(0, EnvVar("CUDA_VISIBLE_DEVICES", "1", (code,)))
+        else:
+            how = "the decode server gets --base-gpu-id 1, as in SGLang's single-node example"
+            code = b.use("same-host-gpus", host=prefill.host, how=how)
+            df.append(Flag("--base-gpu-id", ("1",), (code,)))
+
+    pf += _prefix_flags(b, "prefill")
+    df += _prefix_flags(b, "decode")
+    pf += b.dtype(split=True)
+    df += b.dtype(split=True)
+
+    model_code = b.use("model-id", model=p.model)
+    commands = [
+        Command("prefill", prefill.url, _program(b), tuple(pf), tuple(penv), (model_code,)),
+        Command("decode", decode.url, _program(b), tuple(df), tuple(denv), (model_code,)),
+    ]
+    router_address = b.address(router)
+    if b.engine == "vllm":
+        rflags = [
+            *router_address,
+            Flag("--prefiller-hosts", (prefill.host,)), Flag("--prefiller-ports", (str(prefill.port),)),
+            Flag("--decoder-hosts", (decode.host,)), Flag("--decoder-ports", (str(decode.port),)),
+        ]
+        commands.append(Command("router", router.url, VLLM_PROXY, tuple(rflags), (), (b.use("vllm-proxy"),)))
+    else:
+        rflags = [
+            Flag("--pd-disaggregation"),
+            Flag("--prefill", (_origin(prefill), str(bport))),
+            Flag("--decode", (_origin(decode),)),
+            *router_address,
+        ]
+        commands.append(Command("router", router.url, SGLANG_ROUTER, tuple(rflags), (), (b.use("sglang-router"),)))
+    return commands
+
+
+def _origin(w: _Where) -> str:
+    netloc = f"[{w.host}]" if ":" in w.host else w.host
+    return f"http://{netloc}:{w.port}"
+
+
+def _total() -> str:
+    return f"{2 * float(SHARED_GPU_FRACTION):.2f}"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def engine_flags(
+    profile: Profile,
+    engine: Engine,
+    mode: str,
+    *,
+    profile_name: str | None = None,
+    transfer_backend: Backend | None = None,
+    shared_gpu: bool = False,
+) -> EngineFlags:
+    """The commands that start ``engine`` to match ``profile`` in ``mode`` (merged | split).
+
+    ``transfer_backend`` (split only): ``nixl`` or ``mooncake``; default vLLM → nixl
+    (NixlConnector), SGLang → mooncake (its default). ``shared_gpu``: prefill and decode share
+    one GPU (memory fractions are set); otherwise, on one host they are put on GPUs 0 and 1.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if mode not in ("merged", "split"):
+        raise ValueError(f"mode must be merged or split, not {mode!r}")
+    b = _Build(engine, profile, profile_name)
+    if mode == "merged":
+        if shared_gpu:
+            b.note("shared-gpu-merged")
+        return b.finish(mode, None, _merged(b))
+    backend = transfer_backend or DEFAULT_BACKEND[engine]
+    return b.finish(mode, backend, _split(b, backend, shared_gpu))
+
+
+# -- the reference (docs/engines.md, generated) -------------------------------------------
+MAPPING: tuple[tuple[str, str, str], ...] = (
+    ("`base_url` (merged)",
+     f"`{' '.join(VLLM_SERVE)} MODEL --host H --port P` (host and port from the URL; not loopback → `0.0.0.0`)",
+     f"`{' '.join(SGLANG_SERVE)} --model-path MODEL --host H --port P`"),
+    ("`model`", "`MODEL` (a Hugging Face id or a local path)", "`--model-path MODEL`"),
+    ("`merged.chunk_size` N",
+     "`--enable-chunked-prefill --max-num-batched-tokens N` (+ `--max-num-seqs min(N, 256)` when N < 1024); "
+     "alternative: `--long-prefill-token-threshold N`",
+     "`--chunked-prefill-size N`"),
+    ("`cache.prefix_cache`",
+     "`--enable-prefix-caching` / `--no-enable-prefix-caching`",
+     "on: no flag (default); off: `--disable-radix-cache`; split decode, on: "
+     "`--disaggregation-decode-enable-radix-cache`"),
+    ("`cache.kv_cache_dtype`", "`--kv-cache-dtype V` (table below)", "`--kv-cache-dtype V` (table below)"),
+    ("`split.prefill_base_url`",
+     "the prefill instance: `--kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'` "
+     "(Mooncake: `MooncakeConnector`, `kv_producer`)",
+     "the prefill instance: `--disaggregation-mode prefill --disaggregation-transfer-backend mooncake|nixl "
+     f"--disaggregation-bootstrap-port {BOOTSTRAP_PORT}`"),
+    ("`split.decode_base_url`",
+     "the decode instance: the same NIXL config (Mooncake: `kv_consumer`)",
+     "the decode instance: `--disaggregation-mode decode --disaggregation-transfer-backend mooncake|nixl`"),
+    ("`split.transfer_protocol`",
+     "no flag: NIXL and Mooncake move KV per request (layer-wise: a warning)",
+     "`layer-wise` → `--enable-disagg-layer-pipeline` on both (Mooncake only; refused with NIXL); "
+     "`request-wise` → no flag"),
+    ("`split.max_transfer_concurrency` N",
+     "Mooncake: `kv_connector_extra_config.num_workers` N on prefill; NIXL: none",
+     "`SGLANG_DISAGGREGATION_QUEUE_SIZE=N` on prefill (+ `SGLANG_DISAGGREGATION_THREAD_POOL_SIZE=N` when N > 4)"),
+    ("`split.probe_url` (else `base_url`)",
+     f"the proxy: `{' '.join(VLLM_PROXY)} --host H --port P --prefiller-hosts … --prefiller-ports … "
+     "--decoder-hosts … --decoder-ports …`",
+     f"the router: `{' '.join(SGLANG_ROUTER)} --pd-disaggregation --prefill URL {BOOTSTRAP_PORT} --decode URL "
+     "--host H --port P`"),
+    ("prefill and decode on one host",
+     "`CUDA_VISIBLE_DEVICES=0` / `=1`; `--shared-gpu`: `--gpu-memory-utilization 0.45` each",
+     "decode `--base-gpu-id 1`; `--shared-gpu`: `--mem-fraction-static 0.45` each"),
+)
+"""(profile field, vLLM, SGLang): the rows of the generated table."""
+
+OTHER_ENGINES: tuple[tuple[str, str], ...] = (
+    ("llama.cpp (llama-server)",
+     "Merged is how llama.cpp's server works: `--parallel N` slots with continuous batching, each step made "
+     "of one decode token per generating slot plus up to `n_batch` prompt tokens, so `--batch-size` "
+     "(`n_batch`, with `--ubatch-size`) is the prefill chunk that maps from `chunk_size`; measured on CPU, a "
+     "smaller `n_batch` bounds the decode stall at the cost of the new request's TTFT. Prefix reuse is the "
+     "per-request `cache_prompt` (on by default). Its KV cache types are its own (`q8_0`, `q4_0` …, which "
+     "kvswitch's lint knows). It has no prefill/decode disaggregation; the kvswitch lab emulates split by "
+     "saving a slot's KV on one server and restoring it on another (`POST /slots/{id}?action=save|restore` "
+     "with `--slot-save-path`; measured TTFT 22 ms on the decode server against 796 ms cold). "
+     "Source: reference/real-llama-server.md."),
+    ("TensorRT-LLM",
+     "Chunked prefill is `enable_chunked_prefill=True` in the LLM API (`--enable_chunked_context` on older "
+     "engine builds) with paged KV; `max_num_tokens` must be a multiple of the KV block size "
+     "`tokens_per_block` (64 on the TRT-engine path, 32 by default on the PyTorch backend) — the one "
+     "documented hard 'multiple of 64' rule. Split is `trtllm-serve disaggregated -c disagg_config.yaml` "
+     "with `context_servers`/`generation_servers` and a per-server `cache_transceiver_config` (backend "
+     "DEFAULT, UCX, NIXL, MPI; newer MOONCAKE); `TRTLLM_KVCACHE_SEND_MAX_CONCURRENCY_NUM` (default 1) is "
+     "the closest knob to `max_transfer_concurrency`. Prefix reuse is `kv_cache_config.enable_block_reuse`. "
+     "int8 and fp8 KV exist (`--kv_cache_dtype int8|fp8` at quantization/engine build, `fp8` in the PyTorch "
+     "flow); disaggregation needs the same KV dtype on both sides. Connections are set up lazily: warm up "
+     "before measuring. Source: engines reference §3."),
+    ("LMDeploy",
+     "The chunk is `max_prefill_token_num` (default 8192); KV memory `cache_max_entry_count` (default 0.8); "
+     "prefix caching `--enable-prefix-caching` (default off). It is the engine with online int8/int4 KV: "
+     "`quant_policy=8` is int8, `4` is int4 — where kvswitch's `int8` has a real meaning. PD "
+     "disaggregation (PyTorch backend only): `lmdeploy serve proxy --serving-strategy DistServe` in front of "
+     "`lmdeploy serve api_server … --role Prefill|Decode --proxy-url … --backend pytorch` "
+     "(`--migration-backend DLSlime|Mooncake`, `--migration-protocol RDMA|NVLink`); the newest tree moves "
+     "the proxy to a Rust `lmdeploy-router`. Source: engines reference §3."),
+    ("NVIDIA Dynamo",
+     "An orchestration layer over vLLM, SGLang and TensorRT-LLM workers with a KV-aware router and NIXL "
+     "transfers. It disaggregates *conditionally*: a prefill goes remote only when it is longer than "
+     "`max_local_prefill_length` (default 1000 tokens) and the decode side's prefix hit is low "
+     "(`max_remote_prefill_cache_hit_ratio` 0.5) — a per-request choice that kvswitch's launch-time mode "
+     "does not model. Its frontend exports client-side TTFT/ITL histograms "
+     "(`dynamo_frontend_time_to_first_token_seconds`). Gateways route with internal headers "
+     "(`x-dynamo-routing-mode`), not the article's `X-Cache-Mode`. Source: engines reference §3, §7.2."),
+)
+"""One paragraph per engine kvswitch does not generate commands for."""
+
+
+def _placeholders(text: str) -> str:
+    return re.sub(r"\{(\w+)\}", r"‹\1›", text)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def engines_reference() -> str:
+    """The generated part of ``docs/engines.md`` (markdown), from the data above."""
+    out = [
+        "## How a profile maps onto vLLM and SGLang",
+        "",
+        "| profile | vLLM | SGLang |",
+        "|---|---|---|",
+    ]
+    out += [f"| {_cell(a)} | {_cell(v)} | {_cell(s)} |" for a, v, s in MAPPING]
+    out += [
+        "",
+        "## `kv_cache_dtype` per engine",
+        "",
+        "What `--kv-cache-dtype` gets; **refused** means the flag is left out, the caveat says what to "
+        "use instead, and `kvswitch engine-flags` exits 1. Any other value (`fp32`, llama.cpp's "
+        f"{', '.join(f'`{t}`' for t in _LLAMA_CPP_TYPES)} …) is refused by both.",
+        "",
+        "| profile | vLLM | SGLang |",
+        "|---|---|---|",
+    ]
+    for dtype, rules in DTYPES.items():
+        cells = []
+        for engine in ENGINES:
+            rule = rules[engine]
+            spec = CAVEATS[rule.caveat]
+            shown = f"`{rule.value}`" if rule.value else "**refused**"
+            if spec.versions and spec.versions not in ("all", ""):
+                shown += f" ({spec.versions})"
+            cells.append(f"{shown} — `{rule.caveat}`")
+        out.append(f"| `{dtype}` | {_cell(cells[0])} | {_cell(cells[1])} |")
+    out += [
+        "",
+        "## The caveats",
+        "",
+        "Every caveat `kvswitch engine-flags` can attach, by code. Levels: **refused** (the profile asks for "
+        "something the engine does not have; exit 1), **warning** (check before you rely on it), **note**. "
+        "‹placeholders› are filled from the profile.",
+        "",
+        "| code | engine | level | flags | versions | caveat | source |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for spec in CAVEATS.values():
+        who = ENGINE_NAMES.get(spec.engine, spec.engine)
+        flags = " ".join(f"`{f}`" for f in spec.flags) or "—"
+        out.append(
+            f"| `{spec.code}` | {who} | {spec.level} | {_cell(flags)} | {_cell(spec.versions or '—')} "
+            f"| {_cell(_placeholders(spec.text))} | {_cell(spec.source)} |"
+        )
+    out += ["", "## Other engines", ""]
+    for name, text in OTHER_ENGINES:
+        out += [f"**{name}.** {text}", ""]
+    return "\n".join(out).rstrip("\n") + "\n"
