@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
         help="recommend merged or split, chunk size, prefix cache and KV dtype, with reasons",
         description="Recommend a mode (merged or split), chunk_size, prefix cache on/off and kv_cache_dtype from "
         "what you know about the workload; every reason cites its source (the article's S-19, S-30…S-32, the "
-        "engines reference §7.3). With --from-probe, a measured TTFT ratio whose 95 %% interval excludes 1 "
+        "engines reference §7.3). With --from-probe, a measured TTFT ratio whose 95 % interval excludes 1 "
         "decides the mode. Exit 0, or 2 on a usage error or an unreadable probe result.",
     )
     w = p.add_argument_group("workload (leave out what you do not know)")

@@ -19,7 +19,7 @@ def register(sub: Any) -> None:
         help="measure TTFT, ITL and GPU memory in each mode, side by side",
         description="Send streamed chat requests in each mode (interleaved), measure TTFT (first token-bearing "
         "delta), TTFB, ITL, TPOT and E2E, sample GPU memory (NVML or one nvidia-smi loop) and the backend's "
-        "/metrics, and compare split with merged (median ratio with a 95 %% bootstrap interval). Default: the "
+        "/metrics, and compare split with merged (median ratio with a 95 % bootstrap interval). Default: the "
         "active profile. Exit 0 when every request succeeded, 1 when some failed or the probe was refused.",
     )
     src = p.add_argument_group("target (default: the active profile)")

@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Real screenshots of the tray app for docs/gui.md: ``.venv/bin/python docs/screenshots.py``.
+
+Runs everything in a throwaway sandbox (its own HOME and KVSWITCH_HOME, made by ``kvswitch init
+--preset taotoken --model gpt-4o-mini --no-key``; nothing of yours is read or written) on a
+virtual X display (Xvfb) with a tray host (trayer), and writes into ``docs/images/``:
+
+- ``tray-menu.png``: ``python -m kvswitch_gui`` as its own process, its icon right-clicked
+  with xdotool and Mode opened with the keyboard; the screen captured by ImageMagick ``import``,
+  cropped to the panel and the menus;
+- ``tray-notice.png``: Mode ▸ Split chosen in that menu: the success notice as the balloon Qt
+  shows by the icon when there is no notification daemon, and the icon in its split shape;
+- ``probe-window.png``: the probe window (in this process, Qt on the same display), run by
+  base URL against kvswitch's deterministic SSE test server
+  (:class:`kvswitch.testing.sse_server.SSEServer`: TTFT 120 ms merged, 200 ms split), twice,
+  so the history has two entries; the window's own rendering (``QWidget.grab``);
+- ``settings.png``: the settings dialog after typing 500 into the chunk size: the live
+  KVS101 finding ("… becomes 512"), cropped to the top of the dialog;
+- ``icon-states.png``: the icon in each state at 16, 22 and 32 px, drawn by
+  ``kvswitch_gui.icons`` (not a screen capture).
+
+Needs Xvfb, trayer, xdotool, ImageMagick and xwininfo (``python3 tests/run.py`` installs them
+as root). Options: ``--out DIR`` (default docs/images), ``--keep`` (keep the sandbox).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.helpers.xdisplay import (  # noqa: E402
+    TOOLS,
+    TrayApp,
+    Window,
+    XSession,
+    cline_mode,
+    make_sandbox,
+    png_size,
+    sandbox_env,
+    toml_mode,
+    wait_until,
+)
+
+MAX_BYTES = 200_000
+MARGIN = 10
+
+
+def _union(windows: list[Window], screen: tuple[int, int], margin: int = MARGIN) -> tuple[int, int, int, int]:
+    x0 = max(0, min(w.x for w in windows) - margin)
+    y0 = max(0, min(w.y for w in windows) - margin)
+    x1 = min(screen[0], max(w.x + w.width for w in windows) + margin)
+    y1 = min(screen[1], max(w.y + w.height for w in windows) + margin)
+    return x0, y0, x1 - x0, y1 - y0
+
+
+def _say(text: str) -> None:
+    print(f"[screenshots] {text}", flush=True)
+
+
+def _saved(path: Path) -> None:
+    w, h = png_size(path)
+    size = path.stat().st_size
+    _say(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} ({w}×{h}, {size / 1024:.0f} KB)")
+    if size > MAX_BYTES:
+        _say(f"  note: over {MAX_BYTES // 1000} KB")
+
+
+# -- the tray, as its own process ------------------------------------------------------------------
+
+def tray_shots(x: XSession, env: dict[str, str], files: dict[str, Path], out: Path) -> None:
+    with TrayApp(x, env=env, log=x.workdir / "app.log") as app:
+        icon = app.wait_icon(60)
+        if not wait_until(lambda: x.icon_mode(icon) == "merged", 60):
+            raise RuntimeError(f"the icon never showed the merged state; app log:\n{app.log()}")
+        x.click(*icon.centre, button=3)
+        if not wait_until(x.popups, 15):
+            raise RuntimeError("no menu after a right click on the icon")
+        x.key("Down", "Right")  # Mode — merged ▸ (Merged / Split)
+        menus = wait_until(lambda: len(x.popups()) >= 2 and x.popups(), 15)
+        if not menus:
+            raise RuntimeError("the Mode submenu did not open")
+        time.sleep(0.3)  # the highlight settles
+        assert x.panel is not None
+        x.screenshot(out / "tray-menu.png", _union([x.panel, *menus], x.size))
+        _saved(out / "tray-menu.png")
+
+        x.key("Down", "Return")  # Split
+        if not wait_until(lambda: cline_mode(files["cline"]) == toml_mode(files["ccswitch"]) == "split", 15):
+            raise RuntimeError(f"Mode ▸ Split did not switch the files; app log:\n{app.log()}")
+        menu_ids = {w.id for w in menus}
+        balloon = wait_until(lambda: [w for w in x.popups() if w.id not in menu_ids], 15)
+        wait_until(lambda: x.icon_mode(icon) == "split", 15)
+        if not balloon:
+            raise RuntimeError("no notice balloon after the switch")
+        time.sleep(0.3)
+        x.screenshot(out / "tray-notice.png", _union([x.panel, *balloon], x.size))
+        _saved(out / "tray-notice.png")
+        x.key("Escape")
+        if app.close() != 0:
+            raise RuntimeError(f"the app did not quit cleanly; log:\n{app.log()}")
+
+
+# -- windows, in this process ---------------------------------------------------------------------
+
+def _spin(app: Any, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        app.processEvents()
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def _save(pixmap: Any, path: Path) -> None:
+    if not pixmap.save(str(path), "PNG"):
+        raise RuntimeError(f"cannot write {path}")
+    _saved(path)
+
+
+def probe_shot(app: Any, out: Path) -> None:
+    from kvswitch.testing.sse_server import SSEServer
+    from kvswitch_gui.probe_window import ProbeWindow
+
+    with SSEServer(ttft_ms=120, split_ttft_ms=200, itl_ms=8, split_itl_ms=6, tokens=24, model="gpt-4o-mini") as srv:
+        win = ProbeWindow()
+        win.settings_overrides = {"stall_timeout": 15.0, "request_timeout": 60.0}
+        win.show()
+        _spin(app, lambda: win.profile_label.text() != "reading the config…", 30, "the profile line")
+        win.url_radio.setChecked(True)
+        win.base_url_edit.setText(srv.url)
+        win.model_edit.setText("gpt-4o-mini")
+        win.warmup_spin.setValue(1)
+        for runs, background in ((8, 0), (12, 2)):
+            win.runs_spin.setValue(runs)
+            win.background_spin.setValue(background)
+            reports: list[Any] = []
+            win.report_ready.connect(reports.append)
+            win.run_button.click()
+            _spin(app, lambda r=reports: r, 180, "the probe report")
+            win.report_ready.disconnect()
+        _spin(app, lambda: not win.is_running() and win.history_list.count() == 2, 30, "the history")
+        time.sleep(0.2)
+        app.processEvents()
+        _save(win.grab(), out / "probe-window.png")
+        win.close()
+        win.deleteLater()
+
+
+def settings_shot(app: Any, out: Path) -> None:
+    from PySide6.QtCore import QRect  # noqa: TID251
+    from PySide6.QtTest import QTest  # noqa: TID251
+
+    from kvswitch_gui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog()
+    dialog.show()
+    _spin(app, lambda: dialog.result is not None and not dialog.busy, 30, "the settings dialog")
+    editor = dialog.chunk_size.lineEdit()
+    editor.setFocus()
+    editor.selectAll()
+    QTest.keyClicks(editor, "500")
+    _spin(app, lambda: "becomes 512" in dialog.messages["cache.chunk_size"].text() and not dialog.busy, 30,
+          "the KVS101 finding")
+    time.sleep(0.2)
+    app.processEvents()
+    # the title, the merged-mode group with the finding, and the next group ("Both modes")
+    both = dialog.kv_cache_dtype.parentWidget()
+    bottom = both.mapTo(dialog, both.rect().bottomLeft()).y()
+    _save(dialog.grab(QRect(0, 0, dialog.width(), min(dialog.height(), bottom + 6))), out / "settings.png")
+    dialog.close()
+    dialog.deleteLater()
+
+
+def icon_states(out: Path) -> None:
+    from PySide6.QtCore import QRect, Qt  # noqa: TID251
+    from PySide6.QtGui import QColor, QImage, QPainter  # noqa: TID251
+
+    from kvswitch_gui.icons import render
+
+    states = [("merged", False, "merged"), ("split", False, "split"), (None, False, "unknown"),
+              ("merged", True, "merged + warning"), ("split", True, "split + warning")]
+    sizes = (16, 22, 32)
+    cell_w, cell_h = 130, 32 + 14 + 22
+    image = QImage(cell_w * len(states), cell_h, QImage.Format.Format_ARGB32)
+    image.fill(QColor("#ffffff"))
+    p = QPainter(image)
+    try:
+        for i, (mode, warning, label) in enumerate(states):
+            x = i * cell_w + 14
+            for size in sizes:
+                p.drawImage(x, 8 + (32 - size), render(mode, warning, size))
+                x += size + 10
+            p.setPen(QColor("#1f2937"))
+            p.drawText(QRect(i * cell_w, 8 + 32 + 4, cell_w, 20), Qt.AlignmentFlag.AlignHCenter, label)
+    finally:
+        p.end()
+    if not image.save(str(out / "icon-states.png"), "PNG"):
+        raise RuntimeError("cannot write icon-states.png")
+    _saved(out / "icon-states.png")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="Real screenshots of the tray app for docs/gui.md.")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
+    ap.add_argument("--keep", action="store_true", help="keep the sandbox and the logs")
+    args = ap.parse_args()
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing:
+        _say(f"missing: {', '.join(missing)} (Debian: python3 tests/run.py as root installs them)")
+        return 2
+    out: Path = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="kvswitch-shots-"))
+    try:
+        files = make_sandbox(work / "sandbox")
+        env = {**os.environ, **sandbox_env(work / "sandbox")}
+        os.environ.update(sandbox_env(work / "sandbox"))  # before anything reads kvswitch's paths
+        _say(f"sandbox: {work / 'sandbox'}")
+        with XSession(work / "x", white=True) as x:
+            _say(f"Xvfb on {x.display}, trayer docked top right")
+            tray_shots(x, env, files, out)
+            os.environ.update(x.env())
+            from PySide6.QtWidgets import QApplication  # noqa: TID251
+
+            app = QApplication([sys.argv[0]])
+            app.setApplicationName("kvswitch")
+            probe_shot(app, out)
+            settings_shot(app, out)
+            icon_states(out)
+            app.processEvents()
+    finally:
+        if args.keep:
+            _say(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
