@@ -160,8 +160,8 @@ def probe_shot(app: Any, out: Path) -> None:
 
 
 def settings_shot(app: Any, out: Path) -> None:
-    from PySide6.QtCore import QRect  # noqa: TID251
-    from PySide6.QtTest import QTest  # noqa: TID251
+    from PySide6.QtCore import QRect
+    from PySide6.QtTest import QTest
 
     from kvswitch_gui.settings_dialog import SettingsDialog
 
@@ -185,8 +185,8 @@ def settings_shot(app: Any, out: Path) -> None:
 
 
 def icon_states(out: Path) -> None:
-    from PySide6.QtCore import QRect, Qt  # noqa: TID251
-    from PySide6.QtGui import QColor, QImage, QPainter  # noqa: TID251
+    from PySide6.QtCore import QRect, Qt
+    from PySide6.QtGui import QColor, QImage, QPainter
 
     from kvswitch_gui.icons import render
 
@@ -233,7 +233,7 @@ def main() -> int:
             _say(f"Xvfb on {x.display}, trayer docked top right")
             tray_shots(x, env, files, out)
             os.environ.update(x.env())
-            from PySide6.QtWidgets import QApplication  # noqa: TID251
+            from PySide6.QtWidgets import QApplication
 
             app = QApplication([sys.argv[0]])
             app.setApplicationName("kvswitch")

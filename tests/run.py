@@ -22,12 +22,22 @@ VENV = ROOT / ".venv"
 PY = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 PEER = ROOT / "tests" / "peer"
 JSONC_PARSER = "jsonc-parser@3.3.1"
-# Debian package -> a command it provides (checked before installing anything)
-DEBIAN = {
+# Debian package -> a command it provides (checked before installing anything); None for a
+# library without one, checked with ``dpkg -s``
+DEBIAN: dict[str, str | None] = {
     "git": "git", "nodejs": "node", "npm": "npm", "util-linux": "setpriv", "vim": "vim",
     # the real-keyring test (tests/test_keyring_real.py): gnome-keyring under dbus-run-session
     "gnome-keyring": "gnome-keyring-daemon", "dbus-x11": "dbus-launch", "libsecret-tools": "secret-tool",
     "dbus-daemon": "dbus-run-session",
+    # the real tray (tests/gui/test_real_tray.py, docs/screenshots.py, bench/tray_speed.py): an X
+    # server, a tray host, clicks and keys, the window tree, screenshots
+    "xvfb": "Xvfb", "xauth": "xauth", "trayer": "trayer", "xdotool": "xdotool", "imagemagick": "import",
+    "x11-utils": "xwininfo",
+    # what Qt's xcb platform plugin (PySide6's plugins/platforms/libqxcb.so) loads, directly or
+    # through libQt6XcbQpa/libQt6Gui (Debian 12: `ldd … | grep 'not found'` names the missing)
+    "libxcb-cursor0": None, "libxcb-icccm4": None, "libxcb-keysyms1": None, "libxcb-image0": None,
+    "libxcb-render-util0": None, "libxcb-shape0": None, "libxcb-randr0": None, "libxcb-xkb1": None,
+    "libxkbcommon-x11-0": None, "libegl1": None, "libgl1": None, "libfontconfig1": None, "libdbus-1-3": None,
 }
 # Debian package -> a shared library it provides (the lab's llama.cpp wheel links libgomp)
 DEBIAN_LIBS = {"libgomp1": "gomp"}
@@ -42,10 +52,18 @@ def run(cmd: list[str], **kw: object) -> None:
     subprocess.run(cmd, check=True, **kw)  # type: ignore[call-overload]
 
 
+def dpkg_has(pkg: str) -> bool:
+    """``dpkg -s PKG`` says it is installed (True where there is no dpkg: nothing to tell)."""
+    if shutil.which("dpkg") is None:
+        return True
+    done = subprocess.run(["dpkg", "-s", pkg], capture_output=True, text=True, check=False)
+    return done.returncode == 0 and "Status: install ok installed" in done.stdout
+
+
 def ensure_debian() -> None:
     from ctypes.util import find_library
 
-    missing = [pkg for pkg, cmd in DEBIAN.items() if shutil.which(cmd) is None]
+    missing = [pkg for pkg, cmd in DEBIAN.items() if (shutil.which(cmd) is None if cmd else not dpkg_has(pkg))]
     missing += [pkg for pkg, lib in DEBIAN_LIBS.items() if find_library(lib) is None]
     if not missing:
         say("Debian packages: all present")

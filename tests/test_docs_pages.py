@@ -69,3 +69,23 @@ def test_troubleshooting_maps_every_fact_to_a_real_check() -> None:
     table = text.split("| symptom |", 1)[1].split("\n\n", 1)[0]
     assert {c for c in CHECKS if f"`{c}`" in table} >= {"auth", "split", "chunk-size", "same-gpu", "prefix-cache",
                                                           "model"}
+
+
+IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
+
+
+def test_gui_page_shows_real_screenshots_that_exist() -> None:
+    """docs/gui.md shows the tray menu, the probe window and the settings dialog; each image is
+    a real PNG made by docs/screenshots.py, of a sensible size and under 200 KB."""
+    from tests.helpers.xdisplay import png_size
+
+    text = (DOCS / "gui.md").read_text(encoding="utf-8")
+    shown = {target for _, target in IMAGE.findall(text)}
+    assert {"images/tray-menu.png", "images/probe-window.png", "images/settings.png"} <= shown
+    for target in shown:
+        path = DOCS / target
+        assert path.exists(), f"gui.md shows {target}, which does not exist"
+        width, height = png_size(path)
+        assert 40 <= width <= 2000 and 40 <= height <= 1200, (target, width, height)
+        assert path.stat().st_size < 200_000, target
+        assert target.split("/")[-1] in (ROOT / "docs" / "screenshots.py").read_text(encoding="utf-8")

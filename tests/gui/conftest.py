@@ -33,5 +33,5 @@ def kv_sandbox(sandbox: Path) -> dict[str, Path]:
 
 @pytest.fixture
 def sse_server() -> Iterator[SSEServer]:
-    with SSEServer(ttft_ms=30, split_ttft_ms=45, itl_ms=2, tokens=6, model="gpt-4o-mini") as srv:
+    with SSEServer(ttft_ms=30, split_ttft_ms=90, itl_ms=2, tokens=6, model="gpt-4o-mini") as srv:
         yield srv
