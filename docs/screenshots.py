@@ -167,7 +167,7 @@ def settings_shot(app: Any, out: Path) -> None:
 
     dialog = SettingsDialog()
     dialog.show()
-    _spin(app, lambda: dialog.result is not None and not dialog.busy, 30, "the settings dialog")
+    _spin(app, lambda: dialog.check is not None and not dialog.busy, 30, "the settings dialog")
     editor = dialog.chunk_size.lineEdit()
     editor.setFocus()
     editor.selectAll()

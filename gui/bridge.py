@@ -10,9 +10,9 @@ __all__ = ["WatchBridge"]
 
 
 class WatchBridge(QObject):
-    """Pass ``bridge.on_event`` to ``kvswitch.watch.Watcher``; connect to ``event``."""
+    """Pass ``bridge.on_event`` to ``kvswitch.watch.Watcher``; connect to ``watch_event`` (not ``event``: that is QObject.event, the event handler)."""
 
-    event = Signal(object)  # a kvswitch.watch.WatchEvent, delivered on the GUI thread
+    watch_event = Signal(object)  # a kvswitch.watch.WatchEvent, delivered on the GUI thread
 
     def on_event(self, event: Any) -> None:
-        self.event.emit(event)  # cross-thread emits are queued by Qt
+        self.watch_event.emit(event)  # cross-thread emits are queued by Qt

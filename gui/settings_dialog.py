@@ -60,7 +60,7 @@ class SettingsDialog(QDialog):
         self.resize(580, 760)
         self.profile: str | None = profile
         self.config: Config | None = None
-        self.result: ProfileCheck | None = None
+        self.check: ProfileCheck | None = None
         self._tasks: set[Task] = set()
         self._seq = 0
         self._checking = False
@@ -128,18 +128,18 @@ class SettingsDialog(QDialog):
         form_layout = QVBoxLayout(self.form)
         form_layout.setContentsMargins(0, 0, 0, 0)
         for title, rows in groups:
-            box = QGroupBox(title)
-            layout = QFormLayout(box)
+            group = QGroupBox(title)
+            group_layout = QFormLayout(group)
             for label, field in rows:
-                layout.addRow(label, self.editors[field])
+                group_layout.addRow(label, self.editors[field])
                 message = QLabel()
                 message.setWordWrap(True)
                 message.setObjectName(f"message:{field}")
-                layout.addRow("", message)
-                layout.setRowVisible(message, False)
+                group_layout.addRow("", message)
+                group_layout.setRowVisible(message, False)
                 self.messages[field] = message
-                self._rows[field] = layout
-            form_layout.addWidget(box)
+                self._rows[field] = group_layout
+            form_layout.addWidget(group)
         form_layout.addStretch(1)
         self.other = QLabel()
         self.other.setWordWrap(True)
@@ -275,7 +275,7 @@ class SettingsDialog(QDialog):
     def _on_checked(self, seq: int, result: ProfileCheck) -> None:
         if seq != self._seq:
             return  # an older check; a newer one is on its way
-        self.result = result
+        self.check = result
         for field, label in self.messages.items():
             self._show(label, result.for_field(field))
             self._rows[field].setRowVisible(label, bool(label.text()))
@@ -293,7 +293,7 @@ class SettingsDialog(QDialog):
     def _on_check_failed(self, seq: int, exc: BaseException) -> None:
         if seq != self._seq:
             return
-        self.result = None
+        self.check = None
         self._say(str(exc), error=True)
         self.save_button.setEnabled(False)
 
@@ -310,14 +310,14 @@ class SettingsDialog(QDialog):
 
     def message_text(self, field: str | None = None) -> str:
         """The findings shown for ``field`` (or every finding), as plain text."""
-        if self.result is None:
+        if self.check is None:
             return ""
-        found = self.result.diagnostics if field is None else self.result.for_field(field)
+        found = self.check.diagnostics if field is None else self.check.for_field(field)
         return "\n".join(f"{d.code} {d.severity}: {d.message}" for d in found)
 
     @property
     def can_save(self) -> bool:
-        r = self.result
+        r = self.check
         return (r is not None and not r.errors and r.changed and not self._saving
                 and not self._timer.isActive() and self.config is not None)
 
@@ -326,8 +326,8 @@ class SettingsDialog(QDialog):
         """Save the form (refused while a value has an error finding)."""
         if self.config is None or self.profile is None or self._saving:
             return
-        if self.result is not None and self.result.errors:
-            first = self.result.errors[0]
+        if self.check is not None and self.check.errors:
+            first = self.check.errors[0]
             self._say(f"Not saved: {first.code} {first.message}", error=True)
             return
         self._saving = True

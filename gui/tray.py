@@ -109,7 +109,7 @@ class TrayController(QObject):
         self._watcher: Watcher | None = None
         self._watch_busy = False
         self._bridge = WatchBridge(self)
-        self._bridge.event.connect(self._on_watch_event)
+        self._bridge.watch_event.connect(self._on_watch_event)
         self._pending_events: list[WatchEvent] = []
         self._event_timer = QTimer(self)
         self._event_timer.setSingleShot(True)

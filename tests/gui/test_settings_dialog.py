@@ -23,7 +23,7 @@ def dialog(qtbot: Any, kv_sandbox: dict[str, Path]) -> Iterator[SettingsDialog]:
     d = SettingsDialog()
     qtbot.addWidget(d)
     d.show()
-    qtbot.waitUntil(lambda: d.result is not None and not d.busy, timeout=WAIT)
+    qtbot.waitUntil(lambda: d.check is not None and not d.busy, timeout=WAIT)
     yield d
     qtbot.waitUntil(lambda: not d.busy, timeout=WAIT)
 
@@ -39,7 +39,7 @@ def test_it_shows_the_active_profile(dialog: SettingsDialog) -> None:
     assert dialog.prefill.text() == "" and dialog.protocol.currentText() == "layer-wise"
     assert dialog.values()["request.timeout_seconds"] == 120
     assert not dialog.save_button.isEnabled()  # nothing changed yet
-    assert dialog.result is not None and not dialog.result.changed
+    assert dialog.check is not None and not dialog.check.changed
 
 
 def test_typing_500_says_it_becomes_512(qtbot: Any, dialog: SettingsDialog) -> None:
@@ -58,7 +58,7 @@ def test_save_is_atomic_and_keeps_comments(qtbot: Any, dialog: SettingsDialog, k
     config.write_text(config.read_text().replace("chunk_size = 512", "chunk_size = 512  # my comment"))
     dialog2 = SettingsDialog()  # reads the file with the comment
     qtbot.addWidget(dialog2)
-    qtbot.waitUntil(lambda: dialog2.result is not None and not dialog2.busy, timeout=WAIT)
+    qtbot.waitUntil(lambda: dialog2.check is not None and not dialog2.busy, timeout=WAIT)
     inode = os.stat(config).st_ino
     dialog2.chunk_size.setValue(1024)
     dialog2.prefill.setText("http://127.0.0.1:8100")
@@ -113,6 +113,6 @@ def test_opening_the_form_changes_nothing(qtbot: Any, kv_sandbox: dict[str, Path
         "max_transfer_concurrency = 4", "max_transfer_concurrency = 96"))
     d = SettingsDialog()
     qtbot.addWidget(d)
-    qtbot.waitUntil(lambda: d.result is not None and not d.busy, timeout=WAIT)
-    assert d.result is not None and not d.result.changed, d.result.edits
+    qtbot.waitUntil(lambda: d.check is not None and not d.busy, timeout=WAIT)
+    assert d.check is not None and not d.check.changed, d.check.edits
     assert "above 8" in d.message_text("split.max_transfer_concurrency")
