@@ -63,6 +63,10 @@ WRITE_GRACE = 10.0
 """How long a file written in place may stay open before it is read anyway (seconds)."""
 
 
+def _drop_inactive_emitter(record: logging.LogRecord) -> bool:
+    """A logging filter: False for watchdog's "called when the thread is inactive" record."""
+    return "called when the thread is inactive" not in record.getMessage()
+
 class WatcherBusyError(KvswitchError):
     """Another watcher (``kvswitch watch`` or the tray) already runs for this KVSWITCH_HOME."""
 
@@ -166,14 +170,27 @@ class Watcher:
         for t in self._targets.values():
             if t.timer is not None:
                 t.timer.cancel()
-        if self._observer is not None:
-            self._observer.stop()
-            with contextlib.suppress(RuntimeError):
-                self._observer.join(timeout=5)
-            self._observer = None
+        self._stop_observer()
         if self._lock_fd is not None:
             self._emit(WatchEvent("stopped", None, "watcher stopped"))
         self._release_lock()
+
+    def _stop_observer(self) -> None:
+        """Stop and join watchdog's observer. An inotify event that lands while it stops is
+        dropped with an ERROR record ("queue_events() called when the thread is inactive"),
+        which is harmless here (the watcher is stopping or re-scheduling); it is filtered out
+        meanwhile so that no stray error reaches a terminal."""
+        if self._observer is None:
+            return
+        emitter_log = logging.getLogger("watchdog.observers.inotify")
+        emitter_log.addFilter(_drop_inactive_emitter)
+        try:
+            self._observer.stop()
+            with contextlib.suppress(RuntimeError):
+                self._observer.join(timeout=5)
+        finally:
+            emitter_log.removeFilter(_drop_inactive_emitter)
+        self._observer = None
 
     def check_all(self) -> None:
         """Handle every watched file as it is now (``kvswitch watch --once``): the clients
@@ -253,10 +270,7 @@ class Watcher:
                         if real is not None:
                             watcher._poke(real, event.event_type if raw == event.src_path else "moved")
 
-        if self._observer is not None:
-            self._observer.stop()
-            with contextlib.suppress(RuntimeError):
-                self._observer.join(timeout=5)
+        self._stop_observer()
         observer = Observer()
         handler = Handler()
         dirs = {os.path.dirname(p) for p in self._aliases}

@@ -709,3 +709,24 @@ def test_the_log_records_events_and_never_a_key(
     assert key not in log and key[3:15] not in log and key[-12:] not in log
     assert len(log.splitlines()) >= len(events)
     assert all(key not in str(e) for e in events.all)
+
+
+def test_stopping_drops_only_watchdogs_inactive_emitter_record(sb: Sandbox, events: Events) -> None:
+    """watchdog logs an ERROR when an inotify event lands while its emitter stops; harmless for a
+    watcher that is stopping, so it is filtered out then, and only then, and nothing else is."""
+    import logging
+
+    from kvswitch import watch
+
+    log = logging.getLogger("watchdog.observers.inotify")
+
+    def record(msg: str) -> logging.LogRecord:
+        return log.makeRecord(log.name, logging.ERROR, __file__, 1, msg, (), None)
+
+    assert not watch._drop_inactive_emitter(record("InotifyEmitter.queue_events() called when the thread is inactive"))
+    assert watch._drop_inactive_emitter(record("inotify watch limit reached"))
+    before = list(log.filters)
+    with running_watcher(events):
+        pass
+    assert log.filters == before  # the filter was there only while the observer stopped
+    assert events.of("stopped")
