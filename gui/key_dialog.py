@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from kvswitch.errors import KvswitchError
 from kvswitch.keys import check_key
 from kvswitch_gui import jobs
-from kvswitch_gui.workers import Task, run_in_thread
+from kvswitch_gui.workers import Tasks
 
 __all__ = ["KeyDialog"]
 
@@ -44,7 +44,7 @@ class KeyDialog(QDialog):
         self.setMinimumWidth(460)
         self.profile: str | None = profile
         self.info: jobs.KeyInfo | None = None
-        self._tasks: set[Task] = set()
+        self._tasks = Tasks()
         self._saving = False
 
         self.title = QLabel("reading the profile…")
@@ -79,18 +79,7 @@ class KeyDialog(QDialog):
 
     def _run(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None],
              on_error: Callable[[BaseException], None]) -> None:
-        holder: list[Task] = []
-
-        def done(result: Any) -> None:
-            self._tasks.discard(holder[0])
-            on_done(result)
-
-        def failed(exc: BaseException) -> None:
-            self._tasks.discard(holder[0])
-            on_error(exc)
-
-        holder.append(run_in_thread(fn, *args, on_done=done, on_error=failed))
-        self._tasks.add(holder[0])
+        self._tasks.run(fn, *args, on_done=on_done, on_error=on_error)
 
     @property
     def busy(self) -> bool:

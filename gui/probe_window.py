@@ -49,7 +49,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from kvswitch_gui.charts import GpuMemoryChart, TtftChart
-from kvswitch_gui.workers import Task, run_in_thread
+from kvswitch_gui.workers import Task, Tasks
 
 __all__ = ["COLUMNS", "ProbeWindow", "load_state", "prepare_probe", "run_probe_job", "verdict"]
 
@@ -246,7 +246,7 @@ class ProbeWindow(QWidget):
         """ProbeSettings fields applied after the form (tests, or a caller that knows better)."""
         self.report: dict[str, Any] | None = None
         self.task: Task | None = None
-        self._tasks: set[Task] = set()
+        self._tasks = Tasks(lambda: isValid(self))
         self._cancel_requested = False
         self._spend = ""
         self._build()
@@ -542,30 +542,8 @@ class ProbeWindow(QWidget):
                     on_progress: Callable[[int, int, str], None] | None = None) -> Task:
         """``run_in_thread``, keeping the task alive until it reports back; what arrives after
         the window is gone is dropped."""
-        holder: list[Task] = []
-
-        def done(result: Any) -> None:
-            self._tasks.discard(holder[0])
-            if isValid(self):
-                on_done(result)
-
-        def failed(exc: BaseException) -> None:
-            self._tasks.discard(holder[0])
-            if not isValid(self):
-                return
-            if on_error is not None:
-                on_error(exc)
-            else:
-                self.status_label.setText(str(exc))
-
-        def progress(done: int, total: int, text: str) -> None:
-            if on_progress is not None and isValid(self):
-                on_progress(done, total, text)
-
-        task = run_in_thread(fn, *args, on_done=done, on_error=failed, on_progress=progress)
-        holder.append(task)
-        self._tasks.add(task)
-        return task
+        return self._tasks.run(fn, *args, on_done=on_done, on_progress=on_progress,
+                               on_error=on_error or (lambda exc: self.status_label.setText(str(exc))))
 
     # -- history and export -----------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch_gui import jobs
-from kvswitch_gui.workers import Task, run_in_thread
+from kvswitch_gui.workers import Tasks
 
 if TYPE_CHECKING:
     from kvswitch.config import Config
@@ -61,7 +61,7 @@ class SettingsDialog(QDialog):
         self.profile: str | None = profile
         self.config: Config | None = None
         self.check: ProfileCheck | None = None
-        self._tasks: set[Task] = set()
+        self._tasks = Tasks()
         self._seq = 0
         self._checking = False
         self._saving = False
@@ -187,18 +187,7 @@ class SettingsDialog(QDialog):
     # -- work in threads -------------------------------------------------------------------
     def _run(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None],
              on_error: Callable[[BaseException], None]) -> None:
-        holder: list[Task] = []
-
-        def done(result: Any) -> None:
-            self._tasks.discard(holder[0])
-            on_done(result)
-
-        def failed(exc: BaseException) -> None:
-            self._tasks.discard(holder[0])
-            on_error(exc)
-
-        holder.append(run_in_thread(fn, *args, on_done=done, on_error=failed))
-        self._tasks.add(holder[0])
+        self._tasks.run(fn, *args, on_done=on_done, on_error=on_error)
 
     @property
     def busy(self) -> bool:

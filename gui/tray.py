@@ -45,7 +45,7 @@ from kvswitch.watch import WatcherBusyError
 from kvswitch_gui import jobs
 from kvswitch_gui.bridge import WatchBridge
 from kvswitch_gui.icons import mode_icon
-from kvswitch_gui.workers import Task, run_in_thread
+from kvswitch_gui.workers import Task, Tasks
 
 if TYPE_CHECKING:
     from kvswitch.watch import Watcher, WatchEvent
@@ -101,7 +101,7 @@ class TrayController(QObject):
         self.last_probe: str | None = None
         self.icon_key: tuple[str | None, bool] = (None, False)
 
-        self._tasks: set[Task] = set()
+        self._tasks = Tasks(lambda: not self._closing)
         self._closing = False
         self._closing_flag = threading.Event()  # the same, for worker threads
         self._refreshing = False
@@ -189,22 +189,7 @@ class TrayController(QObject):
     # -- work in threads ---------------------------------------------------------------
     def _run(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None],
              on_error: Callable[[BaseException], None], always: bool = False) -> Task:
-        holder: list[Task] = []
-
-        def done(result: Any) -> None:
-            self._tasks.discard(holder[0])
-            if always or not self._closing:
-                on_done(result)
-
-        def failed(exc: BaseException) -> None:
-            self._tasks.discard(holder[0])
-            if always or not self._closing:
-                on_error(exc)
-
-        task = run_in_thread(fn, *args, on_done=done, on_error=failed)
-        holder.append(task)  # the callbacks are queued: they run after this returns
-        self._tasks.add(task)
-        return task
+        return self._tasks.run(fn, *args, on_done=on_done, on_error=on_error, always=always)
 
     @property
     def idle(self) -> bool:

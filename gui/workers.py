@@ -1,4 +1,5 @@
-"""Running library calls off the GUI thread: one helper, ``run_in_thread``.
+"""Running library calls off the GUI thread: ``run_in_thread``, and ``Tasks`` for an owner
+(a window, the tray) that keeps its running tasks and drops late callbacks once it is gone.
 
 A ``Task`` (QRunnable on the global QThreadPool) runs a callable and reports through queued Qt
 signals: ``progress(done, total, text)``, ``finished(result)`` or ``failed(exception)``. The
@@ -15,7 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-__all__ = ["Task", "run_in_thread"]
+__all__ = ["Task", "Tasks", "run_in_thread"]
 
 
 class _Signals(QObject):
@@ -69,3 +70,54 @@ def run_in_thread(
         task.signals.progress.connect(on_progress)
     QThreadPool.globalInstance().start(task)
     return task
+
+
+class Tasks:
+    """The tasks one owner has running. Each is kept alive until it reports back; its
+    callbacks are dropped when ``alive()`` says the owner is gone or closing (unless the task
+    was started with ``always=True``). Truthy while any task runs."""
+
+    def __init__(self, alive: Callable[[], bool] | None = None) -> None:
+        self._running: set[Task] = set()
+        self._alive = alive
+
+    def __len__(self) -> int:
+        return len(self._running)
+
+    def __bool__(self) -> bool:
+        return bool(self._running)
+
+    def run(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+        on_progress: Callable[[int, int, str], None] | None = None,
+        always: bool = False,
+    ) -> Task:
+        """``run_in_thread(fn, *args)``; the callbacks run on the GUI thread while the owner lives."""
+        holder: list[Task] = []
+
+        def live() -> bool:
+            return always or self._alive is None or self._alive()
+
+        def done(result: Any) -> None:
+            self._running.discard(holder[0])
+            if on_done is not None and live():
+                on_done(result)
+
+        def failed(exc: BaseException) -> None:
+            self._running.discard(holder[0])
+            if on_error is not None and live():
+                on_error(exc)
+
+        def progress(done: int, total: int, text: str) -> None:
+            if on_progress is not None and live():
+                on_progress(done, total, text)
+
+        task = run_in_thread(fn, *args, on_done=done, on_error=failed,
+                             on_progress=progress if on_progress is not None else None)
+        holder.append(task)  # the callbacks are queued: they run after this returns
+        self._running.add(task)
+        return task
