@@ -105,6 +105,23 @@ class _Chart(QWidget):
         p.setPen(self._ink())
         p.drawText(area, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.message)
 
+    def has_data(self) -> bool:
+        raise NotImplementedError
+
+    def _paint(self, p: QPainter, area: QRectF, fm: QFontMetrics) -> None:
+        """Draw the data into ``area`` (below the title); called only when there is data."""
+        raise NotImplementedError
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p, area, fm = self._begin()
+        try:
+            if self.has_data():
+                self._paint(p, area, fm)
+            else:
+                self._draw_message(p, area)
+        finally:
+            p.end()
+
 
 class TtftChart(_Chart):
     """TTFT of every measured request, one row per mode; ``set_data`` with plain lists (ms)."""
@@ -139,17 +156,7 @@ class TtftChart(_Chart):
         self.samples, self.medians, self.message = {}, {}, message
         self.update()
 
-    def paintEvent(self, event: QPaintEvent) -> None:
-        p, area, fm = self._begin()
-        try:
-            if not self.has_data():
-                self._draw_message(p, area)
-                return
-            self._paint_strips(p, area, fm)
-        finally:
-            p.end()
-
-    def _paint_strips(self, p: QPainter, area: QRectF, fm: QFontMetrics) -> None:
+    def _paint(self, p: QPainter, area: QRectF, fm: QFontMetrics) -> None:
         ink = self._ink()
         modes = list(self.samples)
         values = [v for vs in self.samples.values() for v in vs]
@@ -272,17 +279,7 @@ class GpuMemoryChart(_Chart):
         self.series, self.message = {}, message
         self.update()
 
-    def paintEvent(self, event: QPaintEvent) -> None:
-        p, area, fm = self._begin()
-        try:
-            if not self.has_data():
-                self._draw_message(p, area)
-                return
-            self._paint_lines(p, area, fm)
-        finally:
-            p.end()
-
-    def _paint_lines(self, p: QPainter, area: QRectF, fm: QFontMetrics) -> None:
+    def _paint(self, p: QPainter, area: QRectF, fm: QFontMetrics) -> None:
         ink = self._ink()
         ts = [t for pts in self.series.values() for t, _ in pts]
         ms = [m for pts in self.series.values() for _, m in pts]
