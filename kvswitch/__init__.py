@@ -4,8 +4,7 @@ The public API, for scripts::
 
     import kvswitch
     cfg = kvswitch.load("~/.config/cc-switch/config.toml")   # ClientConfig (snake_case view)
-    for d in kvswitch.lint("settings.json").diagnostics:      # Diagnostic data
-        print(d)
+    codes = [d.code for d in kvswitch.lint("settings.json").diagnostics]  # Diagnostic data
     kvswitch.switch("split", ["settings.json", "config.toml"])  # all files or none
 
 Names are imported on first use, so ``import kvswitch`` stays cheap (the pre-commit hook
