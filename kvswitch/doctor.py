@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from kvswitch.addresses import is_loopback_url
+
 if TYPE_CHECKING:
     from kvswitch.config import Config
     from kvswitch.linter import LintResult
@@ -215,18 +217,6 @@ def _paths(convention: str) -> tuple[str, str]:
 def _same_address(a: str, b: str) -> bool:
     oa, ob = _origin(a), _origin(b)
     return oa is not None and oa == ob and urlsplit(a).path.rstrip("/") == urlsplit(b).path.rstrip("/")
-
-
-def _loopback(url: str | None) -> bool:
-    import ipaddress
-
-    host = (urlsplit(url).hostname or "") if url else ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _key_problem(key: str | None) -> bool:
@@ -904,7 +894,7 @@ def _same_gpu_check(t: Target | None, s: DoctorSettings, gpus: dict[str, list[st
         return Check("same-gpu", "skip", f"mode is {t.mode if t else 'unknown'}: one instance, nothing to compare",
                      source="S-27")
     local = gpus.get("local", [])
-    both_here = _loopback(t.prefill or t.base_url) and _loopback(t.decode or t.base_url)
+    both_here = is_loopback_url(t.prefill or t.base_url) and is_loopback_url(t.decode or t.base_url)
     if both_here and len(local) == 1:
         return Check("same-gpu", "warn", f"prefill and decode both run on this machine, which has one GPU "
                      f"({local[0]}): they share it", fix, "S-27")

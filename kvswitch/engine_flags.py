@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from kvswitch.addresses import is_loopback_host
+
 if TYPE_CHECKING:
     from kvswitch.models import Profile
 
@@ -528,15 +530,8 @@ def dtype_rule(dtype: str, engine: Engine) -> DtypeRule:
 
 
 # -- addresses ----------------------------------------------------------------------------
-_LOOPBACK = {"localhost", "::1"}
-
-
-def _is_loopback(host: str) -> bool:
-    return host in _LOOPBACK or host.startswith("127.")
-
-
 def _host_key(host: str) -> str:
-    return "loopback" if _is_loopback(host) else host.lower()
+    return "loopback" if is_loopback_host(host) else host.lower()
 
 
 @dataclass
@@ -558,7 +553,7 @@ class _Where:
 
     @property
     def bind(self) -> str:
-        return self.host if _is_loopback(self.host) else "0.0.0.0"  # stated in the listen-all caveat
+        return self.host if is_loopback_host(self.host) else "0.0.0.0"  # stated in the listen-all caveat
 
     @property
     def key(self) -> tuple[str, int]:
@@ -638,7 +633,7 @@ class _Build:
             self.note("chunk-64", chunk=chunk, rounded=_rounded64(chunk))
 
     def hosted(self, w: _Where) -> None:
-        if w.scheme == "https" and not _is_loopback(w.host):
+        if w.scheme == "https" and not is_loopback_host(w.host):
             self.note("hosted", url=w.profile_url)
 
     def finish(self, mode: str, backend: Backend | None, commands: list[Command]) -> EngineFlags:

@@ -9,7 +9,6 @@ profile of kvswitch's own config. Nothing here prints or writes.
 from __future__ import annotations
 
 import difflib
-import ipaddress
 import re
 import subprocess
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from kvswitch.addresses import is_loopback_host
 from kvswitch.diagnostics import CODES, Diagnostic, Fix, Severity
 from kvswitch.document import ConfigFile
 from kvswitch.kinds import MISSING, Subject, get_path, subjects
@@ -330,7 +330,7 @@ def _url_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
     yield from _slash_and_query(ctx, at("provider.base_url"), url, f"{where}base URL")
     key = val("provider.api_key")
     has_key = isinstance(key, str) and key.strip() != ""
-    if parts.scheme == "http" and has_key and not _is_loopback(parts.hostname or ""):
+    if parts.scheme == "http" and has_key and not is_loopback_host(parts.hostname or ""):
         yield ctx.diag(
             "KVS203",
             f"{where}base URL uses plain http to {parts.hostname}, so the API key travels unencrypted; use https",
@@ -449,13 +449,6 @@ def _same_address(a: str, b: str) -> bool:
     return key(pa) == key(pb)
 
 
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _git_tracked(path: Path) -> bool:

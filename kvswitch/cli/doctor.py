@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import Any
 
+from kvswitch.cli._target import add_target_options
+
 __all__ = ["register", "render_text"]
 
 
@@ -19,11 +21,7 @@ def register(sub: Any) -> None:
         "profile names (or to --base-url with --api-key-env) and is never printed. Exit 0 when no check fails "
         "(warnings allowed), 1 when one fails, 2 on a usage error.",
     )
-    src = p.add_argument_group("target (default: the active profile)")
-    src.add_argument("--profile", help="a profile other than the active one")
-    src.add_argument("--base-url", help="check this address instead of a profile's")
-    src.add_argument("--model", help="model id (with --base-url)")
-    src.add_argument("--api-key-env", metavar="NAME", help="with --base-url: the environment variable holding the key")
+    src = add_target_options(p, base_url_help="check this address instead of a profile's")
     src.add_argument("--mode", choices=("merged", "split"), help="check as if in this mode (default: kvswitch's mode)")
     gpu = p.add_argument_group("GPUs (S-27)")
     gpu.add_argument("--smi", default="nvidia-smi", help="the nvidia-smi to run (default: nvidia-smi)")

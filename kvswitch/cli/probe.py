@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from kvswitch.cli._target import add_target_options
+
 __all__ = ["register"]
 
 ASK_ABOVE_TOKENS = 20_000
@@ -22,11 +24,7 @@ def register(sub: Any) -> None:
         "/metrics, and compare split with merged (median ratio with a 95 % bootstrap interval). Default: the "
         "active profile. Exit 0 when every request succeeded, 1 when some failed or the probe was refused.",
     )
-    src = p.add_argument_group("target (default: the active profile)")
-    src.add_argument("--profile", help="a profile other than the active one")
-    src.add_argument("--base-url", help="probe this URL instead of a profile's")
-    src.add_argument("--model", help="model id (with --base-url)")
-    src.add_argument("--api-key-env", metavar="NAME", help="with --base-url: the environment variable holding the key")
+    src = add_target_options(p, base_url_help="probe this URL instead of a profile's")
     src.add_argument("--url-convention", choices=("append-v1", "includes-v1"))
     how = p.add_argument_group("modes and routing")
     how.add_argument("--mode", action="append", choices=("merged", "split"), dest="modes",

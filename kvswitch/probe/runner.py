@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -13,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from kvswitch.addresses import is_loopback_url
 from kvswitch.probe.client import RequestResult, chat_body, stream_chat
 from kvswitch.probe.gpu import GpuSampler
 from kvswitch.probe.metrics import MetricsSnapshot, deltas, scrape
@@ -110,16 +110,6 @@ def make_prompt(s: ProbeSettings, nonce: str | None) -> str:
     return f"[{nonce}] {body}" if nonce else body
 
 
-def _loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def estimate(s: ProbeSettings) -> tuple[int, int, list[str]]:
     """(requests, tokens at most, hosts that are not loopback) a probe would spend."""
     per_mode = s.warmup + s.runs * s.concurrency
@@ -128,7 +118,7 @@ def estimate(s: ProbeSettings) -> tuple[int, int, list[str]]:
     tokens = per_mode * len(s.modes) * (prompt + s.max_tokens) + \
         s.background * s.runs * len(s.modes) * (prompt + s.background_max_tokens)
     routes = resolve_routes(s)
-    remote = sorted({urlsplit(r.url).hostname or "" for r in routes.values() if not _loopback(r.url)})
+    remote = sorted({urlsplit(r.url).hostname or "" for r in routes.values() if not is_loopback_url(r.url)})
     return requests, tokens, remote
 
 

@@ -3,11 +3,9 @@ the OS keyring and in client files only where D-7 allows it."""
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -15,26 +13,11 @@ from typing import Any
 import json5
 import pytest
 
-from kvswitch.cli import main
 from kvswitch.keys import service_name
 from tests.conftest import FIXTURES
+from tests.helpers.cli import Run
 
 KEY = "sk-INITTEST-0123456789abcdef"
-
-
-class Run:
-    """``kvswitch ARGS`` in process, with ``stdin`` fed to it; keeps what it printed."""
-
-    def __init__(self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-        self.capsys, self.monkeypatch = capsys, monkeypatch
-        self.out = self.err = ""
-
-    def __call__(self, *args: str, stdin: str = "") -> int:
-        self.monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        code = main(list(args))
-        got = self.capsys.readouterr()
-        self.out, self.err = got.out, got.err
-        return code
 
 
 @pytest.fixture

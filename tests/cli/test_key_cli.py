@@ -3,10 +3,8 @@ store nothing and never echo the key."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import sys
 from pathlib import Path
 
 import json5
@@ -14,24 +12,10 @@ import pytest
 
 from kvswitch.cli import main
 from kvswitch.keys import service_name
+from tests.helpers.cli import Run
 
 KEY = "sk-KEYCLITEST-0123456789abcd"
 MASKED = "sk-…abcd"
-
-
-class Run:
-    """``kvswitch ARGS`` in process, with ``stdin`` fed to it; keeps what it printed."""
-
-    def __init__(self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-        self.capsys, self.monkeypatch = capsys, monkeypatch
-        self.out = self.err = ""
-
-    def __call__(self, *args: str, stdin: str = "") -> int:
-        self.monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        code = main(list(args))
-        got = self.capsys.readouterr()
-        self.out, self.err = got.out, got.err
-        return code
 
 
 @pytest.fixture
