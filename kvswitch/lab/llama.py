@@ -42,9 +42,21 @@ from types import TracebackType
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-__all__ = ["LlamaServer", "LlamaServerError", "available", "main"]
+__all__ = ["LlamaServer", "LlamaServerError", "available", "main", "terminate"]
 
 LISTENING = "LISTENING"
+
+
+def terminate(proc: subprocess.Popen[Any], timeout: float = 10.0) -> int:
+    """SIGTERM a child process, SIGKILL after ``timeout`` s; its exit status."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
 
 
 def available() -> bool:
@@ -188,16 +200,7 @@ class LlamaServer:
     def stop(self, timeout: float = 10.0) -> int | None:
         """SIGTERM the server (SIGKILL after ``timeout`` s); returns its exit status."""
         proc, self._proc = self._proc, None
-        code = None
-        if proc is not None:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-            code = proc.returncode
+        code = terminate(proc, timeout) if proc is not None else None
         if self._reader is not None:  # the pipe is at EOF once the process is gone
             self._reader.join(5)
             self._reader = None

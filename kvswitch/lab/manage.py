@@ -395,13 +395,9 @@ def _tail(path: Path, limit: int = 2000) -> str:
 
 
 def _stop_child(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    from kvswitch.lab.llama import terminate
+
+    terminate(proc, timeout)
     _CHILDREN.pop(proc.pid, None)
 
 
