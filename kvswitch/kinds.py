@@ -21,6 +21,8 @@ __all__ = [
     "KINDS",
     "KIND_FORMAT",
     "KVSWITCH_CONFIG_NAME",
+    "REQUEST_FIELDS",
+    "STRATEGY_FIELDS",
     "Subject",
     "detect_kind",
     "get_path",
@@ -32,6 +34,15 @@ KIND_FORMAT: dict[str, str] = {"cline": "jsonc", "ccswitch": "toml", "kvswitch":
 KVSWITCH_CONFIG_NAME = "kvswitch.toml"
 
 KeyPath = tuple[str | int, ...]
+
+_CACHE_KEYS = ("chunk_size", "kv_cache_dtype", "prefix_cache")
+_SPLIT_KEYS = ("prefill_base_url", "decode_base_url", "transfer_protocol", "max_transfer_concurrency")
+_REQUEST_KEYS = ("temperature", "max_tokens", "stream", "timeout_seconds")
+
+STRATEGY_FIELDS: tuple[str, ...] = (*(f"cache.{k}" for k in _CACHE_KEYS), *(f"split.{k}" for k in _SPLIT_KEYS))
+"""The common names of a profile's KV-cache settings besides the mode (S-13…S-17)."""
+REQUEST_FIELDS: tuple[str, ...] = tuple(f"request.{k}" for k in _REQUEST_KEYS)
+"""The common names of a profile's request options."""
 
 _CS = "cline.cacheStrategy"
 _RO = "cline.requestOptions"
@@ -54,12 +65,9 @@ CLINE_FIELDS: dict[str, KeyPath] = {
 
 CCSWITCH_FIELDS: dict[str, KeyPath] = {
     **{f"provider.{k}": ("provider", k) for k in ("name", "base_url", "api_key", "model")},
-    **{f"cache.{k}": ("cache", k) for k in ("mode", "chunk_size", "kv_cache_dtype", "prefix_cache")},
-    **{
-        f"split.{k}": ("cache", "split", k)
-        for k in ("prefill_base_url", "decode_base_url", "transfer_protocol", "max_transfer_concurrency")
-    },
-    **{f"request.{k}": ("request", k) for k in ("temperature", "max_tokens", "stream", "timeout_seconds")},
+    **{f"cache.{k}": ("cache", k) for k in ("mode", *_CACHE_KEYS)},
+    **{f"split.{k}": ("cache", "split", k) for k in _SPLIT_KEYS},
+    **{f"request.{k}": ("request", k) for k in _REQUEST_KEYS},
 }
 
 
@@ -75,11 +83,8 @@ def profile_fields(name: str) -> dict[str, KeyPath]:
         "cache.chunk_size": (*p, "merged", "chunk_size"),
         "cache.kv_cache_dtype": (*p, "cache", "kv_cache_dtype"),
         "cache.prefix_cache": (*p, "cache", "prefix_cache"),
-        **{
-            f"split.{k}": (*p, "split", k)
-            for k in ("prefill_base_url", "decode_base_url", "transfer_protocol", "max_transfer_concurrency")
-        },
-        **{f"request.{k}": (*p, "request", k) for k in ("temperature", "max_tokens", "stream", "timeout_seconds")},
+        **{f"split.{k}": (*p, "split", k) for k in _SPLIT_KEYS},
+        **{f"request.{k}": (*p, "request", k) for k in _REQUEST_KEYS},
     }
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.errors import ConfigValidationError, EditError, Location
-from kvswitch.kinds import MISSING, get_path, profile_fields
+from kvswitch.kinds import MISSING, REQUEST_FIELDS, STRATEGY_FIELDS, get_path, profile_fields
 
 if TYPE_CHECKING:
     from kvswitch.config import Config
@@ -23,19 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FIELDS", "ProfileCheck", "check_profile", "profile_values", "save_profile"]
 
-FIELDS = (
-    "cache.chunk_size",
-    "cache.kv_cache_dtype",
-    "cache.prefix_cache",
-    "split.prefill_base_url",
-    "split.decode_base_url",
-    "split.transfer_protocol",
-    "split.max_transfer_concurrency",
-    "request.temperature",
-    "request.max_tokens",
-    "request.stream",
-    "request.timeout_seconds",
-)
+FIELDS = (*STRATEGY_FIELDS, *REQUEST_FIELDS)
 """The fields of a profile a form edits (common names, :func:`kvswitch.kinds.profile_fields`)."""
 
 

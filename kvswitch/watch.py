@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kvswitch import paths
 from kvswitch.errors import KvswitchError, Location
+from kvswitch.kinds import STRATEGY_FIELDS
 
 if TYPE_CHECKING:
     from kvswitch.config import Config
@@ -46,16 +47,7 @@ __all__ = ["OWNED_FIELDS", "Policy", "WatchEvent", "Watcher", "WatcherBusyError"
 
 Policy = Literal["adopt", "revert", "report"]
 
-OWNED_FIELDS = (
-    "cache.mode",
-    "cache.chunk_size",
-    "cache.kv_cache_dtype",
-    "cache.prefix_cache",
-    "split.prefill_base_url",
-    "split.decode_base_url",
-    "split.transfer_protocol",
-    "split.max_transfer_concurrency",
-)
+OWNED_FIELDS = ("cache.mode", *STRATEGY_FIELDS)
 """The fields ``adopt`` takes from a client into the active profile (D-12)."""
 
 DEBOUNCE = 0.15
