@@ -108,10 +108,7 @@ def starts(work: Path, env: dict[str, str], n: int) -> dict[str, list[float]]:
             bare = subprocess.Popen([sys.executable, "-c", BARE], env=x.env(env), stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             try:
-                assert x.panel is not None
-                found = wait_until(lambda p=x.panel: [w for w in x.tray_icons("bare-tray")
-                                                      if p.x <= w.x and w.x + w.width <= p.x + p.width
-                                                      and w.y >= 0], 120, interval=0.01)
+                found = wait_until(lambda: x.tray_icons("bare-tray", laid_out=True), 120, interval=0.01)
                 if not found:
                     raise RuntimeError("the bare tray icon did not appear")
                 out["bare_icon"].append(time.perf_counter() - started)

@@ -20,7 +20,7 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,12 +226,19 @@ class XSession:
     def tree(self) -> list[Window]:
         return parse_tree(self.run("xwininfo", "-root", "-tree"))
 
-    def tray_icons(self, name: str | None = None) -> list[Window]:
-        """The windows embedded in trayer's panel (``name``: only those so named)."""
-        if self.panel is None:
+    def tray_icons(self, name: str | None = None, *, laid_out: bool = False) -> list[Window]:
+        """The windows embedded in trayer's panel (``name``: only those so named). ``laid_out``:
+        only those wholly inside the panel — just after embedding an icon sits a pixel off, at
+        y = -1, for a moment, before trayer places it."""
+        panel = self.panel
+        if panel is None:
             return []
-        return [w for w in self.tree() if self.panel.id in w.path and w.width > 1 and w.height > 1
-                and (name is None or w.name == name)]
+        found = [w for w in self.tree() if panel.id in w.path and w.width > 1 and w.height > 1
+                 and (name is None or w.name == name)]
+        if laid_out:
+            found = [w for w in found if panel.x <= w.x and w.x + w.width <= panel.x + panel.width
+                     and panel.y <= w.y and w.y + w.height <= panel.y + panel.height]
+        return found
 
     def popups(self) -> list[Window]:
         """Mapped override-redirect windows on the root (menus, tooltips), largest first."""
@@ -334,12 +341,8 @@ class TrayApp:
         return self.log_path.read_text(errors="replace")[-3000:] if self.log_path.exists() else ""
 
     def icon(self) -> Window | None:
-        """The app's icon once trayer has laid it out: embedded, and wholly inside the panel
-        (just after embedding it sits a pixel off, at y = -1, for a moment)."""
-        panel = self.x.panel
-        found = [w for w in self.x.tray_icons(self.name) if panel is not None
-                 and panel.x <= w.x and w.x + w.width <= panel.x + panel.width
-                 and panel.y <= w.y and w.y + w.height <= panel.y + panel.height]
+        """The app's icon once trayer has laid it out in its panel."""
+        found = self.x.tray_icons(self.name, laid_out=True)
         return found[0] if found else None
 
     def wait_icon(self, timeout: float = 60.0) -> Window:
@@ -348,11 +351,6 @@ class TrayApp:
             raise RuntimeError(f"the tray icon did not appear ({'exited' if icon == 'dead' else 'timeout'}); "
                                f"app log:\n{self.log()}")
         return icon
-
-    def rss_kib(self) -> int:
-        status = Path(f"/proc/{self.pid}/status").read_text()
-        m = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
-        return int(m.group(1)) if m else 0
 
     def close(self) -> int | None:
         if self.proc is None:
@@ -418,19 +416,3 @@ def png_size(path: Path) -> tuple[int, int]:
         raise ValueError(f"{path} is not a PNG file")
     width, height = struct.unpack(">II", head[16:24])
     return width, height
-
-
-@contextlib.contextmanager
-def sandboxed(root: Path) -> Iterator[dict[str, Path]]:
-    """``make_sandbox(root)`` with this process's environment pointed at it meanwhile."""
-    files = make_sandbox(root)
-    saved = {k: os.environ.get(k) for k in sandbox_env(root)}
-    os.environ.update(sandbox_env(root))
-    try:
-        yield files
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
