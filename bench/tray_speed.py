@@ -35,16 +35,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.helpers.observe import cline_mode, toml_mode, wait_until  # noqa: E402
 from tests.helpers.xdisplay import (  # noqa: E402
     TOOLS,
     TrayApp,
     XSession,
-    cline_mode,
     make_sandbox,
     sandbox_env,
     stop_process,
-    toml_mode,
-    wait_until,
 )
 
 BARE = """

@@ -38,17 +38,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.helpers.observe import cline_mode, toml_mode, wait_until  # noqa: E402
 from tests.helpers.xdisplay import (  # noqa: E402
     TOOLS,
     TrayApp,
     Window,
     XSession,
-    cline_mode,
     make_sandbox,
     png_size,
     sandbox_env,
-    toml_mode,
-    wait_until,
 )
 
 MAX_BYTES = 200_000

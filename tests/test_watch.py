@@ -24,6 +24,7 @@ import pytest
 
 from kvswitch.watch import Watcher, WatcherBusyError
 from tests.conftest import require_tool
+from tests.helpers.observe import cline_data, cline_mode, toml_data, toml_mode
 from tests.helpers.watching import (
     DEBOUNCE,
     Events,
@@ -31,8 +32,6 @@ from tests.helpers.watching import (
     Sandbox,
     WriteSpy,
     cline_as,
-    cline_data,
-    cline_mode,
     config_data,
     init_sandbox,
     kvswitch,
@@ -40,8 +39,6 @@ from tests.helpers.watching import (
     save_in_place,
     save_replace,
     sed_i,
-    toml_data,
-    toml_mode,
     wait_until,
 )
 

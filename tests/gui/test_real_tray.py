@@ -14,15 +14,13 @@ import sys
 from pathlib import Path
 
 from tests.conftest import require_tool
+from tests.helpers.observe import cline_mode, toml_mode, wait_until
 from tests.helpers.xdisplay import (
     TOOLS,
     TrayApp,
     Window,
     XSession,
-    cline_mode,
     png_size,
-    toml_mode,
-    wait_until,
 )
 
 START_S = 60.0  # generous: CI machines are small and shared; the waits end as soon as things happen

@@ -12,13 +12,15 @@ import subprocess
 import sys
 import threading
 import time
-import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.helpers import observe
+from tests.helpers.observe import toml_data
 
 DEBOUNCE = 0.1
 """The debounce the tests run the watcher with (seconds)."""
@@ -29,14 +31,8 @@ SETTLE = 4.0
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float = SETTLE, interval: float = 0.02) -> Any:
-    """Poll ``predicate`` until it returns something truthy (returned) or ``timeout`` passes
-    (returns the last falsy value)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() >= deadline:
-            return value
-        time.sleep(interval)
+    """:func:`tests.helpers.observe.wait_until`, with ``SETTLE`` as the default timeout."""
+    return observe.wait_until(predicate, timeout, interval)
 
 
 @dataclass(frozen=True)
@@ -80,31 +76,6 @@ def init_sandbox(*extra: str) -> Sandbox:
 
 
 # -- reading modes ---------------------------------------------------------------------------
-def cline_data(path: Path) -> Any:
-    from kvswitch.document import parse_config
-
-    return parse_config(path.read_bytes(), "cline", path).data
-
-
-def cline_mode(path: Path) -> str | None:
-    try:
-        return cline_data(path)["cline.cacheStrategy"]["mode"]
-    except Exception:  # noqa: BLE001 - a torn or broken file has no mode
-        return None
-
-
-def toml_data(path: Path) -> dict[str, Any]:
-    return tomllib.loads(path.read_text(encoding="utf-8"))
-
-
-def toml_mode(path: Path) -> str | None:
-    """The CC Switch file's ``[cache] mode``."""
-    try:
-        return toml_data(path)["cache"]["mode"]
-    except Exception:  # noqa: BLE001
-        return None
-
-
 def config_data() -> dict[str, Any]:
     from kvswitch.config import config_file
 

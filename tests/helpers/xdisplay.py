@@ -20,23 +20,22 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.helpers.observe import wait_until
 
 __all__ = [
     "TOOLS",
     "TrayApp",
     "Window",
     "XSession",
-    "cline_mode",
     "make_sandbox",
     "png_size",
     "sandbox_env",
     "stop_process",
-    "toml_mode",
-    "wait_until",
 ]
 
 TOOLS = ("Xvfb", "trayer", "xdotool", "import", "xwininfo")
@@ -46,17 +45,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # the icon's fill colours (kvswitch_gui.icons): merged blue, split teal, unknown grey
 MODE_COLOURS = {"merged": (0x25, 0x63, 0xEB), "split": (0x0D, 0x94, 0x88), None: (0x6B, 0x72, 0x80)}
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float, interval: float = 0.05) -> Any:
-    """Poll ``predicate`` until it returns something truthy (returned) or ``timeout`` seconds
-    pass (the last falsy value is returned)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() >= deadline:
-            return value
-        time.sleep(interval)
 
 
 def stop_process(proc: subprocess.Popen[Any], first: int = signal.SIGTERM, grace: float = 10.0) -> int | None:
@@ -385,28 +373,6 @@ def make_sandbox(root: Path) -> dict[str, Path]:
     home = root / "home"
     return {"cline": home / ".cline" / "settings.json", "ccswitch": home / ".config" / "cc-switch" / "config.toml",
             "config": root / "kvswitch-home" / "config" / "kvswitch.toml"}
-
-
-_CLINE_MODE = re.compile(r'"mode"\s*:\s*"(\w+)"')
-_TOML_MODE = re.compile(r'^mode\s*=\s*"(\w+)"', re.M)
-
-
-def cline_mode(path: Path) -> str | None:
-    """The mode in a Cline settings.json (``"mode": "split"``), by text; None when unreadable."""
-    try:
-        m = _CLINE_MODE.search(path.read_text())
-    except OSError:
-        return None
-    return m.group(1) if m else None
-
-
-def toml_mode(path: Path) -> str | None:
-    """The mode in a CC Switch config.toml (``mode = "split"``), by text; None when unreadable."""
-    try:
-        m = _TOML_MODE.search(path.read_text())
-    except OSError:
-        return None
-    return m.group(1) if m else None
 
 
 def png_size(path: Path) -> tuple[int, int]:
