@@ -24,7 +24,8 @@ def register(sub: Any) -> None:
         "/metrics, and compare split with merged (median ratio with a 95 % bootstrap interval). Default: the "
         "active profile. Exit 0 when every request succeeded, 1 when some failed or the probe was refused.",
     )
-    src = add_target_options(p, base_url_help="probe this URL instead of a profile's")
+    src = add_target_options(p, base_url_help="probe this URL instead of a profile's",
+                             model_help="model id (needed with --base-url; with a profile, instead of its model)")
     src.add_argument("--url-convention", choices=("append-v1", "includes-v1"))
     how = p.add_argument_group("modes and routing")
     how.add_argument("--mode", action="append", choices=("merged", "split"), dest="modes",
@@ -98,6 +99,8 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     if args.base_url:
         if not args.model:
             raise UsageError("--base-url needs --model")
+        if args.profile:
+            raise UsageError("give --profile or --base-url, not both")
         key = os.environ.get(args.api_key_env) if args.api_key_env else None
         if args.api_key_env and not key:
             raise UsageError(f"${args.api_key_env} is not set")

@@ -65,6 +65,10 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["probe", "--base-url", "http://127.0.0.1:9/v1"]) == 2
     assert main(["probe", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--runs", "0"]) == 2
     assert main(["probe", "--endpoint", "nonsense", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]) == 2
+    capsys.readouterr()
+    # a profile and a bare address at once: refused, not one of them silently ignored
+    assert main(["probe", "--profile", "p", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]) == 2
+    assert "give --profile or --base-url, not both" in capsys.readouterr().err
 
 
 def test_the_key_of_the_profile_goes_only_to_the_profile(server: SSEServer, capsys: pytest.CaptureFixture[str],
