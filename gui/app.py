@@ -23,6 +23,7 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from kvswitch import paths
+from kvswitch_gui.collector import collecting_on_gui_thread
 from kvswitch_gui.tray import NO_WATCH_ENV, TrayController
 
 __all__ = ["SingleInstance", "main"]
@@ -137,26 +138,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     previous = app.quitOnLastWindowClosed()
     controller: TrayController | None = None
-    try:
-        use_tray = not args.window and QSystemTrayIcon.isSystemTrayAvailable()
-        controller = TrayController(use_tray=use_tray, watch=False if args.no_watch else None)
-        app.setQuitOnLastWindowClosed(not use_tray)
-        instance.raise_requested.connect(controller.present)
-        controller.quit_requested.connect(app.quit)
-        controller.start()
-        if not use_tray:
-            controller.notify("No system tray", "This desktop shows no system tray, so kvswitch runs in this "
-                              "window; closing it quits.")
-        with _ctrl_c_quits(app):
-            return app.exec()
-    finally:
-        # Quit closes the windows, and closing the last one posts another Quit event; handled after
-        # exec() returned it would stop every later event loop of this process (a caller's, a
-        # test's) at once, so drop it, and close the window below without quitting again
-        app.setQuitOnLastWindowClosed(False)
-        if controller is not None:
-            controller.shutdown()
-            controller.deleteLater()
-        QCoreApplication.removePostedEvents(app, QEvent.Type.Quit)
-        instance.release()
-        app.setQuitOnLastWindowClosed(previous)
+    with collecting_on_gui_thread():  # never on a worker thread: see kvswitch_gui.collector
+        try:
+            use_tray = not args.window and QSystemTrayIcon.isSystemTrayAvailable()
+            controller = TrayController(use_tray=use_tray, watch=False if args.no_watch else None)
+            app.setQuitOnLastWindowClosed(not use_tray)
+            instance.raise_requested.connect(controller.present)
+            controller.quit_requested.connect(app.quit)
+            controller.start()
+            if not use_tray:
+                controller.notify("No system tray", "This desktop shows no system tray, so kvswitch runs in this "
+                                  "window; closing it quits.")
+            with _ctrl_c_quits(app):
+                return app.exec()
+        finally:
+            # Quit closes the windows, and closing the last one posts another Quit event; handled after
+            # exec() returned it would stop every later event loop of this process (a caller's, a
+            # test's) at once, so drop it, and close the window below without quitting again
+            app.setQuitOnLastWindowClosed(False)
+            if controller is not None:
+                controller.shutdown()
+                controller.deleteLater()
+            QCoreApplication.removePostedEvents(app, QEvent.Type.Quit)
+            instance.release()
+            app.setQuitOnLastWindowClosed(previous)

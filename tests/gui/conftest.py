@@ -1,5 +1,6 @@
-"""GUI tests: offscreen Qt (unless a test starts its own X server), a kvswitch sandbox with the
-article's two client files registered, and the deterministic SSE server for the probe."""
+"""GUI tests: offscreen Qt (unless a test starts its own X server), garbage collected on the GUI
+thread only (as the app does), a kvswitch sandbox with the article's two client files
+registered, and the deterministic SSE server for the probe."""
 
 from __future__ import annotations
 
@@ -14,6 +15,16 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from kvswitch.testing.sse_server import SSEServer
+
+
+@pytest.fixture(scope="package", autouse=True)
+def gui_thread_collection(qapp: object) -> Iterator[object]:
+    """What ``kvswitch-tray`` does: no collection on worker threads, where freeing a dropped
+    controller's widgets would crash; its timer collects here, and once more at the end."""
+    from kvswitch_gui.collector import collecting_on_gui_thread
+
+    with collecting_on_gui_thread() as collector:
+        yield collector
 
 
 @pytest.fixture

@@ -55,3 +55,30 @@ def test_callbacks_are_dropped_once_the_owner_is_gone_unless_always(qtbot: QtBot
     release.set()
     qtbot.waitUntil(lambda: not tasks, timeout=WAIT)
     assert seen == ["always"]
+
+
+def test_a_running_task_outlives_its_dropped_owner_and_is_freed_after(qtbot: QtBot) -> None:
+    """The crash CI saw: an owner (a tray) dropped while its task ran made a garbage cycle with
+    the task; the collector freed the running task. The pool holds it now, until it returns."""
+    import gc
+    import weakref
+
+    release = threading.Event()
+    seen: list[str] = []
+
+    class Owner:
+        def __init__(self) -> None:
+            self.tasks = Tasks(lambda: True)
+            self.tasks.run(release.wait, 10, on_done=lambda _: seen.append(f"done by {self}"), always=True)
+
+    owner = Owner()
+    task = weakref.ref(next(iter(owner.tasks._running)))
+    gone = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert task() is not None  # still running: the pool holds it (the cycle holds nothing alive)
+    release.set()
+    qtbot.waitUntil(lambda: bool(seen), timeout=WAIT)
+    qtbot.wait(50)
+    gc.collect()
+    assert task() is None and gone() is None  # reported back, then nothing keeps either alive
