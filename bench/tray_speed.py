@@ -89,7 +89,7 @@ def starts(work: Path, env: dict[str, str], n: int) -> dict[str, list[float]]:
     with XSession(work / "x") as x:
         for i in range(n):
             with TrayApp(x, env=env, log=work / f"app-{i}.log") as app:
-                icon = app.wait_icon(120)
+                icon = app.wait_icon(120, interval=0.01)
                 out["icon"].append(time.perf_counter() - app.started)
                 if not wait_until(lambda ic=icon: x.icon_mode(ic) == "merged", 60, interval=0.005):
                     raise RuntimeError(f"the icon never showed the merged state; log:\n{app.log()}")

@@ -90,7 +90,9 @@ def test_real_tray_icon_menu_switch_and_screenshot(kv_sandbox: dict[str, Path], 
                 problem = _switch_to_split(x, icon, kv_sandbox, menus)
             assert not problem, f"{problem}\napp log:\n{app.log()}"
             assert _modes(kv_sandbox) == ("split", "split")
-            assert 'mode = "split"' in kv_sandbox["config"].read_text()  # and kvswitch.toml follows
+            # and kvswitch.toml follows (written after the clients: a moment later on a busy machine)
+            config = kv_sandbox["config"]
+            assert wait_until(lambda: 'mode = "split"' in config.read_text(), STEP_S), config.read_text()
 
             # the icon follows: the split shape (two teal halves)
             assert wait_until(lambda: x.icon_mode(icon) == "split", STEP_S), x.icon_mode(icon)

@@ -333,11 +333,14 @@ class TrayApp:
         found = self.x.tray_icons(self.name, laid_out=True)
         return found[0] if found else None
 
-    def wait_icon(self, timeout: float = 60.0) -> Window:
-        icon = wait_until(lambda: self.icon() if self.alive() else "dead", timeout, interval=0.01)
+    def wait_icon(self, timeout: float = 60.0, interval: float = 0.1) -> Window:
+        """The laid-out icon, polled every ``interval`` s (each poll runs xwininfo: on a busy
+        machine a tight poll takes the CPU the app needs to start; the bench polls tighter)."""
+        icon = wait_until(lambda: self.icon() if self.alive() else "dead", timeout, interval=interval)
         if not isinstance(icon, Window):
             raise RuntimeError(f"the tray icon did not appear ({'exited' if icon == 'dead' else 'timeout'}); "
-                               f"app log:\n{self.log()}")
+                               f"in the panel: {self.x.tray_icons()}; top-level windows: "
+                               f"{[w for w in self.x.tree() if not w.path]}; app log:\n{self.log()}")
         return icon
 
     def close(self) -> int | None:
