@@ -126,9 +126,12 @@ def clicks(files: dict[str, Path], n: int) -> tuple[list[float], list[float], li
     from PySide6.QtWidgets import QApplication
 
     from kvswitch.clients import switch_clients
+    from kvswitch_gui.collector import GuiThreadCollector
     from kvswitch_gui.tray import TrayController
 
     app = QApplication([sys.argv[0]])
+    collector = GuiThreadCollector()  # as kvswitch-tray runs: collections on this thread only
+    collector.start()
     controller = TrayController(use_tray=False, watch=True)
     controller.start()
 
@@ -166,6 +169,7 @@ def clicks(files: dict[str, Path], n: int) -> tuple[list[float], list[float], li
         library.append(time.perf_counter() - t0)
     controller.shutdown()
     app.processEvents()
+    collector.stop()
     return written, noticed, library
 
 

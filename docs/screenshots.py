@@ -233,12 +233,15 @@ def main() -> int:
             os.environ.update(x.env())
             from PySide6.QtWidgets import QApplication
 
+            from kvswitch_gui.collector import collecting_on_gui_thread
+
             app = QApplication([sys.argv[0]])
             app.setApplicationName("kvswitch")
-            probe_shot(app, out)
-            settings_shot(app, out)
-            icon_states(out)
-            app.processEvents()
+            with collecting_on_gui_thread():  # as kvswitch-tray runs: collections on this thread only
+                probe_shot(app, out)
+                settings_shot(app, out)
+                icon_states(out)
+                app.processEvents()
     finally:
         if args.keep:
             _say(f"kept {work}")
