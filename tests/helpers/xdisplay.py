@@ -177,10 +177,15 @@ class XSession:
                 ["trayer", "--edge", "top", "--align", "right", "--widthtype", "pixel", "--width", str(w),
                  "--heighttype", "pixel", "--height", str(h)],
                 env=self.env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        # docked: at the top right, where --edge/--align put it (trayer maps the panel first and
+        # moves it there after, a while later on a busy machine)
         self.panel = wait_until(lambda: next((win for win in self.tree() if win.name == "panel"
-                                              and "trayer" in win.wm_class and not win.path), None), self.timeout)
+                                              and "trayer" in win.wm_class and not win.path
+                                              and win.y == 0 and win.x + win.width == self.size[0]), None),
+                                self.timeout)
         if self.panel is None:
-            raise RuntimeError(f"trayer's panel did not appear: {self.log('trayer.log')}")
+            raise RuntimeError(f"trayer's panel did not dock at the top right: {self.log('trayer.log')}; "
+                               f"top-level windows: {[w for w in self.tree() if not w.path]}")
 
     def close(self) -> None:
         for proc in (self.trayer, self.xvfb):
@@ -218,10 +223,12 @@ class XSession:
         """The windows embedded in trayer's panel (``name``: only those so named). ``laid_out``:
         only those wholly inside the panel — just after embedding an icon sits a pixel off, at
         y = -1, for a moment, before trayer places it."""
-        panel = self.panel
-        if panel is None:
+        if self.panel is None:
             return []
-        found = [w for w in self.tree() if panel.id in w.path and w.width > 1 and w.height > 1
+        tree = self.tree()
+        # the panel as it is now (its geometry from this same listing)
+        panel = next((w for w in tree if w.id == self.panel.id), self.panel)
+        found = [w for w in tree if panel.id in w.path and w.width > 1 and w.height > 1
                  and (name is None or w.name == name)]
         if laid_out:
             found = [w for w in found if panel.x <= w.x and w.x + w.width <= panel.x + panel.width
@@ -313,9 +320,11 @@ class TrayApp:
     def start(self) -> None:
         with self.log_path.open("wb") as log:
             self.started = time.perf_counter()
+            # PYTHONFAULTHANDLER: a crash, or the SIGABRT wait_icon sends a hung app, leaves
+            # every thread's Python stack in the log
             self.proc = subprocess.Popen([sys.executable, "-m", "kvswitch_gui", *self.args],
-                                         env=self.x.env(self.base_env), cwd=ROOT, stdin=subprocess.DEVNULL,
-                                         stdout=log, stderr=subprocess.STDOUT)
+                                         env=self.x.env(self.base_env, PYTHONFAULTHANDLER="1"), cwd=ROOT,
+                                         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
 
     @property
     def pid(self) -> int:
@@ -325,8 +334,9 @@ class TrayApp:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-3000:] if self.log_path.exists() else ""
+    def log(self, limit: int = 3000) -> str:
+        """The end of the app's output (stdout and stderr), ``limit`` characters at most."""
+        return self.log_path.read_text(errors="replace")[-limit:] if self.log_path.exists() else ""
 
     def icon(self) -> Window | None:
         """The app's icon once trayer has laid it out in its panel."""
@@ -336,11 +346,28 @@ class TrayApp:
     def wait_icon(self, timeout: float = 60.0, interval: float = 0.1) -> Window:
         """The laid-out icon, polled every ``interval`` s (each poll runs xwininfo: on a busy
         machine a tight poll takes the CPU the app needs to start; the bench polls tighter)."""
-        icon = wait_until(lambda: self.icon() if self.alive() else "dead", timeout, interval=interval)
+        seen: list[str] = []  # what changed, when: the story of a failure
+
+        def look() -> Window | str | None:
+            if not self.alive():
+                return "dead"
+            mine = [w for w in self.x.tree() if w.name == self.name]
+            state = ", ".join(f"{'in the panel' if self.x.panel and self.x.panel.id in w.path else 'top-level'} "
+                              f"{w.width}x{w.height}+{w.x}+{w.y}" for w in mine) or "no window"
+            if not seen or not seen[-1].endswith(state):
+                seen.append(f"{time.perf_counter() - self.started:6.2f} s: {state}")
+            return self.icon()
+
+        icon = wait_until(look, timeout, interval=interval)
         if not isinstance(icon, Window):
+            if self.alive():  # hung: faulthandler writes its threads' stacks to the log
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGABRT)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(10)  # type: ignore[union-attr]
             raise RuntimeError(f"the tray icon did not appear ({'exited' if icon == 'dead' else 'timeout'}); "
-                               f"in the panel: {self.x.tray_icons()}; top-level windows: "
-                               f"{[w for w in self.x.tree() if not w.path]}; app log:\n{self.log()}")
+                               f"the app's windows named {self.name!r}: {seen}; panel now: {self.x.tray_icons()}; "
+                               f"app log:\n{self.log(20_000)}")
         return icon
 
     def close(self) -> int | None:
