@@ -27,13 +27,13 @@ import logging.handlers
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kvswitch import paths
-from kvswitch.errors import KvswitchError, Location
+from kvswitch.errors import ChangedOnDiskError, KvswitchError, Location
 from kvswitch.kinds import STRATEGY_FIELDS
 
 if TYPE_CHECKING:
@@ -53,6 +53,9 @@ OWNED_FIELDS = ("cache.mode", *STRATEGY_FIELDS)
 DEBOUNCE = 0.15
 WRITE_GRACE = 10.0
 """How long a file written in place may stay open before it is read anyway (seconds)."""
+MAX_RETRIES = 20
+"""How many times in a row a change is looked at again after another save beat the watcher's
+commit (each after a quiet period) before the conflict is reported as an error."""
 
 
 def _drop_inactive_emitter(record: logging.LogRecord) -> bool:
@@ -111,6 +114,8 @@ class _Target:
     unstable: str | None = None  # digest of an invalid read waiting for a second look
     timer: threading.Timer | None = None
     writing: float = 0.0  # when an in-place write began that has not been closed yet (0: none)
+    stale: bool = False  # handling it failed: look again even if the content is what was seen
+    retries: int = 0  # conflicts in a row (another save beat our commit)
 
 
 class Watcher:
@@ -306,11 +311,26 @@ class Watcher:
             target.writing = 0.0
             try:
                 self._handle_target(real, target, force)
+            except ChangedOnDiskError as exc:
+                # another save landed while we committed (all or none: nothing was written); what
+                # we decided may be stale, so decide again on what is there after a quiet period
+                target.stale = True
+                target.retries += 1
+                if target.retries <= MAX_RETRIES:
+                    self._log.info("%s: %s; looking again", target.path, exc)
+                    self._poke(real)
+                else:
+                    target.retries = 0
+                    self._emit(WatchEvent("error", target.path, str(exc)))
             except KvswitchError as exc:
+                target.stale = True  # the same content saved again is a new request
                 self._emit(WatchEvent("error", target.path, str(exc)))
             except Exception as exc:  # noqa: BLE001 - a watcher thread must report, not die
+                target.stale = True
                 self._log.exception("unexpected error")
                 self._emit(WatchEvent("error", target.path, f"unexpected error: {type(exc).__name__}: {exc}"))
+            else:
+                target.retries = 0
 
     def _handle_target(self, real: str, target: _Target, force: bool) -> None:
         from kvswitch.document import parse_config
@@ -329,7 +349,14 @@ class Watcher:
             target.seen = digest
             return
         target.own.clear()  # someone else wrote after us: our pending echoes are stale
-        if digest == target.seen and not force:
+        if digest == target.seen and not force and not target.stale:
+            return
+        target.stale = False
+        if not raw.strip() and target.unstable != digest and not force:
+            # empty: an in-place save truncates first, and its event may not have arrived yet
+            # (an empty settings.json parses, as {}); act only if it is still empty a moment later
+            target.unstable = digest
+            self._poke(real)
             return
         kind = "kvswitch" if target.kind == "config" else target.kind
         try:
@@ -443,8 +470,8 @@ class Watcher:
                           others.memos + own.memos, {**others.entries, **own.entries},
                           others.rendered + own.rendered)
         extra = [FileWrite(config.path, text.encode("utf-8"), config.file.raw)] if edits else []
-        self._expect_writes([*plan.writes, *extra])
-        commit_plan(plan, extra)
+        with self._expecting([*plan.writes, *extra]):
+            commit_plan(plan, extra)
         written = [w.path for w in others.writes]
         adopted = ", ".join(f"{e.path[-1]} = {e.value!r}" for e in edits) or "nothing new"
         self._emit(WatchEvent("adopted", target.path, f"took {adopted} into profile {name}{note}",
@@ -460,8 +487,8 @@ class Watcher:
         mode = config.model.mode
         others = frozenset(p for p in self._all_paths() if p != target.path)
         plan = plan_clients(config, name, profile, mode, profile_wins=True, with_keys=False, exclude=others)
-        self._expect_writes(plan.writes)
-        commit_plan(plan)
+        with self._expecting(plan.writes):
+            commit_plan(plan)
         nudges = self._nudge([target]) if plan.writes else ()
         self._emit(WatchEvent("reverted", target.path, f"put back profile {name} in mode {mode}: {', '.join(owned)}{note}",
                               nudges=nudges, written=tuple(w.path for w in plan.writes)))
@@ -480,16 +507,19 @@ class Watcher:
         self._schedule()
         name, profile = config.profile()
         broken = frozenset(self._broken_clients())  # never rendered over: reported instead
+        # nor a client with a change not yet carried through: its own look decides (a mode the
+        # user just flipped there must not be overwritten with the config's older one)
+        pending = frozenset(self._pending_clients())
         plan = plan_clients(config, name, profile, config.model.mode, profile_wins=True, with_keys=False,
-                            exclude=broken)
+                            exclude=broken | pending)
         if not plan.writes:
             return
         if self.policy == "report":
             names = ", ".join(str(w.path) for w in plan.writes)
             self._emit(WatchEvent("drift", cf.path, f"kvswitch's config changed; these clients differ (policy report): {names}"))
             return
-        self._expect_writes(plan.writes)
-        commit_plan(plan)
+        with self._expecting(plan.writes):
+            commit_plan(plan)
         written = [w.path for w in plan.writes]
         nudges = self._nudge([self._targets[os.path.realpath(p)] for p in written]) if written else ()
         self._emit(WatchEvent("propagated", cf.path, f"config changed: {len(written)} client(s) brought to profile "
@@ -521,18 +551,42 @@ class Watcher:
                 out.append(t.path)
         return out
 
+    def _pending_clients(self) -> list[Path]:
+        """Clients whose change the watcher has not carried through yet: a failed look, or
+        content it has not looked at (a debounced check is on its way)."""
+        from kvswitch.io import read_optional
+
+        out = []
+        for real, t in self._targets.items():
+            if t.kind == "config":
+                continue
+            raw = read_optional(Path(real))
+            if t.stale or (raw is not None and _digest(raw) != t.seen and _digest(raw) not in t.own):
+                out.append(t.path)
+        return out
+
     def _all_paths(self) -> list[Path]:
         return [t.path for t in self._targets.values() if t.kind != "config"]
 
-    def _expect_writes(self, writes: list[Any]) -> None:
+    @contextlib.contextmanager
+    def _expecting(self, writes: list[Any]) -> Iterator[None]:
         """Note what kvswitch is about to write, so its echo is ignored and a later save of
-        the earlier content still counts as a change."""
+        the earlier content still counts as a change; taken back if the commit fails (nothing
+        was written, so a save of that content would be someone else's)."""
+        before: dict[int, tuple[_Target, set[str], str | None]] = {}
         for w in writes:
             target = self._targets.get(os.path.realpath(w.path))
             if target is not None:
+                before.setdefault(id(target), (target, set(target.own), target.seen))
                 digest = _digest(w.data)
                 target.own.add(digest)
                 target.seen = digest
+        try:
+            yield
+        except BaseException:
+            for target, own, seen in before.values():
+                target.own, target.seen = own, seen
+            raise
 
     def _nudge(self, targets: list[_Target]) -> tuple[NudgeResult, ...]:
         from kvswitch.reload import nudge

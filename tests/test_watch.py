@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -248,6 +249,27 @@ def test_a_half_written_toml_file_is_never_acted_on(sb: Sandbox, events: Events,
     assert sb.toml.read_bytes() == data
 
 
+def test_an_emptied_client_file_is_looked_at_again_before_anything_is_written(
+    sb: Sandbox, events: Events, spy: WriteSpy
+) -> None:
+    """An in-place save truncates first. If the debounce fires before that event arrives, the
+    watcher reads an empty file, which parses ({}); it must look again, not render into it."""
+    text = sb.cline.read_text()
+    with running_watcher(events) as watcher:
+        watcher._stop_observer()  # the truncation's event has not been delivered yet
+        real = os.path.realpath(sb.cline)
+        with open(sb.cline, "w", encoding="utf-8"):
+            pass  # truncated, not yet written
+        watcher._handle(real)  # the debounce fired now
+        assert not spy.by_watcher(), events.describe()
+        save_in_place(sb.cline, text)  # the writer finishes
+        watcher._handle(real)
+        assert events.wait_quiet(), events.describe()
+    assert not spy.by_watcher(), events.describe()
+    assert sb.cline.read_text() == text
+    assert not events.of(*CHANGING, "invalid", "error"), events.describe()
+
+
 # -- echo, bursts -------------------------------------------------------------------------------
 
 
@@ -319,6 +341,36 @@ def test_a_burst_of_saves_ends_consistent_quiet_and_cheap(
     assert not events.of("invalid", "error"), events.describe()
     # the writer itself is in this process too; the bound is generous (2 shared cores)
     assert cpu < 0.6, f"{cpu:.0%} of a core during the burst (settled {settled:.2f} s after it)"
+
+
+def test_a_save_that_lands_while_the_watcher_writes_is_neither_lost_nor_reverted(
+    sb: Sandbox, events: Events, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race the burst test hit once on a busy machine: while the watcher commits what it
+    decided, a save lands (here a comment added to kvswitch.toml by hand), so its commit fails,
+    all or none. The watcher must look again, not report an error, not take the config's old
+    mode back into the client the user just flipped, and keep the hand edit."""
+    import kvswitch.clients
+
+    real_commit = kvswitch.clients.commit_plan
+    raced = [0]
+
+    def racing_commit(plan: Any, extra: Any = None) -> Any:
+        if not raced[0]:
+            raced[0] += 1
+            save_replace(sb.config, sb.config.read_text() + "# added by hand meanwhile\n")
+        return real_commit(plan, extra)
+
+    monkeypatch.setattr(kvswitch.clients, "commit_plan", racing_commit)
+    with running_watcher(events):
+        save_replace(sb.cline, cline_as(sb.cline.read_text(), "split"))
+        assert wait_until(lambda: _in_sync(sb, "split"), timeout=5.0), events.describe()
+        assert events.wait_quiet(), events.describe()
+    assert raced[0] == 1
+    assert cline_mode(sb.cline) == "split", events.describe()
+    assert "# added by hand meanwhile" in sb.config.read_text()  # the hand edit is kept
+    assert not events.of("invalid", "error"), events.describe()
+    assert len(events.of("adopted")) == 1, events.describe()
 
 
 def _cpu() -> float:
