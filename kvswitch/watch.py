@@ -381,7 +381,7 @@ class Watcher:
     def _client_changed(self, real: str, target: _Target, cf: ConfigFile) -> None:
         from kvswitch.config import read_config
         from kvswitch.diagnostics import Severity
-        from kvswitch.kinds import MISSING, get_path
+        from kvswitch.kinds import CCSWITCH_FIELDS, CLINE_FIELDS, MISSING, get_path
         from kvswitch.render import drift
         from kvswitch.rules import check
 
@@ -406,7 +406,9 @@ class Watcher:
         owned = [f for f in fields if f in OWNED_FIELDS or f == "cache.form"]
         other = [f for f in fields if f not in owned]
         note = ""
-        if "cache.chunk_size" in owned and _file_mode(cf) == "split":
+        fmap = CLINE_FIELDS if cf.kind == "cline" else CCSWITCH_FIELDS
+        if ("cache.chunk_size" in owned and _file_mode(cf) == "split"
+                and get_path(cf.data, fmap["cache.chunk_size"]) is not MISSING):  # changed, not left out
             note = (" (chunk_size was changed in split mode, where it is ignored: the prefill instance "
                     "picks its own chunking; it takes effect in merged mode, S-26)")
         if other:

@@ -396,6 +396,7 @@ def test_a_mode_flipped_in_the_cline_file_is_adopted_and_propagated(
     assert took < 3.0
     (adopted,) = events.of("adopted")
     assert adopted.path == sb.cline and f"into profile {PROFILE}" in adopted.message
+    assert "S-26" not in adopted.message  # the split form leaves chunkSize out: nothing changed it
     assert adopted.written == (sb.config,)
     (propagated,) = events.of("propagated")
     assert propagated.written == (sb.toml,) and "mode split" in propagated.message
