@@ -511,9 +511,11 @@ class Watcher:
         broken = frozenset(self._broken_clients())  # never rendered over: reported instead
         # nor a client with a change not yet carried through: its own look decides (a mode the
         # user just flipped there must not be overwritten with the config's older one)
-        pending = frozenset(self._pending_clients())
+        pending = self._pending_clients()
+        for real in pending:
+            self._poke(real)  # its look comes after this one, even if nothing else stirs it
         plan = plan_clients(config, name, profile, config.model.mode, profile_wins=True, with_keys=False,
-                            exclude=broken | pending)
+                            exclude=broken | {self._targets[r].path for r in pending})
         if not plan.writes:
             return
         if self.policy == "report":
@@ -553,9 +555,9 @@ class Watcher:
                 out.append(t.path)
         return out
 
-    def _pending_clients(self) -> list[Path]:
-        """Clients whose change the watcher has not carried through yet: a failed look, or
-        content it has not looked at (a debounced check is on its way)."""
+    def _pending_clients(self) -> list[str]:
+        """Clients (real paths) whose change the watcher has not carried through yet: a failed
+        look, or content it has not looked at (a debounced look is on its way)."""
         from kvswitch.io import read_optional
 
         out = []
@@ -563,8 +565,9 @@ class Watcher:
             if t.kind == "config":
                 continue
             raw = read_optional(Path(real))
-            if t.stale or (raw is not None and _digest(raw) != t.seen and _digest(raw) not in t.own):
-                out.append(t.path)
+            digest = _digest(raw) if raw is not None else None
+            if t.stale or (digest is not None and digest != t.seen and digest not in t.own):
+                out.append(real)
         return out
 
     def _all_paths(self) -> list[Path]:
