@@ -8,7 +8,7 @@ import contextlib
 import io
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -29,19 +29,29 @@ def _run_cli(*argv: str) -> None:
         assert cli(list(argv)) == 0
 
 
-def _make(qtbot: Any, **kwargs: Any) -> TrayController:
-    c = TrayController(**{"use_tray": False, "watch": False, **kwargs})
-    c.start()
-    qtbot.waitUntil(lambda: c.loaded and c.idle, timeout=WAIT)
-    return c
+@pytest.fixture
+def make(qtbot: Any) -> Iterator[Callable[..., TrayController]]:
+    """``make(start=True, **kwargs)``: a TrayController (no tray, no watcher unless given),
+    started and loaded unless ``start=False``; each one made is shut down after the test."""
+    made: list[TrayController] = []
+
+    def _make(start: bool = True, **kwargs: Any) -> TrayController:
+        c = TrayController(**{"use_tray": False, "watch": False, **kwargs})
+        made.append(c)
+        if start:
+            c.start()
+            qtbot.waitUntil(lambda: c.loaded and c.idle, timeout=WAIT)
+        return c
+
+    yield _make
+    for c in made:
+        c.shutdown()
+        c.deleteLater()
 
 
 @pytest.fixture
-def controller(qtbot: Any, kv_sandbox: dict[str, Path]) -> Iterator[TrayController]:
-    c = _make(qtbot)
-    yield c
-    c.shutdown()
-    c.deleteLater()
+def controller(make: Callable[..., TrayController], kv_sandbox: dict[str, Path]) -> TrayController:
+    return make()
 
 
 def _open_menu(qtbot: Any, c: TrayController) -> QMenu:
@@ -321,73 +331,60 @@ def test_key_action_stores_the_key_and_writes_it(qtbot: Any, controller: TrayCon
     dialog.close()
 
 
-def test_notices_go_to_the_tray_when_there_is_one(qtbot: Any, kv_sandbox: dict[str, Path]) -> None:
-    c = TrayController(use_tray=True, watch=False)
+def test_notices_go_to_the_tray_when_there_is_one(make: Callable[..., TrayController],
+                                                   kv_sandbox: dict[str, Path]) -> None:
+    c = make(start=False, use_tray=True)
     shown: list[tuple[Any, ...]] = []
     c.tray.showMessage = lambda *args: shown.append(args)  # type: ignore[method-assign]
-    try:
-        assert c.window is None and c.tray.contextMenu() is c.menu
-        c.notify("Switched to split", "two files", error=False)
-        c.notify("Switch to split failed", "why", error=True)
-        assert [s[:2] for s in shown] == [("Switched to split", "two files"), ("Switch to split failed", "why")]
-        assert [n.error for n in c.notices] == [False, True]
-    finally:
-        c.shutdown()
-        c.deleteLater()
+    assert c.window is None and c.tray.contextMenu() is c.menu
+    c.notify("Switched to split", "two files", error=False)
+    c.notify("Switch to split failed", "why", error=True)
+    assert [s[:2] for s in shown] == [("Switched to split", "two files"), ("Switch to split failed", "why")]
+    assert [n.error for n in c.notices] == [False, True]
 
 
 # -- the watcher -----------------------------------------------------------------------------------
 
-def test_watcher_picks_up_an_outside_edit_and_updates_the_icon(qtbot: Any, kv_sandbox: dict[str, Path]) -> None:
-    c = _make(qtbot, watch=True)
-    try:
-        qtbot.waitUntil(lambda: c.watching, timeout=WAIT)
-        menu = _open_menu(qtbot, c)
-        assert _find(menu, "Watch files").isChecked() and c.window.watch_check.isChecked()
-        cline = kv_sandbox["cline"]
-        cline.write_text(cline.read_text().replace('"mode": "merged"', '"mode": "split"'))
-        qtbot.waitUntil(lambda: c.icon_key == ("split", False), timeout=5000)  # "within a couple of seconds", with slack for a loaded machine
-        assert 'mode = "split"' in kv_sandbox["ccswitch"].read_text()  # propagated
-        notice = _wait_notice(qtbot, c, "Took an outside edit")
-        assert "settings.json" in notice.text
-        menu = _open_menu(qtbot, c)
-        assert _find(menu, "Mode", "Split").isChecked()
-        _find(menu, "Watch files").trigger()  # off
-        qtbot.waitUntil(lambda: not c.watching and c.idle, timeout=WAIT)
-        assert not c.window.watch_check.isChecked()
-    finally:
-        c.shutdown()
-        c.deleteLater()
+def test_watcher_picks_up_an_outside_edit_and_updates_the_icon(qtbot: Any, make: Callable[..., TrayController],
+                                                               kv_sandbox: dict[str, Path]) -> None:
+    c = make(watch=True)
+    qtbot.waitUntil(lambda: c.watching, timeout=WAIT)
+    menu = _open_menu(qtbot, c)
+    assert _find(menu, "Watch files").isChecked() and c.window.watch_check.isChecked()
+    cline = kv_sandbox["cline"]
+    cline.write_text(cline.read_text().replace('"mode": "merged"', '"mode": "split"'))
+    qtbot.waitUntil(lambda: c.icon_key == ("split", False), timeout=5000)  # "within a couple of seconds", with slack for a loaded machine
+    assert 'mode = "split"' in kv_sandbox["ccswitch"].read_text()  # propagated
+    notice = _wait_notice(qtbot, c, "Took an outside edit")
+    assert "settings.json" in notice.text
+    menu = _open_menu(qtbot, c)
+    assert _find(menu, "Mode", "Split").isChecked()
+    _find(menu, "Watch files").trigger()  # off
+    qtbot.waitUntil(lambda: not c.watching and c.idle, timeout=WAIT)
+    assert not c.window.watch_check.isChecked()
 
 
-def test_another_watcher_running_unchecks_the_toggle(qtbot: Any, kv_sandbox: dict[str, Path]) -> None:
+def test_another_watcher_running_unchecks_the_toggle(qtbot: Any, make: Callable[..., TrayController],
+                                                     kv_sandbox: dict[str, Path]) -> None:
     with Watcher():
-        c = _make(qtbot, watch=True)
-        try:
-            notice = _wait_notice(qtbot, c, "Not watching files")
-            assert notice.error and "another watcher is running" in notice.text
-            qtbot.waitUntil(lambda: c.idle, timeout=WAIT)
-            assert not c.watching and not c.watch_wanted
-            menu = _open_menu(qtbot, c)
-            assert not _find(menu, "Watch files").isChecked() and not c.window.watch_check.isChecked()
-        finally:
-            c.shutdown()
-            c.deleteLater()
-
-
-def test_no_config_yet_shows_the_reason(qtbot: Any) -> None:
-    c = _make(qtbot)
-    try:
+        c = make(watch=True)
+        notice = _wait_notice(qtbot, c, "Not watching files")
+        assert notice.error and "another watcher is running" in notice.text
+        qtbot.waitUntil(lambda: c.idle, timeout=WAIT)
+        assert not c.watching and not c.watch_wanted
         menu = _open_menu(qtbot, c)
-        assert menu.actions()[0].text() == "kvswitch — not ready"
-        assert "kvswitch init" in menu.actions()[1].text()
-        assert c.icon_key == (None, True)
-        c.switch_mode("split")
-        notice = _wait_notice(qtbot, c, "Switch to split failed")
-        assert "kvswitch init" in notice.text
-    finally:
-        c.shutdown()
-        c.deleteLater()
+        assert not _find(menu, "Watch files").isChecked() and not c.window.watch_check.isChecked()
+
+
+def test_no_config_yet_shows_the_reason(qtbot: Any, make: Callable[..., TrayController]) -> None:
+    c = make()
+    menu = _open_menu(qtbot, c)
+    assert menu.actions()[0].text() == "kvswitch — not ready"
+    assert "kvswitch init" in menu.actions()[1].text()
+    assert c.icon_key == (None, True)
+    c.switch_mode("split")
+    notice = _wait_notice(qtbot, c, "Switch to split failed")
+    assert "kvswitch init" in notice.text
 
 
 def test_the_real_probe_window_opens_from_the_menu(qtbot: Any, controller: TrayController) -> None:
@@ -407,26 +404,19 @@ def test_last_probe_from_history_is_in_the_tooltip(qtbot: Any, controller: TrayC
     qtbot.waitUntil(lambda: "TTFT median merged 31 ms" in controller.tray.toolTip(), timeout=WAIT)
 
 
-def test_no_watch_environment_variable(qtbot: Any, kv_sandbox: dict[str, Path],
+def test_no_watch_environment_variable(make: Callable[..., TrayController], kv_sandbox: dict[str, Path],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KVSWITCH_TRAY_NO_WATCH", "1")
-    c = TrayController(use_tray=False)
-    try:
-        assert not c.watch_wanted
-    finally:
-        c.shutdown()
-        c.deleteLater()
+    c = make(start=False, watch=None)  # the environment decides
+    assert not c.watch_wanted
 
 
-def test_watcher_reports_an_invalid_outside_edit(qtbot: Any, kv_sandbox: dict[str, Path]) -> None:
-    c = _make(qtbot, watch=True)
-    try:
-        qtbot.waitUntil(lambda: c.watching, timeout=WAIT)
-        kv_sandbox["ccswitch"].write_text('[cache]\nmode = "both"\n')
-        notice = _wait_notice(qtbot, c, "A client file is invalid")
-        assert notice.error and "config.toml" in notice.text and "nothing written" in notice.text
-        qtbot.waitUntil(lambda: c.idle and c.icon_key == ("merged", True), timeout=WAIT)
-        assert '"mode": "merged"' in kv_sandbox["cline"].read_text()  # nothing propagated
-    finally:
-        c.shutdown()
-        c.deleteLater()
+def test_watcher_reports_an_invalid_outside_edit(qtbot: Any, make: Callable[..., TrayController],
+                                                 kv_sandbox: dict[str, Path]) -> None:
+    c = make(watch=True)
+    qtbot.waitUntil(lambda: c.watching, timeout=WAIT)
+    kv_sandbox["ccswitch"].write_text('[cache]\nmode = "both"\n')
+    notice = _wait_notice(qtbot, c, "A client file is invalid")
+    assert notice.error and "config.toml" in notice.text and "nothing written" in notice.text
+    qtbot.waitUntil(lambda: c.idle and c.icon_key == ("merged", True), timeout=WAIT)
+    assert '"mode": "merged"' in kv_sandbox["cline"].read_text()  # nothing propagated
