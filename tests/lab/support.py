@@ -1,9 +1,12 @@
-"""Helpers for the real-peer tests: prompts of known token counts, streams through the probe."""
+"""Helpers for the real-peer tests: prompts of known token counts, streams through the probe,
+plain HTTP calls to a server's own routes."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
+import urllib.request
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -15,6 +18,22 @@ from kvswitch.probe.client import RequestResult, chat_body, stream_chat
 MODEL_NAME = "tiny"
 BUSTED = {"cache_prompt": False, "ignore_eos": True}
 """llama.cpp request fields: no prefix reuse, never stop before max_tokens."""
+
+
+def http_get(url: str) -> tuple[int, bytes]:
+    """GET ``url`` (no proxy): (status, body)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=10) as response:
+        return response.status, response.read()
+
+
+def http_post(url: str, body: dict[str, object]) -> dict[str, object]:
+    """POST ``body`` as JSON to ``url`` (no proxy); the JSON answer."""
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=30) as response:
+        result: dict[str, object] = json.loads(response.read())
+        return result
 
 
 def words(n: int, seed: int) -> str:

@@ -7,32 +7,18 @@ import os
 import signal
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from kvswitch.lab.llama import LlamaServer, LlamaServerError, available
 from tests.lab.conftest import require_lab
+from tests.lab.support import http_get, http_post
 
 
 @pytest.fixture(autouse=True)
 def _lab() -> None:
     require_lab()
-
-
-def _get(url: str) -> tuple[int, bytes]:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(url, timeout=10) as response:
-        return response.status, response.read()
-
-
-def _post(url: str, body: dict[str, object]) -> dict[str, object]:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(request, timeout=30) as response:
-        result: dict[str, object] = json.loads(response.read())
-        return result
 
 
 def _gone(pid: int) -> bool:
@@ -71,10 +57,10 @@ def test_start_serve_stop(tiny_model: Path, tmp_path: Path) -> None:
         assert server.running and server.pid is not None
         pid = server.pid
         assert server.url.startswith("http://127.0.0.1:") and not server.url.endswith(":0")
-        assert _get(f"{server.url}/health") == (200, b'{"status":"ok"}')
-        _status, slots = _get(f"{server.url}/slots")
+        assert http_get(f"{server.url}/health") == (200, b'{"status":"ok"}')
+        _status, slots = http_get(f"{server.url}/slots")
         assert [s["n_ctx"] for s in json.loads(slots)] == [2048, 2048]  # 4096 cells split across 2 slots
-        status, metrics = _get(f"{server.url}/metrics")
+        status, metrics = http_get(f"{server.url}/metrics")
         assert status == 200 and b"llamacpp:prompt_tokens_total" in metrics
         assert server.stop() == 0
     assert _gone(pid) and not server.running
@@ -108,11 +94,11 @@ def test_a_broken_model_fails_with_the_log(tmp_path: Path) -> None:
 def test_slot_save_writes_into_the_directory(llama: LlamaServer, lab_dir: Path) -> None:
     """KV save/restore (what a later prefill→decode hand-off builds on) lands in
     ``slot_save_path``, not next to it."""
-    _post(f"{llama.url}/v1/chat/completions", {"messages": [{"role": "user", "content": "hello world " * 20}],
+    http_post(f"{llama.url}/v1/chat/completions", {"messages": [{"role": "user", "content": "hello world " * 20}],
                                                 "max_tokens": 2, "id_slot": 0})
-    saved = _post(f"{llama.url}/slots/0?action=save", {"filename": "handoff.bin"})
+    saved = http_post(f"{llama.url}/slots/0?action=save", {"filename": "handoff.bin"})
     assert saved["n_saved"] and (lab_dir / "slots" / "handoff.bin").stat().st_size > 0
-    restored = _post(f"{llama.url}/slots/1?action=restore", {"filename": "handoff.bin"})
+    restored = http_post(f"{llama.url}/slots/1?action=restore", {"filename": "handoff.bin"})
     assert restored["n_restored"] == saved["n_saved"]
 
 
@@ -126,7 +112,7 @@ def test_module_entry_point_prints_listening_and_exits_on_sigterm(tiny_model: Pa
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert line.startswith("LISTENING http://127.0.0.1:"), line
-        assert _get(line.split()[1] + "/health")[0] == 200
+        assert http_get(line.split()[1] + "/health")[0] == 200
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
     finally:
@@ -162,7 +148,7 @@ def test_cpus_session_and_detach(tiny_model: Path) -> None:
         proc = server.detach()
         assert proc.pid == pid and not server.running and server.pid is None
         assert server.stop() is None  # no longer its to stop
-        assert _get(f"{url}/health")[0] == 200
+        assert http_get(f"{url}/health")[0] == 200
         with pytest.raises(LlamaServerError, match="not started"):
             server.detach()
     finally:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ import pytest
 from kvswitch.lab.llama import LlamaServer
 from kvswitch.probe.runner import _WORDS as PROBE_WORDS
 from tests.lab.conftest import require_lab
+from tests.lab.support import http_post
 
 
 @pytest.fixture(autouse=True)
@@ -82,23 +81,15 @@ def test_unknown_preset(tmp_path: Path) -> None:
         make_model(tmp_path / "x.gguf", preset="huge")
 
 
-def _post(url: str, body: dict[str, object]) -> dict[str, object]:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(request, timeout=30) as response:
-        result: dict[str, object] = json.loads(response.read())
-        return result
-
-
 def test_one_token_per_word_in_llamacpp(llama: LlamaServer) -> None:
     """llama.cpp's tokenizer reads the vocabulary as built: each listed word (and each word the
     probe builds its prompts from) is one token, and any other text still tokenizes."""
     from kvswitch.lab.model import WORDS
 
     text = " ".join(WORDS)
-    tokens = _post(f"{llama.url}/tokenize", {"content": text})["tokens"]
+    tokens = http_post(f"{llama.url}/tokenize", {"content": text})["tokens"]
     assert isinstance(tokens, list) and len(tokens) == len(WORDS)
-    probe = _post(f"{llama.url}/tokenize", {"content": " ".join(PROBE_WORDS)})["tokens"]
+    probe = http_post(f"{llama.url}/tokenize", {"content": " ".join(PROBE_WORDS)})["tokens"]
     assert isinstance(probe, list) and len(probe) == len(PROBE_WORDS)
-    odd = _post(f"{llama.url}/tokenize", {"content": "Zürich 42 {x}", "with_pieces": True})["tokens"]
+    odd = http_post(f"{llama.url}/tokenize", {"content": "Zürich 42 {x}", "with_pieces": True})["tokens"]
     assert isinstance(odd, list) and len(odd) > 5  # bytes and characters: nothing is unknown
