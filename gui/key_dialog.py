@@ -8,9 +8,6 @@ while typing; a missing keyring backend shows the library's how-to-get-one messa
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -75,11 +72,7 @@ class KeyDialog(QDialog):
         layout.addWidget(self.buttons)
 
         self.key_edit.textChanged.connect(self._on_text)
-        self._run(jobs.key_info, profile, on_done=self._on_loaded, on_error=self._on_load_failed)
-
-    def _run(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None],
-             on_error: Callable[[BaseException], None]) -> None:
-        self._tasks.run(fn, *args, on_done=on_done, on_error=on_error)
+        self._tasks.run(jobs.key_info, profile, on_done=self._on_loaded, on_error=self._on_load_failed)
 
     @property
     def busy(self) -> bool:
@@ -134,7 +127,7 @@ class KeyDialog(QDialog):
         self._saving = True
         self.save_button.setEnabled(False)
         self._say("Storing…")
-        self._run(jobs.store_key, self.profile, key, on_done=self._on_saved, on_error=self._on_save_failed)
+        self._tasks.run(jobs.store_key, self.profile, key, on_done=self._on_saved, on_error=self._on_save_failed)
 
     def _on_saved(self, masked: str) -> None:
         self._saving = False

@@ -9,7 +9,6 @@ worker; afterwards the dialog offers to apply the profile to the clients (``save
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer, Signal
@@ -182,12 +181,7 @@ class SettingsDialog(QDialog):
         self.kv_cache_dtype.currentTextChanged.connect(self._changed)
         self.protocol.currentTextChanged.connect(self._changed)
 
-        self._run(jobs.load_form, profile, on_done=self._on_loaded, on_error=self._on_load_failed)
-
-    # -- work in threads -------------------------------------------------------------------
-    def _run(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None],
-             on_error: Callable[[BaseException], None]) -> None:
-        self._tasks.run(fn, *args, on_done=on_done, on_error=on_error)
+        self._tasks.run(jobs.load_form, profile, on_done=self._on_loaded, on_error=self._on_load_failed)
 
     @property
     def busy(self) -> bool:
@@ -257,7 +251,7 @@ class SettingsDialog(QDialog):
             return
         self._seq += 1
         seq = self._seq
-        self._run(jobs.check_form, self.config, self.profile, self.values(),
+        self._tasks.run(jobs.check_form, self.config, self.profile, self.values(),
                   on_done=lambda result: self._on_checked(seq, result),
                   on_error=lambda exc: self._on_check_failed(seq, exc))
 
@@ -322,7 +316,7 @@ class SettingsDialog(QDialog):
         self._saving = True
         self.save_button.setEnabled(False)
         self._say("Saving…")
-        self._run(jobs.save_form, self.config, self.profile, self.values(),
+        self._tasks.run(jobs.save_form, self.config, self.profile, self.values(),
                   on_done=self._on_saved, on_error=self._on_save_failed)
 
     def _on_saved(self, config: Config) -> None:
