@@ -219,13 +219,14 @@ class XSession:
     def tree(self) -> list[Window]:
         return parse_tree(self.run("xwininfo", "-root", "-tree"))
 
-    def tray_icons(self, name: str | None = None, *, laid_out: bool = False) -> list[Window]:
+    def tray_icons(self, name: str | None = None, *, laid_out: bool = False,
+                   tree: list[Window] | None = None) -> list[Window]:
         """The windows embedded in trayer's panel (``name``: only those so named). ``laid_out``:
         only those wholly inside the panel — just after embedding an icon sits a pixel off, at
-        y = -1, for a moment, before trayer places it."""
+        y = -1, for a moment, before trayer places it. ``tree``: a listing already made."""
         if self.panel is None:
             return []
-        tree = self.tree()
+        tree = self.tree() if tree is None else tree
         # the panel as it is now (its geometry from this same listing)
         panel = next((w for w in tree if w.id == self.panel.id), self.panel)
         found = [w for w in tree if panel.id in w.path and w.width > 1 and w.height > 1
@@ -338,9 +339,9 @@ class TrayApp:
         """The end of the app's output (stdout and stderr), ``limit`` characters at most."""
         return self.log_path.read_text(errors="replace")[-limit:] if self.log_path.exists() else ""
 
-    def icon(self) -> Window | None:
+    def icon(self, tree: list[Window] | None = None) -> Window | None:
         """The app's icon once trayer has laid it out in its panel."""
-        found = self.x.tray_icons(self.name, laid_out=True)
+        found = self.x.tray_icons(self.name, laid_out=True, tree=tree)
         return found[0] if found else None
 
     def wait_icon(self, timeout: float = 60.0, interval: float = 0.1) -> Window:
@@ -351,12 +352,13 @@ class TrayApp:
         def look() -> Window | str | None:
             if not self.alive():
                 return "dead"
-            mine = [w for w in self.x.tree() if w.name == self.name]
+            tree = self.x.tree()  # one listing per look
+            mine = [w for w in tree if w.name == self.name]
             state = ", ".join(f"{'in the panel' if self.x.panel and self.x.panel.id in w.path else 'top-level'} "
                               f"{w.width}x{w.height}+{w.x}+{w.y}" for w in mine) or "no window"
             if not seen or not seen[-1].endswith(state):
                 seen.append(f"{time.perf_counter() - self.started:6.2f} s: {state}")
-            return self.icon()
+            return self.icon(tree)
 
         icon = wait_until(look, timeout, interval=interval)
         if not isinstance(icon, Window):
