@@ -352,26 +352,24 @@ class Watcher:
         if digest == target.seen and not force and not target.stale:
             return
         target.stale = False
-        if not raw.strip() and target.unstable != digest and not force:
-            # empty: an in-place save truncates first, and its event may not have arrived yet
-            # (an empty settings.json parses, as {}); act only if it is still empty a moment later
-            target.unstable = digest
-            self._poke(real)
-            return
         kind = "kvswitch" if target.kind == "config" else target.kind
+        problem: ConfigParseError | None = None
         try:
             cf = parse_config(raw, kind, target.path)  # type: ignore[arg-type]
         except ConfigParseError as exc:
-            if target.unstable != digest and not force:
-                target.unstable = digest  # maybe half-written: look again after a quiet period
-                self._poke(real)
-                return
-            target.unstable = None
-            target.seen = digest
-            self._emit(WatchEvent("invalid", target.path, f"{exc} — nothing written"))
+            problem = exc
+        # maybe half-written: it does not parse, or it is empty (an in-place save truncates
+        # first, its event may not have arrived yet, and an empty settings.json parses, as {}):
+        # act only on what is still there after another quiet period
+        if (problem is not None or not raw.strip()) and target.unstable != digest and not force:
+            target.unstable = digest
+            self._poke(real)
             return
         target.unstable = None
         target.seen = digest
+        if problem is not None:
+            self._emit(WatchEvent("invalid", target.path, f"{problem} — nothing written"))
+            return
         if target.kind == "config":
             self._config_changed(cf)
         else:
