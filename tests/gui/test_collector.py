@@ -50,10 +50,11 @@ def _allocate_on_a_worker() -> list[list[int]]:
     return kept
 
 
-def test_without_it_a_worker_thread_frees_the_garbage() -> None:
+def test_without_it_a_worker_thread_frees_the_garbage(gui_thread_collection: GuiThreadCollector) -> None:
     """Why it exists (with plain objects: Qt ones would crash here)."""
-    collector: GuiThreadCollector = next(o for o in gc.get_objects() if isinstance(o, GuiThreadCollector) and o.active)
-    collector.stop()  # the package's collector (tests/gui/conftest.py): automatic collection back on
+    collector = gui_thread_collection  # the package's (tests/gui/conftest.py)
+    assert collector.active
+    collector.stop()  # automatic collection back on
     try:
         assert gc.isenabled()
         _Cycle.freed_on.clear()
