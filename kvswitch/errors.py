@@ -9,6 +9,7 @@ Every error the library raises on purpose is a :class:`KvswitchError`::
     │   ├── UnknownKindError      kvswitch cannot tell which kind of file it is
     │   └── ConfigVersionError    kvswitch's own config is from a newer kvswitch
     ├── EditError                 an edit cannot be applied (wrong shape, verify-after-write mismatch)
+    ├── LockTimeoutError          another kvswitch holds the switch lock past the wait
     └── FileAccessError           the file system said no
         ├── ReadError             cannot read (missing, permission, not a file, not UTF-8)
         └── WriteError            cannot write (permission, disk full, read-only)
@@ -36,6 +37,7 @@ __all__ = [
     "FileAccessError",
     "KvswitchError",
     "Location",
+    "LockTimeoutError",
     "ReadError",
     "UnknownKindError",
     "WriteError",
@@ -104,6 +106,10 @@ class ConfigVersionError(ConfigError):
 
 class EditError(KvswitchError):
     """An edit cannot be applied, or its result did not re-parse to the intended values."""
+
+
+class LockTimeoutError(KvswitchError):
+    """Another kvswitch held the switch lock for longer than the wait; nothing was done."""
 
 
 class FileAccessError(KvswitchError):

@@ -2,28 +2,39 @@
 
 The write promise (D-4): the target of a symlink is written and the link kept; a temp file
 in the target's directory is written and fsynced, given the old file's mode and owner, then
-renamed over the target, and the directory is fsynced. Just before the rename the file is
-compared with the bytes the edit was made from: if someone changed it meanwhile the edit is
-re-applied to their version (a few times at most) or the write is refused. The previous
-bytes are backed up first. Any failure leaves the file, and the existing backups, as they
-were. Nothing else in kvswitch writes files.
+swapped with the target, and the directory is fsynced. The previous bytes are backed up first.
+
+The swap is verified (no save is ever lost): on Linux the temp file and the target trade
+places in one atomic ``renameat2(RENAME_EXCHANGE)``, so what came out of the target is still
+there to look at. If it is not the version the edit was made from, an editor saved meanwhile:
+that version is kept as a backup at once, swapped back into place, and the edit is re-applied
+to it (a few times at most) or refused. A new file is created with ``RENAME_NOREPLACE``. Where
+the operating system or file system cannot exchange, the fallback is a last look right before
+a plain rename (the backup made before that look, to keep the window small). Any failure
+leaves the file, and the existing backups, as they were. Nothing else in kvswitch writes files.
+
+Reading takes regular files only, up to :data:`MAX_FILE_BYTES`, and never blocks: a FIFO, a
+device, a socket or a directory is refused without being read.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
+import hashlib
 import os
 import re
 import secrets
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kvswitch.errors import ChangedOnDiskError, Location, ReadError, WriteError
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "PreparedWrite",
     "WriteResult",
     "append_private",
@@ -34,26 +45,79 @@ __all__ = [
 ]
 
 MAX_REAPPLY = 3
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""The largest file kvswitch reads (16 MiB): client settings are kilobytes; a bigger file is
+refused with a clear error rather than parsed for seconds in gigabytes of memory."""
 _TMP_TAG = ".kvswitch-"
-_TMP_RE = re.compile(r"^\..+\.kvswitch-([0-9]+)-[0-9a-f]{8}\.tmp$", re.DOTALL)
+_TMP_RE = re.compile(r"^\.(.+)\.kvswitch-([0-9]+)-[0-9a-f]{8}(?:-([0-9a-f]+))?\.tmp$", re.DOTALL)
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+_SWAP_ROUNDS = 8  # a save racing every swap back gives up after this many (all of them kept)
 
 
 def read_bytes(path: Path) -> bytes:
-    """The bytes of ``path``; :class:`ReadError` says why not (missing, permission, a directory)."""
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise ReadError(f"cannot read: {_why(exc)}", Location(Path(path))) from exc
+    """The bytes of ``path``; :class:`ReadError` says why not (missing, permission, not a
+    regular file, larger than :data:`MAX_FILE_BYTES`)."""
+    data = _read(Path(path), missing_ok=False)
+    assert data is not None
+    return data
 
 
 def read_optional(path: Path) -> bytes | None:
     """The bytes of ``path``, or ``None`` when it does not exist."""
+    return _read(Path(path), missing_ok=True)
+
+
+def _read(path: Path, *, missing_ok: bool) -> bytes | None:
+    # O_NONBLOCK: opening a FIFO for reading would wait for a writer; fstat tells it apart
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        return None
+        fd = os.open(path, flags)
+    except FileNotFoundError as exc:
+        if missing_ok:
+            return None
+        raise ReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
     except OSError as exc:
-        raise ReadError(f"cannot read: {_why(exc)}", Location(Path(path))) from exc
+        raise ReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ReadError(f"cannot read: {_not_regular(st.st_mode)}", Location(path))
+        if st.st_size > MAX_FILE_BYTES:
+            raise ReadError(_too_large(st.st_size), Location(path))
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, max(st.st_size - total, 0) + 65536)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > MAX_FILE_BYTES:  # it grew while being read
+                raise ReadError(_too_large(total), Location(path))
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise ReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
+    finally:
+        os.close(fd)
+
+
+def _not_regular(mode: int) -> str:
+    what = (
+        "is a directory" if stat.S_ISDIR(mode)
+        else "is a named pipe (FIFO)" if stat.S_ISFIFO(mode)
+        else "is a socket" if stat.S_ISSOCK(mode)
+        else "is a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "is a special file"
+    )
+    return f"{what}, not a regular file"
+
+
+def _too_large(size: int) -> str:
+    return (
+        f"too large: {size / 1048576:.1f} MiB; kvswitch reads files of up to "
+        f"{MAX_FILE_BYTES // 1048576} MiB (a client's settings are far smaller: is this the right file?)"
+    )
 
 
 def _why(exc: OSError) -> str:
@@ -93,23 +157,53 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _temp_parts(name: str) -> tuple[str, int, int | None] | None:
+    """Target name, pid and inode tag of a kvswitch temp file's name, else None."""
+    m = _TMP_RE.match(name)
+    if not m:
+        return None
+    return m.group(1), int(m.group(2)), int(m.group(3), 16) if m.group(3) else None
+
+
 def _temp_owner(name: str) -> int | None:
     """The pid in a kvswitch temp file's name (``.<file>.kvswitch-<pid>-<hex>.tmp``), else None."""
-    m = _TMP_RE.match(name)
-    return int(m.group(1)) if m else None
+    parts = _temp_parts(name)
+    return parts[1] if parts else None
 
 
 def _sweep_stale_temps(directory: Path) -> None:
     """Remove temp files a killed kvswitch left in ``directory`` (their pid is gone).
 
     Every kvswitch temp file of a dead pid goes, not only those of the file being written:
-    a temp of a file that is never written again (a backup, say) would otherwise stay."""
+    a temp of a file that is never written again (a backup, say) would otherwise stay. A temp
+    whose inode is no longer the one its name records was swapped with its target by a
+    kvswitch killed mid-swap: it holds what came out of the target, which is kept as a backup
+    first (unless the target or a backup already holds it)."""
     with contextlib.suppress(OSError):
         for entry in os.scandir(directory):
-            pid = _temp_owner(entry.name)
-            if pid is not None and pid != os.getpid() and not _pid_alive(pid):
-                with contextlib.suppress(OSError):
-                    Path(entry.path).unlink()
+            parts = _temp_parts(entry.name)
+            if parts is None or parts[1] == os.getpid() or _pid_alive(parts[1]):
+                continue
+            name, _pid, ino = parts
+            with contextlib.suppress(OSError):
+                if ino is not None and entry.inode() != ino:
+                    _keep_displaced(directory / name, Path(entry.path))
+                Path(entry.path).unlink()
+
+
+def _keep_displaced(target: Path, temp: Path) -> None:
+    from kvswitch.backups import list_backups, prune, save_backup
+
+    try:
+        data = read_optional(temp)
+        if data is None or data == read_optional(target):
+            return
+    except ReadError:
+        return
+    if any(b.size == len(data) and b.path.read_bytes() == data for b in list_backups(target)):
+        return
+    save_backup(target, data)
+    prune(target)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -122,9 +216,59 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+_renameat2: Callable[..., int] | bool | None = False  # False: not looked up yet
+_AT_FDCWD = -100
+
+
+def _rename(src: Path, dst: Path, flags: int = 0) -> None:
+    """The one rename onto a user's file (tests inject its errors here).
+
+    ``flags`` 0 replaces ``dst``; :data:`_RENAME_EXCHANGE` swaps the two atomically;
+    :data:`_RENAME_NOREPLACE` fails with ``FileExistsError`` when ``dst`` exists. Without
+    ``renameat2`` the flagged forms raise ``OSError(ENOSYS)``."""
+    if flags == 0:
+        os.replace(src, dst)  # noqa: PTH105
+        return
+    global _renameat2
+    if _renameat2 is False:
+        try:
+            _renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+        except OSError:  # pragma: no cover - no C library to load (not on Linux)
+            _renameat2 = None
+        if _renameat2 is not None:
+            _renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            _renameat2.restype = ctypes.c_int
+    if not callable(_renameat2):
+        raise OSError(errno.ENOSYS, "renameat2 is not available")
+    if _renameat2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), str(src), None, str(dst))
+
+
+def _unsupported(exc: OSError) -> bool:
+    """The system or file system cannot exchange or refuse to replace (use the fallback)."""
+    return exc.errno in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP)
+
+
+def _before_swap() -> None:
+    """Nothing; the stress tests put a delay here, between the last look and the swap."""
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+class RacedError(ChangedOnDiskError):
+    """A save landed between kvswitch's look at the file and its swap; the saved version is
+    in the file again (or kept as a backup) and nothing of kvswitch's was left in place."""
+
+
 @dataclass
 class PreparedWrite:
-    """A temp file holding the new bytes, fsynced and ready to be renamed over ``target``."""
+    """A temp file holding the new bytes, fsynced and ready to take the place of ``target``.
+
+    A verified write (``verify``) checks that the swap displaced exactly ``old`` (``None``:
+    that there was no file); ``keep`` stores a version that raced in (default: a backup)."""
 
     path: Path
     target: Path
@@ -133,11 +277,18 @@ class PreparedWrite:
     old: bytes | None
     done: bool = False
     old_mode: int | None = None  # the replaced file's permission bits (a roll back restores them)
+    verify: bool = False
+    keep: Callable[[bytes], object] | None = field(default=None, repr=False)
 
     def commit(self) -> None:
-        """Rename the temp file over the target and fsync the directory."""
+        """Put the temp file in the target's place and fsync the directory. A verified write
+        whose target changed meanwhile raises :class:`RacedError`, with the target holding
+        the newer version again and nothing of this write left."""
         try:
-            os.replace(self.temp, self.target)  # noqa: PTH105 (the one rename; tests inject its errors)
+            if self.verify:
+                self._swap_in()
+            else:
+                _rename(self.temp, self.target)
         except OSError as exc:
             self.abort()
             raise WriteError(f"cannot replace the file: {_why(exc)}", Location(self.path)) from exc
@@ -151,14 +302,88 @@ class PreparedWrite:
             with contextlib.suppress(FileNotFoundError):
                 self.temp.unlink()
 
+    def _raced(self) -> RacedError:
+        self.abort()
+        return RacedError(
+            "changed on disk while kvswitch was writing it; nothing was written", Location(self.path)
+        )
+
+    def _swap_in(self) -> None:
+        if self.old is None:
+            try:
+                _rename(self.temp, self.target, _RENAME_NOREPLACE)
+            except FileExistsError:
+                raise self._raced() from None
+            except OSError as exc:
+                if not _unsupported(exc):
+                    raise
+                if os.path.lexists(self.target):  # the fallback: look, then rename
+                    raise self._raced() from None
+                _rename(self.temp, self.target)
+            return
+        try:
+            _rename(self.temp, self.target, _RENAME_EXCHANGE)
+        except FileNotFoundError:  # the file was deleted meanwhile
+            raise self._raced() from None
+        except OSError as exc:
+            if not _unsupported(exc):
+                raise
+            if read_optional(self.target) != self.old:  # the fallback: look, then rename
+                raise self._raced() from None
+            _rename(self.temp, self.target)
+            return
+        out = read_optional(self.temp)
+        if out == self.old:
+            self.temp.unlink()
+            return
+        self._put_back(out or b"")
+
+    def _put_back(self, out: bytes) -> None:
+        """Someone saved ``out`` between the look and the swap: swap it back, keeping every
+        version that ends up outside the file, and raise :class:`RacedError`."""
+        seen = {_digest(out)}
+        kept: set[bytes] = set()
+        for _ in range(_SWAP_ROUNDS):
+            _rename(self.temp, self.target, _RENAME_EXCHANGE)  # what came out goes back in
+            came = read_optional(self.temp) or b""
+            if came == self.data:
+                break  # the file holds the saved version again; nothing else was displaced
+            digest = _digest(came)
+            if digest not in kept:  # a newer save landed on ours: it is out of the file now
+                self._keep(came)
+                kept.add(digest)
+            if digest in seen:
+                break  # the newest save is back in the file; the older one is kept
+            seen.add(digest)
+        raise self._raced()
+
+    def _keep(self, version: bytes) -> None:
+        try:
+            if self.keep is not None:
+                self.keep(version)
+            else:
+                from kvswitch.backups import save_backup
+
+                save_backup(self.target, version)
+        except BaseException:
+            self.done = True  # the temp file holds that version: it must not be removed
+            raise
+
 
 def prepare_write(
-    path: Path, data: bytes, *, mode: int | None = None, old: bytes | None = None
+    path: Path,
+    data: bytes,
+    *,
+    mode: int | None = None,
+    old: bytes | None = None,
+    verify: bool = False,
 ) -> PreparedWrite:
     """Write ``data`` to a temp file beside the real target of ``path`` and fsync it.
 
     The temp file gets the current file's mode and owner (``mode`` forces one, e.g. 0o600
-    for a file that holds a key); a new file gets ``0o666 & ~umask``."""
+    for a file that holds a key); a new file gets ``0o666 & ~umask``. A file whose owner
+    kvswitch cannot keep (another user's file it may write) is refused. ``verify``: the
+    commit checks that it displaces exactly ``old`` (see :class:`PreparedWrite`)."""
     path = Path(path)
     target = Path(os.path.realpath(path))
     directory = target.parent
@@ -169,24 +394,24 @@ def prepare_write(
     except OSError as exc:
         raise WriteError(f"cannot write: {_why(exc)}", Location(path)) from exc
     if st is not None and not stat.S_ISREG(st.st_mode):
-        raise WriteError("cannot write: not a regular file", Location(path))
+        raise WriteError(f"cannot write: {_not_regular(st.st_mode)}", Location(path))
     if st is not None and not os.access(target, os.W_OK):
         # the rename would go through in a writable directory; the file's own mode says no
         raise WriteError("cannot write: permission denied", Location(path))
     _sweep_stale_temps(directory)
-    temp = directory / f".{target.name}{_TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    name = f".{target.name}{_TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}"
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(directory / f"{name}.tmp", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
         raise WriteError(f"cannot write in {directory}: {_why(exc)}", Location(path)) from exc
+    temp = directory / f"{name}.tmp"
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             # owner first: a chown clears the set-user/group-ID bits the chmod then restores
             if st is not None and hasattr(os, "fchown"):
-                with contextlib.suppress(PermissionError):
-                    os.fchown(fh.fileno(), st.st_uid, st.st_gid)
+                _keep_owner(fh.fileno(), st, path)
             if mode is not None:
                 os.fchmod(fh.fileno(), mode)
             elif st is not None:
@@ -194,13 +419,34 @@ def prepare_write(
             else:
                 os.fchmod(fh.fileno(), 0o666 & ~_umask())
             os.fsync(fh.fileno())
+            # the name records the inode: a temp that no longer has it was swapped (see sweep)
+            tagged = directory / f"{name}-{os.fstat(fh.fileno()).st_ino:x}.tmp"
+            os.rename(temp, tagged)  # noqa: PTH104 (our own temp file)
+            temp = tagged
     except BaseException as exc:
         with contextlib.suppress(OSError):
             temp.unlink()
         if isinstance(exc, OSError):
             raise WriteError(f"cannot write: {_why(exc)}", Location(path)) from exc
         raise
-    return PreparedWrite(path, target, temp, data, old, old_mode=stat.S_IMODE(st.st_mode) if st is not None else None)
+    return PreparedWrite(
+        path, target, temp, data, old,
+        old_mode=stat.S_IMODE(st.st_mode) if st is not None else None, verify=verify,
+    )
+
+
+def _keep_owner(fd: int, st: os.stat_result, path: Path) -> None:
+    """Give the temp file the owner and group of the file it replaces, or refuse."""
+    try:
+        os.fchown(fd, st.st_uid, st.st_gid)
+    except PermissionError:
+        now = os.fstat(fd)
+        if (now.st_uid, now.st_gid) != (st.st_uid, st.st_gid):
+            raise WriteError(
+                f"cannot write without changing the file's owner (it belongs to uid {st.st_uid}, "
+                f"gid {st.st_gid}; kvswitch runs as uid {os.geteuid()}): run kvswitch as its owner",
+                Location(path),
+            ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,13 +472,28 @@ def atomic_write(
     """Replace the contents of ``path`` with ``data``, atomically and durably.
 
     ``expected`` are the bytes the edit was made from (``None``: no check; ``b""`` with a
-    missing file means "create"). When the file no longer holds them, ``rebuild(current)``
-    re-applies the edit to the current bytes, at most ``MAX_REAPPLY`` times; without
-    ``rebuild`` the write is refused with :class:`ChangedOnDiskError`. ``backup`` keeps the
-    previous bytes (see :mod:`kvswitch.backups`)."""
+    missing file means "create"). When the file no longer holds them — before the write or
+    in a save that races it — ``rebuild(current)`` re-applies the edit to the current bytes,
+    at most ``MAX_REAPPLY`` times; without ``rebuild`` the write is refused with
+    :class:`ChangedOnDiskError`. ``backup`` keeps the previous bytes (see
+    :mod:`kvswitch.backups`); a version that raced in is always kept."""
+    from kvswitch.backups import prune
+
     path = Path(path)
     target = Path(os.path.realpath(path))
     reapplied = 0
+    kept: dict[bytes, Path] = {}  # versions this write put in a backup, by digest
+    raced: set[bytes] = set()  # of which: versions a save raced in (always kept)
+
+    def keep(version: bytes) -> Path:
+        digest = _digest(version)
+        if digest not in kept:
+            kept[digest] = backup_of(path, version)
+        return kept[digest]
+
+    def keep_raced(version: bytes) -> None:
+        keep(version)
+        raced.add(_digest(version))
 
     def reapply(current: bytes | None, when: str) -> None:
         nonlocal data, expected, reapplied
@@ -245,42 +506,62 @@ def atomic_write(
         expected = current or b""
         reapplied += 1
 
-    while True:
-        current = read_optional(target)
-        if expected is not None and (current or b"") != expected:
-            reapply(current, "editing")
-            continue
-        if current == data:
-            if mode is not None:
-                _ensure_mode(path, target, mode)
-            return WriteResult(path, target, False, None, reapplied)
-        prepared = prepare_write(path, data, mode=mode, old=current)
-        try:
-            # the last look before the rename: did someone write meanwhile?
-            latest = read_optional(target)
-            if latest != current:
-                prepared.abort()
-                reapply(latest, "writing")
+    def _write_loop() -> WriteResult:
+        while True:
+            current = read_optional(target)
+            if expected is not None and (current or b"") != expected:
+                reapply(current, "editing")
                 continue
+            if current == data:
+                if mode is not None:
+                    _ensure_mode(path, target, mode)
+                return WriteResult(path, target, False, None, reapplied)
+            fresh = current is not None and backup and _digest(current) not in kept
             saved: Path | None = None
-            if backup and current is not None:
-                from kvswitch.backups import save_backup
-
-                saved = save_backup(target, current)
+            prepared: PreparedWrite | None = None
             try:
+                # the previous bytes are kept before the look-and-swap, not inside its window
+                saved = keep(current) if backup and current is not None else None
+                prepared = prepare_write(path, data, mode=mode, old=current, verify=expected is not None)
+                prepared.keep = keep_raced
+                _before_swap()
                 prepared.commit()
+            except RacedError:
+                reapply(read_optional(target), "writing")
+                continue
             except WriteError:
-                if saved is not None:
+                if fresh and saved is not None:
+                    kept.pop(_digest(current or b""), None)
                     with contextlib.suppress(OSError):
                         saved.unlink()
                 raise
-        finally:
-            prepared.abort()
-        if saved is not None:
-            from kvswitch.backups import prune
+            finally:
+                if prepared is not None:
+                    prepared.abort()
+            if kept:
+                prune(target)
+            return WriteResult(path, target, True, saved, reapplied)
 
-            prune(target)
-        return WriteResult(path, target, True, saved, reapplied)
+    try:
+        return _write_loop()
+    except ChangedOnDiskError:
+        for digest, saved in kept.items():  # nothing written: only raced versions stay kept
+            if digest not in raced:
+                with contextlib.suppress(OSError):
+                    saved.unlink()
+        raise
+
+
+def backup_of(path: Path, data: bytes) -> Path:
+    """Keep ``data`` as the newest backup of ``path``; a failure names ``path`` (the file the
+    user asked to write), with the backup's own place in the message."""
+    from kvswitch.backups import save_backup
+
+    try:
+        return save_backup(Path(os.path.realpath(path)), data)
+    except WriteError as exc:
+        where = f" ({exc.location.path})" if exc.location and exc.location.path else ""
+        raise WriteError(f"{exc.message}, while keeping a backup{where}; nothing was written", Location(Path(path))) from exc
 
 
 def _ensure_mode(path: Path, target: Path, mode: int) -> None:

@@ -19,12 +19,14 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kvswitch import paths
 from kvswitch.errors import ChangedOnDiskError, KvswitchError, Location, WriteError
 from kvswitch.io import (
     MAX_REAPPLY,
     PreparedWrite,
+    RacedError,
     WriteResult,
     _fsync_dir,
     _private_dir,
@@ -94,33 +96,53 @@ def commit_all(writes: Sequence[FileWrite]) -> list[WriteResult]:
 
 
 def _commit_all(writes: Sequence[FileWrite]) -> list[WriteResult]:
-    from kvswitch.backups import prune, save_backup
+    raced: Path | None = None
+    datas = [w.data for w in writes]
+    expecteds = [w.expected for w in writes]
+    attempts = [0] * len(writes)
+    for _round in range(MAX_REAPPLY + 1):
+        currents: list[bytes | None] = []
+        for i, w in enumerate(writes):
+            while True:
+                current = read_optional(w.path)
+                if expecteds[i] is None or (current or b"") == expecteds[i]:
+                    break
+                if w.rebuild is None or attempts[i] >= MAX_REAPPLY:
+                    raise ChangedOnDiskError(
+                        "changed on disk while kvswitch was editing it; no file was written", Location(w.path)
+                    )
+                datas[i], expecteds[i] = w.rebuild(current or b""), current or b""
+                attempts[i] += 1
+            currents.append(current)
+        done = _commit_round(writes, datas, currents, attempts)
+        if not isinstance(done, Path):
+            return done
+        raced = done
+        # a save raced one of the swaps: what was written is back out, so plan again from the
+        # newer bytes (the next round's reads see them and rebuild)
+    raise ChangedOnDiskError(
+        "changed on disk while kvswitch was writing it, each time it tried; no file was changed (run the command again)",
+        Location(raced) if raced else None,
+    )
 
-    final: list[tuple[FileWrite, bytes, bytes | None, int]] = []
-    for w in writes:
-        data, expected = w.data, w.expected
-        for attempt in range(MAX_REAPPLY + 1):
-            current = read_optional(w.path)
-            if expected is None or (current or b"") == expected:
-                break
-            if w.rebuild is None or attempt == MAX_REAPPLY:
-                raise ChangedOnDiskError(
-                    "changed on disk while kvswitch was editing it; no file was written", Location(w.path)
-                )
-            data, expected = w.rebuild(current or b""), current or b""
-        final.append((w, data, current, attempt))
-    todo = [(w, d, c) for w, d, c, _n in final if d != c]
+
+def _commit_round(
+    writes: Sequence[FileWrite], datas: list[bytes], currents: list[bytes | None], attempts: list[int]
+) -> list[WriteResult] | Path:
+    """One try at writing every file: the results, or the path of a file a save raced (every
+    file is then as it was, and the raced version is in its file or in a backup)."""
+    from kvswitch.backups import prune
+    from kvswitch.io import RacedError, _before_swap, backup_of
+
+    todo = [(w, d, c) for w, d, c in zip(writes, datas, currents, strict=True) if d != c]
     prepared: list[PreparedWrite] = []
     backups: list[Path | None] = []
     try:
         for w, data, current in todo:
-            prepared.append(prepare_write(w.path, data, mode=w.mode, old=current))
-        for p in prepared:
-            if read_optional(p.target) != p.old:
-                raise ChangedOnDiskError(
-                    "changed on disk while kvswitch was writing it; no file was written", Location(p.path)
-                )
-            backups.append(save_backup(p.target, p.old) if p.old is not None else None)
+            # the previous bytes are kept first, outside the window between look and swap
+            backups.append(backup_of(w.path, current) if current is not None else None)
+            p = prepare_write(w.path, data, mode=w.mode, old=current, verify=w.expected is not None)
+            prepared.append(p)
         _write_journal(prepared, backups)
     except BaseException:
         for p in prepared:
@@ -130,23 +152,23 @@ def _commit_all(writes: Sequence[FileWrite]) -> list[WriteResult]:
     done: list[PreparedWrite] = []
     for p in prepared:
         try:
-            if read_optional(p.target) != p.old:  # the last look, right before the rename
-                raise ChangedOnDiskError(
-                    "changed on disk while kvswitch was writing it; no file was changed", Location(p.path)
-                )
+            _before_swap()
             p.commit()
+        except RacedError:
+            for rest in prepared:
+                rest.abort()
+            stuck = _roll_back(done)
+            if stuck:
+                raise _stuck_error(stuck, "changed on disk while kvswitch was writing it", Location(p.path)) from None
+            _drop(backups)
+            _remove_journal()
+            return p.path
         except WriteError as exc:
             for rest in prepared:
                 rest.abort()
             stuck = _roll_back(done)
             if stuck:
-                # the journal and the backups stay: the next kvswitch command retries (recover)
-                names = ", ".join(f"{q.path} (its previous bytes are in {b})" for q, b in stuck)
-                raise WriteError(
-                    f"{exc.message}; the files already written could not all be put back: {names}; "
-                    "the next kvswitch command will try again",
-                    exc.location,
-                ) from exc
+                raise _stuck_error(stuck, exc.message, exc.location) from exc
             _drop(backups)
             _remove_journal()
             undone = "the files already written were put back, " if done else ""
@@ -157,11 +179,21 @@ def _commit_all(writes: Sequence[FileWrite]) -> list[WriteResult]:
         prune(p.target)
     by_target = {p.target: (p, b) for p, b in zip(prepared, backups, strict=True)}
     results = []
-    for w, _data, _current, attempts in final:
+    for w, n in zip(writes, attempts, strict=True):
         target = Path(os.path.realpath(w.path))
         hit = by_target.get(target)
-        results.append(WriteResult(w.path, target, hit is not None, hit[1] if hit else None, attempts))
+        results.append(WriteResult(w.path, target, hit is not None, hit[1] if hit else None, n))
     return results
+
+
+def _stuck_error(stuck: list[tuple[PreparedWrite, Path | None]], message: str, location: Location | None) -> WriteError:
+    # the journal and the backups stay: the next kvswitch command retries (recover)
+    names = ", ".join(f"{q.path} (its previous bytes are in {b})" for q, b in stuck)
+    return WriteError(
+        f"{message}; the files already written could not all be put back: {names}; "
+        "the next kvswitch command will try again",
+        location,
+    )
 
 
 def _write_journal(prepared: list[PreparedWrite], backups: list[Path | None]) -> None:
@@ -194,19 +226,59 @@ def _drop(backups: list[Path | None]) -> None:
 
 
 def _roll_back(done: list[PreparedWrite]) -> list[tuple[PreparedWrite, Path | None]]:
-    """Put the old bytes back into files already replaced; the ones that could not be."""
+    """Put the old bytes back into files already replaced; the ones that could not be.
+
+    Each is swapped back only if it still holds what was written: a save made since stays
+    in the file (what it replaced was kvswitch's own version, so nothing of the user's is
+    lost), and a version displaced by a race is kept as a backup."""
+    from kvswitch.io import RacedError, _rename
+
     stuck: list[tuple[PreparedWrite, Path | None]] = []
     for p in reversed(done):
         try:
             if p.old is None:
-                p.target.unlink(missing_ok=True)
-                with contextlib.suppress(OSError):
-                    _fsync_dir(p.target.parent)
+                _unwrite(p, _rename)
             else:
-                prepare_write(p.target, p.old, mode=p.old_mode).commit()
+                prepare_write(p.target, p.old, mode=p.old_mode, old=p.data, verify=True).commit()
+        except RacedError:
+            continue  # a save since: it stays
         except (OSError, KvswitchError):
             stuck.append((p, None))
     return stuck
+
+
+def _unwrite(p: PreparedWrite, rename: Callable[..., None]) -> None:
+    """Remove a file this write created, unless someone wrote it since."""
+    from kvswitch.io import _RENAME_NOREPLACE, _digest
+
+    aside = p.target.with_name(f".{p.target.name}.kvswitch-{os.getpid()}-{os.urandom(4).hex()}.tmp")
+    try:
+        rename(p.target, aside)
+    except FileNotFoundError:
+        return
+    came = read_optional(aside)
+    if came is not None and _digest(came) != _digest(p.data):
+        try:
+            rename(aside, p.target, _RENAME_NOREPLACE)  # theirs goes back
+            return
+        except OSError:
+            from kvswitch.backups import save_backup
+
+            save_backup(p.target, came)
+    aside.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        _fsync_dir(p.target.parent)
+
+
+def _swap_pending(e: dict[str, Any]) -> None:
+    """Finish one rename of an interrupted switch, verified like any other write."""
+    temp, target = Path(e["temp"]), Path(e["target"])
+    old = read_optional(target)
+    data = read_optional(temp)
+    if data is None or _sha(data) != e["new"] or _sha(old) != e["old"]:
+        raise RacedError("changed on disk", Location(target))
+    p = PreparedWrite(target, target, temp, data, old, verify=True)
+    p.commit()
 
 
 def recover() -> str | None:
@@ -255,8 +327,8 @@ def _recover_locked() -> str | None:
         failed = None
         for e in pending:
             try:
-                os.replace(e["temp"], e["target"])  # noqa: PTH105
-            except OSError as exc:
+                _swap_pending(e)
+            except (OSError, KvswitchError) as exc:
                 failed = (e, exc)
                 break
             renamed.append(e)
@@ -283,7 +355,12 @@ def _recover_locked() -> str | None:
             notes.append(f"{target} could not be rolled back (its backup is gone) and stays switched")
             continue
         try:
-            prepare_write(target, data).commit()
+            new = read_optional(target)
+            if new is None or _sha(new) != e["new"]:
+                raise RacedError("changed on disk", Location(target))
+            prepare_write(target, data, old=new, verify=True).commit()
+        except RacedError:
+            notes.append(f"{target} was changed since and was left as it is")
         except KvswitchError as exc:
             notes.append(f"{target} could not be rolled back yet ({exc.message}; its previous bytes are in {e['backup']})")
             retry = True

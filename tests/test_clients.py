@@ -128,14 +128,14 @@ def test_a_missing_client_file_refuses_the_switch_and_names_it() -> None:
 
 
 def _fail_replace(monkeypatch: pytest.MonkeyPatch, victim: Path) -> None:
-    real = os.replace
+    real = kio._rename
 
-    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    def rename(src: Path, dst: Path, flags: int = 0) -> None:
         if Path(dst) == victim:
             raise OSError(errno.EACCES, "Permission denied", str(dst))
-        real(src, dst)
+        real(src, dst, flags)
 
-    monkeypatch.setattr(kio.os, "replace", replace)
+    monkeypatch.setattr(kio, "_rename", rename)
 
 
 def _fail_temp_open(monkeypatch: pytest.MonkeyPatch, victim: Path) -> None:

@@ -250,14 +250,14 @@ def test_replace_failure(cfg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     atomic_write(cfg, OLD)
     before = backup_files(cfg)
     assert len(before) == 2
-    real_replace = os.replace
+    real_rename = kio._rename
 
-    def failing(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    def failing(src: Path, dst: Path, flags: int = 0) -> None:
         if Path(dst) == cfg:
             raise PermissionError(errno.EACCES, "Permission denied")
-        real_replace(src, dst)
+        real_rename(src, dst, flags)
 
-    monkeypatch.setattr(kio.os, "replace", failing)
+    monkeypatch.setattr(kio, "_rename", failing)
     with pytest.raises(WriteError) as info:
         atomic_write(cfg, NEW)
     assert str(cfg) in str(info.value) and "permission denied" in str(info.value)

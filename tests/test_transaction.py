@@ -58,18 +58,18 @@ def writes(files: list[Path]) -> list[FileWrite]:
 
 
 def fail_replace_of(monkeypatch: pytest.MonkeyPatch, victims: set[Path], after: int = 0) -> None:
-    """os.replace onto any of ``victims`` fails (after ``after`` successful calls onto them)."""
-    real = os.replace
+    """A rename onto any of ``victims`` fails (after ``after`` successful calls onto them)."""
+    real = kio._rename
     hits = {"n": 0}
 
-    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    def rename(src: Path, dst: Path, flags: int = 0) -> None:
         if Path(dst) in victims:
             hits["n"] += 1
             if hits["n"] > after:
                 raise OSError(errno.EROFS, "Read-only file system")
-        real(src, dst)
+        real(src, dst, flags)
 
-    monkeypatch.setattr(kio.os, "replace", replace)
+    monkeypatch.setattr(kio, "_rename", rename)
 
 
 def test_commit_all_writes_every_file(three: list[Path]) -> None:
@@ -111,16 +111,16 @@ def test_second_of_three_renames_fails(three: list[Path], monkeypatch: pytest.Mo
 
 def test_a_failed_roll_back_keeps_the_journal_for_recover(three: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
     # file 2 cannot be replaced, and then file 1 cannot be put back either
-    real = os.replace
+    real = kio._rename
     calls: list[Path] = []
 
-    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    def rename(src: Path, dst: Path, flags: int = 0) -> None:
         calls.append(Path(dst))
         if Path(dst) == three[1] or calls.count(three[0]) > 1:
             raise OSError(errno.EIO, "Input/output error")
-        real(src, dst)
+        real(src, dst, flags)
 
-    monkeypatch.setattr(kio.os, "replace", replace)
+    monkeypatch.setattr(kio, "_rename", rename)
     with pytest.raises(WriteError) as info:
         commit_all(writes(three))
     assert "could not all be put back" in str(info.value) and str(three[0]) in str(info.value)
@@ -128,7 +128,7 @@ def test_a_failed_roll_back_keeps_the_journal_for_recover(three: list[Path], mon
     assert journal().exists()
     [b] = list_backups(three[0])
     assert b.path.read_bytes() == old(0)  # the previous bytes are still kept
-    monkeypatch.setattr(kio.os, "replace", real)
+    monkeypatch.setattr(kio, "_rename", real)
     note = recover()
     assert note is not None and note.startswith("rolled back")
     assert [f.read_bytes() for f in three] == [old(i) for i in range(3)]

@@ -80,14 +80,14 @@ def test_a_failed_write_exits_1_and_leaves_everything_as_it_was(
 
     cline, toml = _pair(tmp_path)
     before = cline.read_bytes(), toml.read_bytes()
-    real_replace = os.replace
+    real_rename = kvswitch.io._rename
 
-    def disk_full(src: str, dst: str) -> None:
+    def disk_full(src: Path, dst: Path, flags: int = 0) -> None:
         if str(dst).endswith("config.toml"):
             raise OSError(errno.ENOSPC, "No space left on device")
-        real_replace(src, dst)
+        real_rename(src, dst, flags)
 
-    monkeypatch.setattr(kvswitch.io.os, "replace", disk_full)
+    monkeypatch.setattr(kvswitch.io, "_rename", disk_full)
     assert main(["switch", "split", str(cline), str(toml)]) == 1
     err = capsys.readouterr().err
     assert str(toml) in err and "disk full" in err
