@@ -161,7 +161,8 @@ def _mode_votes(w: Workload) -> tuple[list[tuple[Mode, int, Reason]], list[Reaso
                 "S-31")))
     if w.workload in ("coding", "agent"):
         votes.append(("split", 1, Reason(
-            f"{w.workload.capitalize()} work (a long system prompt and many turns): split with the prefix cache on "
+            f"{_sentence(w.workload)} work (a long system prompt and many turns): split with the "
+            "prefix cache on "
             "pays most (S-32).", "S-32")))
     elif w.workload == "chat":
         votes.append(("merged", 1, Reason(
@@ -239,10 +240,7 @@ def advise(w: Workload, probe: ProbeEvidence | None = None) -> Advice:
     reasons: list[Reason] = [r for _, _, r in votes] + notes
     rules_mode: Mode = "split" if scores["split"] > scores["merged"] else "merged"
     if not votes:
-        reasons.append(Reason(
-            "Nothing in the workload points at split, so merged: it is the right default for 1 GPU, short prompts, "
-            "low or medium load, high prefix reuse or throughput (§7.3). Give --prompt-tokens, --concurrency, "
-            "--gpus or --workload for a sharper answer.", "§7.3"))
+        reasons.append(_no_votes(w))
     elif scores["split"] == scores["merged"]:
         reasons.append(Reason(
             f"The facts weigh the same both ways ({scores['split']}:{scores['merged']}); a tie goes to merged, the "
@@ -299,6 +297,31 @@ def advise(w: Workload, probe: ProbeEvidence | None = None) -> Advice:
     return Advice(mode, chunk, prefix, dtype, reasons, decided_by, measurement, steps, w, scores)
 
 
+def _sentence(text: str) -> str:
+    """``text`` with its first letter upper-cased and the rest as written (vLLM, TTFT, KV stay)."""
+    return text[:1].upper() + text[1:]
+
+
+def _no_votes(w: Workload) -> Reason:
+    """Why merged when no fact voted: the defaults §7.3 names, the GPU count as given, and
+    the options not given yet."""
+    if w.gpus is not None and w.gpus >= 2:
+        gpus = (f"{w.gpus} GPUs leave room for split, but nothing else points at it, and merged is "
+                "the right default for short prompts, low or medium load, high prefix reuse or "
+                "throughput (§7.3)")
+    else:
+        gpus = ("merged is the right default for 1 GPU, short prompts, low or medium load, high "
+                "prefix reuse or throughput (§7.3)")
+    given = {"--prompt-tokens": w.prompt_tokens, "--concurrency": w.concurrency, "--gpus": w.gpus,
+             "--workload": w.workload}
+    missing = [opt for opt, value in given.items() if value is None]
+    more = ""
+    if missing:
+        listed = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " or " + missing[-1]
+        more = f" Give {listed} for a sharper answer."
+    return Reason(f"Nothing in the workload points at split, so merged: {gpus}.{more}", "§7.3")
+
+
 def _apply_probe(p: ProbeEvidence, rules_mode: Mode, reasons: list[Reason]) -> tuple[Mode, Literal["rules", "measurement"], str]:
     failed_split = p.failures.get("split", (0, 0))
     failed_merged = p.failures.get("merged", (0, 0))
@@ -309,7 +332,7 @@ def _apply_probe(p: ProbeEvidence, rules_mode: Mode, reasons: list[Reason]) -> t
         return "merged", "measurement", text
     if p.ratio is None or p.low is None or p.high is None:
         text = f"{p.label} has no split/merged TTFT comparison (both modes need successful requests): not decided by the measurement"
-        reasons.append(Reason(text.capitalize() + "; the rules above decide.", "probe"))
+        reasons.append(Reason(_sentence(text) + "; the rules above decide.", "probe"))
         return rules_mode, "rules", text
     figures = f"TTFT median split/merged {p.ratio:.2f} (95 % interval {p.low:.2f}–{p.high:.2f}) in {p.label}"
     caveat = (" The probe could not verify that the two modes were routed differently (routing unverified), so "

@@ -67,7 +67,7 @@ def save_backup(target: Path, data: bytes) -> Path:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     prepared = prepare_write(directory / f"{stamp}.bak", data, mode=0o600)
     try:
-        same_second = [_order(b.id)[1] for b in list_backups(target) if _order(b.id)[0] == stamp]
+        same_second = [_order(name[:-4])[1] for name in _names(directory) if name.startswith(f"{stamp}-")]
         n = max(same_second, default=-1) + 1
         while True:
             dest = directory / f"{stamp}-{n:03d}.bak"
@@ -84,6 +84,15 @@ def save_backup(target: Path, data: bytes) -> Path:
     with contextlib.suppress(OSError):
         _fsync_dir(directory)
     return dest
+
+
+def _names(directory: Path) -> list[str]:
+    """The backup file names in ``directory`` (no stat: the names say the order)."""
+    try:
+        with os.scandir(directory) as entries:
+            return [e.name for e in entries if e.name.endswith(".bak") and not e.name.startswith(".")]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def list_backups(target: Path) -> list[Backup]:

@@ -8,6 +8,7 @@ says a mode the clients are not in.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Callable
@@ -18,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from kvswitch.config import Config, client_path, edited_text, read_config
 from kvswitch.document import ConfigFile, parse_config
 from kvswitch.edits import Edit, Set
-from kvswitch.errors import EditError, KvswitchError, Location, ReadError
+from kvswitch.errors import ConfigError, EditError, KvswitchError, Location, ReadError
 from kvswitch.literals import CacheMode
-from kvswitch.switching import render_diff, secrets_in
+from kvswitch.switching import refuse_on_errors, render_diff, secrets_in
 
 if TYPE_CHECKING:
     from kvswitch.backups import Backup
@@ -32,12 +33,14 @@ __all__ = [
     "ClientPlan",
     "ClientStatus",
     "Status",
+    "add_client",
     "apply_profile",
     "commit_plan",
     "in_git_work_tree",
     "key_allowed",
     "nudge_changed",
     "plan_clients",
+    "registered",
     "restore",
     "status",
     "switch_clients",
@@ -86,12 +89,49 @@ def key_allowed(entry: ClientEntry, path: Path) -> bool:
     return not in_git_work_tree(path) and not in_git_work_tree(Path(os.path.realpath(path)))
 
 
-def _client_files(config: Config) -> list[tuple[ClientEntry, Path, ConfigFile]]:
+def registered(config: Config, path: Path | str) -> ClientEntry | None:
+    """The registered client that is the file at ``path``, whatever the spelling: paths are
+    compared by their real path (symlinks and ``..`` resolved)."""
+    real = os.path.realpath(Path(path).expanduser())
+    return next((e for e in config.model.clients if os.path.realpath(client_path(e)) == real), None)
+
+
+def add_client(entry: ClientEntry, config: Config | None = None) -> Config:
+    """Register ``entry``, its path stored absolute with ``..`` resolved (a symlink stays a
+    symlink: it is written through, D-4). A file registered already under any spelling is
+    refused: one file written twice in a switch would fail as "changed on disk"."""
+    from kvswitch.config import add_client_edit, edit_config, read_config
+
+    config = config or read_config()
+    path = os.path.abspath(client_path(entry))
+    other = registered(config, path)
+    if other is not None:
+        same = "" if os.path.abspath(client_path(other)) == path else f" as {client_path(other)}"
+        raise ConfigError(
+            f"registered already{same} (the same file); nothing was changed", Location(Path(path))
+        )
+    return edit_config([add_client_edit(config, entry.model_copy(update={"path": path}))], config)
+
+
+def _client_files(
+    config: Config, exclude: frozenset[Path] = frozenset()
+) -> list[tuple[ClientEntry, Path, ConfigFile]]:
     from kvswitch.io import read_bytes
 
     out = []
+    seen: dict[str, Path] = {}
     for entry in config.model.clients:
         path = client_path(entry)
+        real = os.path.realpath(path)
+        if real in seen:  # one file written twice in one commit would fail as "changed on disk"
+            raise ConfigError(
+                f"clients {seen[real]} and {path} are the same file; unregister one "
+                f"(kvswitch client remove {path}). Nothing was changed.",
+                Location(config.path),
+            )
+        seen[real] = path
+        if path in exclude:
+            continue  # not read at all: an unreadable one (a FIFO, say) must not stop the others
         try:
             raw = read_bytes(path)
         except ReadError as exc:
@@ -127,7 +167,8 @@ def plan_clients(
     key: str | None = None
     key_loaded = False
     plan = ClientPlan([], [], [], {})
-    for entry, path, cf in _client_files(config):
+    checks: list[tuple[ConfigFile, str, list[Edit]]] = []
+    for entry, path, cf in _client_files(config, exclude):
         if path in exclude:
             continue
         plan.entries[path] = entry
@@ -143,6 +184,7 @@ def plan_clients(
             new_text = cf.doc.apply(edits) if edits else cf.text
         except (ValueError, TypeError) as exc:
             raise EditError(f"cannot render profile {profile_name!r} into it: {exc}", Location(path)) from exc
+        checks.append((cf, new_text, edits))
         key_written = use_key is not None and any(e.path == _key_path(cf) for e in edits)
         secrets = [*secrets_in(cf), *([use_key] if use_key else [])]
         changed = new_text != cf.text
@@ -161,11 +203,19 @@ def plan_clients(
             plan.writes.append(
                 FileWrite(
                     path, new_text.encode("utf-8"), cf.raw,
-                    _rebuilder(cf, profile, mode, use_key, profile_wins),
+                    _rebuilder(cf, profile, mode, use_key, profile_wins,
+                               _what(profile_name, mode, profile_wins)),
                     mode=0o600 if key_written else None,
                 )
             )
+    # a change never writes what lint rejects; a mode flip never carries an error away
+    refuse_on_errors(checks, _what(profile_name, mode, profile_wins), carried=not profile_wins,
+                     secrets=[key] if key else [])
     return plan
+
+
+def _what(profile_name: str, mode: CacheMode, profile_wins: bool) -> str:
+    return f"profile {profile_name!r} ({mode})" if profile_wins else f"switch to {mode}"
 
 
 def commit_plan(plan: ClientPlan, extra: list[Any] | None = None) -> list[ClientChange]:
@@ -230,16 +280,25 @@ def _render(
 
 
 def _rebuilder(
-    cf: ConfigFile, profile: Profile, mode: CacheMode, key: str | None, profile_wins: bool
+    cf: ConfigFile,
+    profile: Profile,
+    mode: CacheMode,
+    key: str | None,
+    profile_wins: bool,
+    what: str,
 ) -> Callable[[bytes], bytes]:
     def rebuild(current: bytes) -> bytes:
         again = parse_config(current, cf.kind, cf.path)
         edits, mode_plan = _render(again, profile, mode, key, profile_wins)
+        text = again.doc.apply(edits) if edits else again.text
+        # the version saved meanwhile must pass too
+        refuse_on_errors([(again, text, edits)], what, carried=not profile_wins,
+                         secrets=[key] if key else [])
         if not profile_wins and cf.path is not None:
             from kvswitch.state import remember
 
             remember(cf.path, mode_plan.remember)  # what leaves this version is kept first
-        return again.doc.apply(edits).encode("utf-8") if edits else current
+        return text.encode("utf-8") if edits else current
 
     return rebuild
 
@@ -259,19 +318,28 @@ def nudge_changed(changes: list[ClientChange]) -> tuple[Any, ...]:
 def switch_clients(mode: CacheMode, *, dry_run: bool = False) -> list[ClientChange]:
     """``kvswitch switch MODE``: flip every registered client (a mode flip: remembered
     values come back, the active profile fills what was never there; keys are not touched)."""
-    config = read_config()
-    name, profile = config.profile()
-    return _apply(config, name, profile, mode, profile_wins=False, with_keys=False, dry_run=dry_run,
-                  set_active=False)
+    with _switching(dry_run):
+        config = read_config()
+        name, profile = config.profile()
+        return _apply(config, name, profile, mode, profile_wins=False, with_keys=False, dry_run=dry_run,
+                      set_active=False)
 
 
 def apply_profile(name: str | None = None, *, dry_run: bool = False) -> list[ClientChange]:
     """``kvswitch profile use NAME``: make NAME active and render it into every client in the
     current mode (the profile's values win; its key is written where D-7 allows)."""
-    config = read_config()
-    name, profile = config.profile(name)
-    return _apply(config, name, profile, config.model.mode, profile_wins=True, with_keys=True,
-                  dry_run=dry_run, set_active=True)
+    with _switching(dry_run):
+        config = read_config()
+        name, profile = config.profile(name)
+        return _apply(config, name, profile, config.model.mode, profile_wins=True, with_keys=True,
+                      dry_run=dry_run, set_active=True)
+
+
+def _switching(dry_run: bool) -> contextlib.AbstractContextManager[None]:
+    """The switch lock around a read–plan–commit; a dry run reads without it."""
+    from kvswitch.locks import switch_lock
+
+    return contextlib.nullcontext() if dry_run else switch_lock()
 
 
 @dataclass(frozen=True)
@@ -345,6 +413,11 @@ def status() -> Status:
 def restore(path: Path, backup_id: str | None = None) -> tuple[Backup, WriteResult]:
     """Put a backup of ``path`` back (default: the newest that differs from the file now).
     The restore is an atomic write, so the current version is backed up first."""
+    with _switching(False):
+        return _restore(path, backup_id)
+
+
+def _restore(path: Path, backup_id: str | None) -> tuple[Backup, WriteResult]:
     from kvswitch.backups import list_backups
     from kvswitch.io import atomic_write, read_optional
     from kvswitch.state import record_writes

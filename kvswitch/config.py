@@ -62,15 +62,18 @@ class Config:
         return self.file.path
 
     def profile(self, name: str | None = None) -> tuple[str, Profile]:
-        """A profile by name (default: the active one)."""
-        name = name or self.model.active_profile
+        """A profile by name (default, ``None``: the active one; ``""`` is a name, never that)."""
+        name = self.model.active_profile if name is None else name
         if name is None:
             raise ConfigError("no active profile; choose one with: kvswitch profile use NAME", Location(self.path))
         try:
             return name, self.model.profiles[name]
         except KeyError:
-            known = ", ".join(sorted(self.model.profiles)) or "none"
-            raise ConfigError(f"no profile {name!r} (profiles: {known})", Location(self.path)) from None
+            from kvswitch.validate import NAME_MAX, show, show_name
+
+            known = ", ".join(show_name(n) for n in sorted(self.model.profiles)) or "none"
+            message = f"no profile {show(name, NAME_MAX)} (profiles: {known})"
+            raise ConfigError(message, Location(self.path)) from None
 
 
 def _validate(cf: ConfigFile) -> KvswitchConfig:
@@ -152,11 +155,15 @@ def add_client_edit(config: Config, entry: ClientEntry) -> Edit:
 
 def rename_profile(config: Config, old: str, new: str) -> Config:
     """Rename a profile in place (its table headers only: comments inside stay); the active
-    profile follows. Inline tables fall back to rewriting the profile's tables."""
+    profile follows. ``new`` must be a valid name (:func:`kvswitch.validate.check_name`); ``old``
+    may be any existing one, so a name kvswitch no longer allows can be renamed away. Inline
+    tables fall back to rewriting the profile's tables."""
     from kvswitch.edits import Delete, Set
     from kvswitch.formats.toml import TomlDocument, rename_table
     from kvswitch.io import atomic_write
+    from kvswitch.validate import check_name
 
+    check_name(new)
     doc = config.file.doc
     assert isinstance(doc, TomlDocument)
     try:
@@ -200,7 +207,7 @@ def new_config_text(name: str, profile: Profile, clients: Sequence[ClientEntry],
     lines = [
         "# kvswitch config. Edit it by hand or with kvswitch profile/client commands;",
         "# comments you add are kept. API keys are never stored here: a profile's `key` is",
-        '# "keyring" (the OS keyring: kvswitch key set PROFILE) or "env:NAME".',
+        '# "keyring" (the OS keyring: kvswitch key set PROFILE), "env:NAME" or "none" (no key).',
         f"version = {CONFIG_VERSION}",
         f"active_profile = {_toml_value(name)}",
         f"mode = {_toml_value(mode)}   # merged | split",

@@ -75,6 +75,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "KVS003": (Severity.WARNING, "unknown key"),
     "KVS004": (Severity.WARNING, "duplicate key (the last one wins)"),
     "KVS005": (Severity.ERROR, "kvswitch config written by a newer kvswitch"),
+    "KVS006": (Severity.WARNING, "profile or client name kvswitch does not allow"),
     "KVS101": (Severity.WARNING, "chunk_size is not a multiple of 64"),
     "KVS102": (Severity.WARNING, "chunk_size below 256 slows TTFT"),
     "KVS103": (Severity.INFO, "setting of the other mode is ignored"),

@@ -23,8 +23,10 @@ nothing here prints. The checks, in order:
 
 Keys (D-7, D-12): a key goes only to the hosts the profile names (its base URL, split endpoints
 and probe URL), or to the ``--base-url`` given together with ``--api-key-env``; never to an
-address found in a client file, and redirects are not followed. No key is in any check's text.
-Every request has a short timeout, so doctor never hangs.
+address found in a client file, and redirects are not followed (one rule for probe and doctor:
+:mod:`kvswitch.key_scope`). No key is in any check's text, in any form a server may echo it
+(:mod:`kvswitch.redact`). Every request has a short timeout and a whole-answer deadline, and
+every answer a size cap, so doctor never hangs and no server can exhaust its memory.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from kvswitch.addresses import is_loopback_url
+from kvswitch.key_scope import key_for
+from kvswitch.key_scope import origin as _origin
 
 if TYPE_CHECKING:
     from kvswitch.config import Config
@@ -178,19 +182,6 @@ class DoctorReport:
 
 # -- URLs ---------------------------------------------------------------------------------
 
-def _origin(url: str | None) -> tuple[str, str, int] | None:
-    if not url:
-        return None
-    try:
-        parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    return parts.scheme, parts.hostname.lower(), port
-
-
 def _show_url(url: str) -> str:
     """``url`` without user info, query or fragment (they may hold credentials)."""
     try:
@@ -232,18 +223,21 @@ def _clean_key(key: str) -> str:
 
 def _target_from_settings(s: DoctorSettings, config: Config | None) -> tuple[Target | None, Check | None]:
     """The target, or a check that says why there is none."""
-    import os
-
     from kvswitch.errors import KvswitchError
 
     key: str | None = None
     note: str | None = None
     if s.base_url:
-        key = os.environ.get(s.api_key_env) if s.api_key_env else None
-        if s.api_key_env and not key:
-            note = f"${s.api_key_env} is not set"
-        elif not s.api_key_env:
-            note = "--api-key-env not given, and a profile's key never goes to another address"
+        from kvswitch.keys import env_key
+
+        try:
+            key = env_key(s.api_key_env) if s.api_key_env else None
+            if s.api_key_env and not key:
+                note = f"${s.api_key_env} is not set"
+            elif not s.api_key_env:
+                note = "--api-key-env not given, and a profile's key never goes to another address"
+        except KvswitchError as exc:  # a key that would break the request header
+            key, note = None, str(exc)
         origin = _origin(s.base_url)
         return Target(
             label="--base-url", profile=None, base_url=s.base_url, model=s.model or "", mode=s.mode or "merged",
@@ -263,6 +257,7 @@ def _target_from_settings(s: DoctorSettings, config: Config | None) -> tuple[Tar
         key = resolve_key(name, profile.key)
         if key is None:
             note = (f"no key stored for profile {name!r} (kvswitch key set {name})" if profile.key == "keyring"
+                    else f"profile {name!r} sends no key (key = \"none\")" if profile.key == "none"
                     else f"{profile.key.removeprefix('env:')} is not set (the profile's key is {profile.key})")
     except KvswitchError as exc:
         note = str(exc)
@@ -397,35 +392,49 @@ class _Net:
     """Every request doctor makes; the key goes only to the target's allowed origins."""
 
     def __init__(self, client: Any, target: Target, timeout: float) -> None:
+        from kvswitch.redact import Redactor
+
         self.client = client
         self.target = target
         self.timeout = timeout
+        key = target.key
+        self.redact = Redactor([key, _clean_key(key)] if key else [])
 
     def auth(self, url: str, key: str | None) -> dict[str, str]:
-        if key is None or _origin(url) not in self.target.allowed:
-            return {}
-        return {"Authorization": f"Bearer {key}"}
+        key = key_for(url, self.target.allowed, key)
+        return {"Authorization": f"Bearer {key}"} if key else {}
 
     async def get(self, url: str, key: str | None = None) -> _Answer:
+        import asyncio
+        import json
+
         import httpx
 
         t0 = time.perf_counter()
         try:
-            response = await self.client.get(url, headers=self.auth(url, key))
+            async with asyncio.timeout(self.timeout * 2):  # a body that trickles forever ends too
+                async with self.client.stream("GET", url, headers=self.auth(url, key)) as response:
+                    body = bytearray()
+                    async for chunk in response.aiter_bytes():  # decoded, so a gzip bomb meets the cap
+                        body += chunk
+                        if len(body) > _MAX_ANSWER:
+                            return _Answer(error=f"HTTP {response.status_code} with an answer over "
+                                                 f"{_MAX_ANSWER // (1024 * 1024)} MiB (not read)")
+                    status = response.status_code
         except httpx.LocalProtocolError:
             return _Answer(refused=True, error="refused")
         except httpx.ConnectError as exc:
-            return _Answer(error=f"cannot connect ({_reason(exc)})")
-        except httpx.TimeoutException:
+            return _Answer(error=f"cannot connect ({self.redact(_reason(exc))})")
+        except (httpx.TimeoutException, TimeoutError):
             return _Answer(error=f"no answer within {self.timeout:g} s")
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
             return _Answer(error=f"{type(exc).__name__}")
         data: Any = None
-        try:
-            data = response.json()
+        try:  # the server's words, keys masked before anything is cut from them
+            data = json.loads(self.redact(body.decode("utf-8", "replace")), parse_constant=lambda _: None)
         except ValueError:
             data = None
-        return _Answer(response.status_code, data, ms=(time.perf_counter() - t0) * 1000)
+        return _Answer(status, data, ms=(time.perf_counter() - t0) * 1000)
 
     async def chat(self, url: str, model: str, prompt: str, key: str | None,
                    extra_headers: dict[str, str] | None = None) -> RequestResult:
@@ -434,10 +443,14 @@ class _Net:
         body = chat_body(model, prompt, 1)
         headers = {**self.auth(url, key), **(extra_headers or {})}
         result = await stream_chat(self.client, url, body, headers, mode=(extra_headers or {}).get("X-Cache-Mode", "plain"),
-                                   stall_timeout=self.timeout, total_timeout=self.timeout * 2)
+                                   stall_timeout=self.timeout, total_timeout=self.timeout * 2, redact=self.redact.text)
         if result.error and "LocalProtocolError" in result.error:
             result.error = "not sent: the HTTP library refuses a header value (the key) with whitespace or a line break"
         return result
+
+
+_MAX_ANSWER = 4 * 1024 * 1024
+"""The most bytes doctor reads of one plain (not streamed) answer, such as a model list."""
 
 
 def _reason(exc: BaseException) -> str:

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kvswitch.errors import ConfigParseError, Location
+from kvswitch.errors import ConfigParseError, Location, UnknownKindError
+from kvswitch.formats.edited import parsed
 from kvswitch.formats.jsonc import JsoncDocument, JsoncSyntaxError, line_col
 from kvswitch.formats.toml import TomlDocument, TomlSyntaxError
 from kvswitch.kinds import KIND_FORMAT, detect_kind
@@ -73,7 +74,10 @@ def parse_config(
     else:
         text, data = decode(raw, path), raw
     if kind is None:
-        kind = detect_kind(path, text)
+        kind = _detect(path, text)
+    known = parsed(text)  # an edit's verified text comes with its document
+    if isinstance(known, JsoncDocument if KIND_FORMAT[kind] == "jsonc" else TomlDocument):
+        return ConfigFile(path, kind, data, known)
     try:
         doc: Document = JsoncDocument(text) if KIND_FORMAT[kind] == "jsonc" else TomlDocument(text)
     except JsoncSyntaxError as exc:
@@ -82,6 +86,35 @@ def parse_config(
     except TomlSyntaxError as exc:
         raise ConfigParseError(exc.message, Location(path, exc.line, exc.column)) from exc
     return ConfigFile(path, kind, data, doc)
+
+
+def _detect(path: Path | None, text: str) -> FileKind:
+    """The file's kind; when it cannot be told because the text does not parse (a ``.toml``
+    file as TOML; a ``.json`` file, or text that starts like JSON, as JSONC), the refusal says
+    where the text breaks."""
+    try:
+        return detect_kind(path, text)
+    except UnknownKindError as exc:
+        suffix = path.suffix.lower() if path is not None else ""
+        looks_json = suffix in (".json", ".jsonc") or (
+            suffix != ".toml" and text.lstrip("\ufeff \t\r\n").startswith(("{", "//", "/*"))
+        )
+        if not looks_json and suffix != ".toml":
+            raise  # plain text, say: nothing to point at
+        try:
+            JsoncDocument(text) if looks_json else TomlDocument(text)
+        except JsoncSyntaxError as fault:
+            line, col = line_col(text, fault.offset)
+            raise UnknownKindError(
+                f"not valid JSONC: {fault.message}, so kvswitch cannot tell which kind of file this is",
+                Location(path, line, col),
+            ) from exc
+        except TomlSyntaxError as fault:
+            raise UnknownKindError(
+                f"not valid TOML: {fault.message}, so kvswitch cannot tell which kind of file this is",
+                Location(path, fault.line, fault.column),
+            ) from exc
+        raise
 
 
 def _json5_hint(text: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Delete", "Edit", "Insert", "Set", "apply_to_data", "edit_value"]
+__all__ = ["Cut", "Delete", "Edit", "Insert", "Set", "apply_to_data", "edit_value"]
 
 KeyPath = tuple[str | int, ...]
 
@@ -31,16 +31,40 @@ class Delete:
 
 
 @dataclass(frozen=True, slots=True)
+class Cut:
+    """Exactly the text a JSONC delete took out of an object, and where it stood, so that
+    putting it back gives the same bytes.
+
+    ``span`` is the removed text: the property with its comments (the comment lines above it,
+    comments around its key, colon, value and comma, a comment after it that starts on its
+    line) and the line break before it. ``place`` is ``"after"`` (``anchor`` is the key it
+    followed, ``None`` for the object's start), ``"before"`` (``anchor`` is the key that
+    followed it on its line) or ``"tail"`` (it was last, on the line of ``anchor``, and the span
+    starts at that property's value end, or after its comma when it had one) or ``"close"`` (it
+    was the only property, and the span ends at the object's ``}``). ``comma_gap`` is how far after its value the previous property's
+    comma stood when the delete took that comma too (the property was last), else -1;
+    ``comma`` tells whether the span holds the property's own comma."""
+
+    span: str
+    place: str = "after"
+    anchor: str | None = None
+    comma_gap: int = -1
+    comma: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class Insert:
-    """Insert the key at ``path`` after the sibling ``after`` (JSONC): ``raw`` is a property's
-    remembered source (``"key": value`` as it once stood) put back verbatim with its same-line
-    ``comment``; else ``value`` is written."""
+    """Insert the key at ``path`` after the sibling ``after`` (JSONC): ``cut`` puts back what a
+    delete took out, byte for byte, when its neighbours are still there; else ``raw`` is a
+    property's remembered source (``"key": value`` as it once stood) put back verbatim with its
+    same-line ``comment``; else ``value`` is written."""
 
     path: KeyPath
     value: Any = None
     raw: str | None = None
     comment: str = ""
     after: str | None = None
+    cut: Cut | None = None
 
 
 Edit = Set | Delete | Insert
@@ -50,10 +74,15 @@ def edit_value(edit: Edit) -> Any:
     """The value an edit puts in place (``None`` for a delete)."""
     if not isinstance(edit, Insert):
         return getattr(edit, "value", None)
-    if edit.raw is None:
-        return edit.value
     from kvswitch.formats.jsonc import JsoncDocument
 
+    if edit.cut is not None and edit.path:
+        span = edit.cut.span
+        # a span cut from the end of its object starts with the comma of the key before it
+        head = '{"": 0' if edit.cut.place == "tail" and not edit.cut.comma else "{"
+        return JsoncDocument(head + span + "\n}").value[edit.path[-1]]
+    if edit.raw is None:
+        return edit.value
     (value,) = JsoncDocument("{" + edit.raw + "\n}").value.values()
     return value
 

@@ -53,7 +53,12 @@ class Location:
     column: int | None = None
 
     def __str__(self) -> str:
-        parts = [str(self.path) if self.path is not None else "<string>"]
+        # a path is shown as it is, but a character a terminal would act on (an escape, a line
+        # break, U+202E) is written as its escape, so a hostile file name cannot recolour it
+        path = str(self.path) if self.path is not None else "<string>"
+        if not path.isprintable():
+            path = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in path)
+        parts = [path]
         if self.line is not None:
             parts.append(str(self.line))
             if self.column is not None:

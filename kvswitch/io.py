@@ -78,6 +78,9 @@ def _read(path: Path, *, missing_ok: bool) -> bytes | None:
             return None
         raise ReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
     except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket (or a device with nothing behind it): say which
+            with contextlib.suppress(OSError):
+                raise ReadError(f"cannot read: {_not_regular(path.stat().st_mode)}", Location(path)) from exc
         raise ReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
     try:
         st = os.fstat(fd)
@@ -341,8 +344,11 @@ class PreparedWrite:
     def _put_back(self, out: bytes) -> None:
         """Someone saved ``out`` between the look and the swap: swap it back, keeping every
         version that ends up outside the file, and raise :class:`RacedError`."""
+        # kept even when it goes straight back: an editor that read the file in the moment
+        # kvswitch's version was in place may save on top of it and drop this one itself
+        self._keep(out)
         seen = {_digest(out)}
-        kept: set[bytes] = set()
+        kept = {_digest(out)}
         for _ in range(_SWAP_ROUNDS):
             _rename(self.temp, self.target, _RENAME_EXCHANGE)  # what came out goes back in
             came = read_optional(self.temp) or b""

@@ -1,10 +1,14 @@
 """A profile edited as a form (the tray's settings dialog): its values by common field name,
 the edits they make to kvswitch's config, and every finding the rules have about the result.
 
-The check renders the edited config text and runs :func:`kvswitch.rules.check` over it, so a
-form gets exactly the diagnostics ``kvswitch lint`` would give the saved file (chunk size 500 →
-"it becomes 512"). Checking reads nothing from disk; :func:`save_profile` writes through
-:func:`kvswitch.config.edit_config` (atomic, backed up, comments kept).
+Each value goes through :func:`kvswitch.validate.profile_value` first, the validation the
+command line uses too: a value lint would fix is stored fixed, with its finding kept as a note
+(chunk size 500 → "it becomes 512", and 512 is what is saved); a value lint would call an error
+(an endpoint that is not an http(s) URL) is an error finding and makes no edit. The check then
+renders the edited config text and runs :func:`kvswitch.rules.check` over it, so a form gets
+the diagnostics ``kvswitch lint`` would give the saved file. Checking reads nothing from disk;
+:func:`save_profile` writes through :func:`kvswitch.config.edit_config` (atomic, backed up,
+comments kept).
 """
 
 from __future__ import annotations
@@ -86,19 +90,37 @@ def _same(a: Any, b: Any) -> bool:
     return a == b and isinstance(a, bool) == isinstance(b, bool)
 
 
-def _edits(config: Config, paths: Mapping[str, tuple[str | int, ...]], values: Mapping[str, Any]) -> list[Edit]:
+def _edits(
+    config: Config, paths: Mapping[str, tuple[str | int, ...]], values: Mapping[str, Any]
+) -> tuple[list[Edit], list[Diagnostic]]:
+    """The edits the form's values make, and what the input validation said about them."""
+    from kvswitch.diagnostics import Diagnostic, Severity
     from kvswitch.edits import Delete, Set
+    from kvswitch.validate import InvalidValueError, profile_value
+
+    def said(code: str, severity: Severity, message: str, path: tuple[str | int, ...]) -> Diagnostic:
+        loc = config.file.locate(path)
+        return Diagnostic(code, severity, message, loc.path, loc.line, loc.column, path)
 
     unknown = sorted(set(values) - set(paths))
     if unknown:
         raise ValueError(f"not a profile form field: {', '.join(unknown)}")
     defaults = _defaults()
     edits: list[Edit] = []
+    notes: list[Diagnostic] = []
     for field, value in values.items():
         path = paths[field]
         current = get_path(config.file.data, path)
         if isinstance(value, str) and field.startswith("split.") and field.endswith("_base_url"):
             value = value.strip() or None
+        if value is not None:
+            try:
+                value, note = profile_value([str(p) for p in path[2:]], value)
+            except InvalidValueError as exc:
+                notes.append(said(exc.code, Severity.ERROR, exc.message, path))
+                continue
+            if note is not None:
+                notes.append(said(note.code, Severity.WARNING, note.message, path))
         if value is None:
             if current is not MISSING:
                 edits.append(Delete(path))
@@ -107,7 +129,7 @@ def _edits(config: Config, paths: Mapping[str, tuple[str | int, ...]], values: M
             continue  # a default the file leaves out stays left out
         if current is MISSING or not _same(current, value):
             edits.append(Set(path, value))
-    return edits
+    return edits, notes
 
 
 def _defaults() -> dict[str, Any]:
@@ -132,21 +154,22 @@ def _defaults() -> dict[str, Any]:
 
 def check_profile(config: Config, name: str, values: Mapping[str, Any]) -> ProfileCheck:
     """Apply the form's ``values`` (any subset of :data:`FIELDS`; ``None`` unsets an endpoint)
-    to profile ``name`` in memory and lint the result. Unchanged values make no edit."""
+    to profile ``name`` in memory, validated and normalised as the command line does, and lint
+    the result. Unchanged values make no edit; a refused value makes none either."""
     from kvswitch.document import parse_config
     from kvswitch.errors import ConfigParseError
     from kvswitch.rules import check
 
     name, _ = config.profile(name)
     paths = _paths(name)
-    edits = _edits(config, paths, values)
+    edits, notes = _edits(config, paths, values)
     try:
         text = config.file.doc.apply(edits) if edits else config.file.text
         cf = parse_config(text, "kvswitch", config.path)
     except (ValueError, ConfigParseError) as exc:
         raise EditError(f"profile {name!r}: cannot apply the form: {exc}", Location(config.path)) from exc
     prefix = ("profiles", name)
-    found = tuple(d for d in check(cf, git=False) if d.key_path[:2] == prefix)
+    found = tuple(notes) + tuple(d for d in check(cf, git=False) if d.key_path[:2] == prefix)
     return ProfileCheck(name, tuple(edits), text, found, paths)
 
 

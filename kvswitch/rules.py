@@ -21,6 +21,17 @@ from kvswitch.addresses import is_loopback_host
 from kvswitch.diagnostics import CODES, Diagnostic, Fix, Severity
 from kvswitch.document import ConfigFile
 from kvswitch.kinds import MISSING, Subject, get_path, subjects
+from kvswitch.validate import (
+    NAME_MAX,
+    QUERY_PROBLEM,
+    invisible,
+    is_key_reference,
+    name_problem,
+    redact_url,
+    shell_word,
+    show,
+    url_problem,
+)
 
 __all__ = ["check", "looks_like_placeholder", "nearest_chunk_size", "validate_model"]
 
@@ -95,8 +106,25 @@ def check(cf: ConfigFile, *, git: bool = True) -> list[Diagnostic]:
         found.extend(_kvswitch_rules(ctx, bad))
     for subject in subjects(cf.kind, cf.data):
         found.extend(_subject_rules(ctx, subject, bad))
+    found = _without_keys(cf, found)
     unique = {(d.code, d.key_path, d.line, d.column, d.message): d for d in found}
     return sorted(unique.values(), key=lambda d: (d.line or 0, d.column or 0, d.code))
+
+
+def _without_keys(cf: ConfigFile, found: list[Diagnostic]) -> list[Diagnostic]:
+    """The findings with every API key the file holds masked, wherever a message echoes it
+    (a key pasted into ``base_url`` or ``mode`` too)."""
+    import dataclasses
+
+    from kvswitch.redact import redact
+
+    if cf.kind == "kvswitch":
+        return found  # its `key` fields are references, never keys
+    values = [get_path(cf.data, s.fields["provider.api_key"]) for s in subjects(cf.kind, cf.data)]
+    keys = [v for v in values if isinstance(v, str) and len(v.strip()) >= 4]
+    if not keys:
+        return found
+    return [dataclasses.replace(d, message=redact(d.message, keys)) for d in found]
 
 
 # -- types and values (the models' schema) -----------------------------------------------
@@ -120,12 +148,12 @@ def validate_model(cf: ConfigFile) -> list[Diagnostic]:
         return [ctx.diag("KVS002", "settings.json must hold an object ({ … })", ())]
     out = []
     for err in check_schema(data, cf.kind):
-        dotted = ".".join(str(p) for p in err.loc) or "(top level)"
+        dotted = _dotted(err.loc) or "(top level)"
         if err.type == "missing":
             out.append(ctx.diag("KVS002", f"{dotted}: required key is missing", err.loc))
             continue
         secret = bool(err.loc) and str(err.loc[-1]).lower().endswith(("api_key", "apikey", "key"))
-        shown = "" if secret or isinstance(err.input, dict | list) else f" (got {err.input!r})"
+        shown = "" if secret or isinstance(err.input, dict | list) else f" (got {show(err.input)})"
         out.append(ctx.diag("KVS002", f"{dotted}: {err.msg}{shown}", err.loc))
     return out
 
@@ -180,7 +208,7 @@ def _unknown_keys(ctx: _Ctx) -> Iterator[Diagnostic]:
     found = _walk_unknown(_owned(ctx.cf), root, root, (), ctx.cf.kind == "kvswitch")
     for key_path, key, suggestion in found:
         hint = f"; did you mean {suggestion!r}?" if suggestion else " (kvswitch ignores it)"
-        yield ctx.diag("KVS003", f"unknown key {key!r}{hint}", key_path, key=True)
+        yield ctx.diag("KVS003", f"unknown key {show(key)}{hint}", key_path, key=True)
 
 
 def _duplicates(ctx: _Ctx) -> Iterator[Diagnostic]:
@@ -193,7 +221,7 @@ def _duplicates(ctx: _Ctx) -> Iterator[Diagnostic]:
         yield Diagnostic(
             "KVS004",
             Severity.WARNING,
-            f"key {dup.path[-1]!r} appears more than once; VS Code uses the last one",
+            f"key {show(dup.path[-1])} appears more than once; VS Code uses the last one",
             ctx.cf.path,
             line,
             col,
@@ -217,7 +245,7 @@ def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnos
     def at(field: str) -> KeyPath:
         return s.fields[field]
 
-    where = f"profile {s.profile!r}: " if s.profile else ""
+    where = f"profile {show(s.profile, NAME_MAX)}: " if s.profile is not None else ""
     mode = val("cache.mode")
     mode = mode if mode in ("merged", "split") else MISSING
     yield from _chunk_rules(ctx, s, val, at, mode, where)
@@ -226,7 +254,7 @@ def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnos
     yield from _key_rules(ctx, s, val, at, where)
     dtype = val("cache.kv_cache_dtype")
     if isinstance(dtype, str) and dtype not in KNOWN_KV_DTYPES:
-        yield ctx.diag("KVS104", f"{where}kv_cache_dtype {dtype!r} is not a value any engine kvswitch knows accepts "
+        yield ctx.diag("KVS104", f"{where}kv_cache_dtype {show(dtype)} is not a value any engine kvswitch knows accepts "
                        f"(auto, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int8, q8_0…)", at("cache.kv_cache_dtype"))
     elif dtype == "int8":
         yield ctx.diag("KVS105", f"{where}kv_cache_dtype int8: vLLM and SGLang have no plain int8 KV cache "
@@ -238,7 +266,7 @@ def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnos
         yield ctx.diag("KVS220", f"{where}model name is missing; requests need one the provider lists (S-08)",
                        at("provider.model"))
     elif isinstance(model, str) and _MODEL_PLACEHOLDER.search(model):
-        yield ctx.diag("KVS220", f"{where}model name {model!r} looks like a placeholder; a wrong model name "
+        yield ctx.diag("KVS220", f"{where}model name {show(model)} looks like a placeholder; a wrong model name "
                        "makes requests fail with 404 (S-08)", at("provider.model"))
 
 
@@ -289,10 +317,11 @@ def _split_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
                 yield ctx.diag("KVS110", f"{where}split mode without a {label} endpoint ({at(field)[-1]})", at(field))
             continue
         if isinstance(url, str):
-            if _http_url(url) is None:
+            problem = url_problem(url)
+            if problem is not None and problem != QUERY_PROBLEM:
                 yield ctx.diag(
                     "KVS110",
-                    f"{where}{label} endpoint {_show_url(url)!r} is not an http(s) URL",
+                    f"{where}{label} endpoint {show(_show_url(url))} is not an http(s) URL: {problem}",
                     at(field),
                     severity=Severity.ERROR if in_split else Severity.WARNING,
                 )
@@ -302,7 +331,9 @@ def _split_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
     if in_split and s.kind == "ccswitch" and get_path(ctx.cf.data, ("cache", "split")) is MISSING:
         yield ctx.diag("KVS110", "split mode without a [cache.split] table (prefill_base_url, decode_base_url)",
                        ("cache", "mode"))
-    if len(urls) == 2 and _same_address(urls["prefill"], urls["decode"]):
+    # a client file's split endpoints only matter in split mode (in merged mode CC Switch keeps an
+    # inert [cache.split], S-16, and init writes it); a profile keeps both modes' settings on purpose
+    if (in_split or s.kind == "kvswitch") and len(urls) == 2 and _same_address(urls["prefill"], urls["decode"]):
         yield ctx.diag(
             "KVS111",
             f"{where}prefill and decode endpoints are the same address: split needs a backend with a real "
@@ -323,10 +354,12 @@ def _url_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
     url = val("provider.base_url")
     if not isinstance(url, str):
         return
-    parts = _http_url(url)
-    if parts is None:
-        yield ctx.diag("KVS202", f"{where}base URL {_show_url(url)!r} is not an http(s) URL", at("provider.base_url"))
+    problem = url_problem(url)
+    if problem is not None and problem != QUERY_PROBLEM:
+        yield ctx.diag("KVS202", f"{where}base URL {show(_show_url(url))} is not an http(s) URL: {problem}",
+                       at("provider.base_url"))
         return
+    parts = urlsplit(url)
     yield from _slash_and_query(ctx, at("provider.base_url"), url, f"{where}base URL")
     key = val("provider.api_key")
     has_key = isinstance(key, str) and key.strip() != ""
@@ -341,12 +374,12 @@ def _url_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
 def _slash_and_query(ctx: _Ctx, path: KeyPath, url: str, label: str) -> Iterator[Diagnostic]:
     parts = urlsplit(url)
     if parts.query or parts.fragment or url.endswith(("?", "#")):
-        yield ctx.diag("KVS202", f"{label} {_show_url(url)!r} has a query string or fragment; write the bare address (S-07)", path)
+        yield ctx.diag("KVS202", f"{label} {show(_show_url(url))} has a query string or fragment; write the bare address (S-07)", path)
     elif url.endswith("/"):
         fixed = url.rstrip("/")
         yield ctx.diag(
             "KVS201",
-            f"{label} ends with '/': clients join it into '//' and auth breaks (S-24); it becomes {_show_url(fixed)!r}",
+            f"{label} ends with '/': clients join it into '//' and auth breaks (S-24); it becomes {show(_show_url(fixed))}",
             path,
             fix=Fix(path, fixed, "remove the trailing '/'"),
         )
@@ -358,22 +391,38 @@ def _key_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
     if not isinstance(key, str) or key == "":
         return
     if s.kind == "kvswitch":
-        if key != "keyring" and not _ENV_REF.fullmatch(key):
+        if not is_key_reference(key):  # keyring, env:NAME, or none (sends no key)
             yield ctx.diag(
                 "KVS213",
-                f"{where}'key' must be a reference, 'keyring' or 'env:NAME'; kvswitch's config never holds "
+                f"{where}'key' must be a reference, 'keyring', 'env:NAME' or 'none'; kvswitch's config never holds "
                 "a plaintext key (store it with: kvswitch key set PROFILE)",
                 path,
             )
         return
     if key != key.strip() or "\n" in key or "\r" in key:
         fixed = re.sub(r"\s+", "", key) if ("\n" in key.strip() or "\r" in key.strip()) else key.strip()
+        fixed = _visible(fixed)
         yield ctx.diag(
             "KVS210",
             "API key has leading/trailing whitespace or a line break, which makes requests fail with "
             "401 (S-24)",
             path,
             fix=Fix(path, fixed, "strip whitespace and line breaks from the key"),
+        )
+    elif (hidden := invisible(key)) is not None:
+        yield ctx.diag(
+            "KVS210",
+            f"API key contains {hidden}, an invisible or space character that breaks every "
+            "request; it was probably pasted with the key",
+            path,
+            fix=Fix(path, _visible(key), "remove invisible and space characters from the key"),
+        )
+    elif not key.isascii():
+        yield ctx.diag(
+            "KVS210",
+            "API key contains a non-ASCII character: API keys are ASCII, so it was changed in "
+            "copying; paste it again",
+            path,
         )
     if looks_like_placeholder(key):
         yield ctx.diag("KVS211", "API key is a placeholder, not a real key (S-24); set it with: kvswitch key set PROFILE", path)
@@ -402,41 +451,47 @@ def _kvswitch_rules(ctx: _Ctx, bad: set[KeyPath]) -> Iterator[Diagnostic]:
     profiles = data.get("profiles")
     if isinstance(active, str) and isinstance(profiles, dict) and active not in profiles:
         close = difflib.get_close_matches(active, list(profiles), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        yield ctx.diag("KVS002", f"active_profile {active!r} is not a profile{hint}", ("active_profile",))
+        hint = f"; did you mean {show(close[0])}?" if close else ""
+        yield ctx.diag("KVS002", f"active_profile {show(active, NAME_MAX)} is not a profile{hint}",
+                       ("active_profile",))
+    yield from _name_rules(ctx, profiles, data.get("clients"))
+
+
+def _name_rules(ctx: _Ctx, profiles: Any, clients: Any) -> Iterator[Diagnostic]:
+    """KVS006: profile and client names kvswitch cannot show or pass around safely. Such a
+    config still loads; the finding says how to rename."""
+    for name in profiles if isinstance(profiles, dict) else ():
+        problem = name_problem(name)
+        if problem is not None:
+            old = shell_word(name) if len(name) <= 200 else "OLD"
+            message = (f"profile name {show(name, NAME_MAX)} is not allowed: {problem}; "
+                       f"rename it: kvswitch profile rename {old} NEW")
+            yield ctx.diag("KVS006", message, ("profiles", name), key=True)
+    for i, entry in enumerate(clients if isinstance(clients, list) else ()):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if isinstance(name, str) and (problem := name_problem(name)) is not None:
+            message = f"client name {show(name, NAME_MAX)} is not allowed: {problem}; change it in this file"
+            yield ctx.diag("KVS006", message, ("clients", i, "name"))
 
 
 # -- helpers -----------------------------------------------------------------------------
 
-def _http_url(url: str) -> Any:
-    try:
-        parts = urlsplit(url)
-        _ = parts.port
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
-        return None
-    return parts
+def _dotted(loc: KeyPath) -> str:
+    """A key path for a message, each part shown safely."""
+    return ".".join(
+        str(p) if isinstance(p, int) or name_problem(p) is None else show(p, NAME_MAX) for p in loc
+    )
+
+
+def _visible(key: str) -> str:
+    """``key`` without whitespace, control and format characters."""
+    return "".join(c for c in key if invisible(c) is None)
 
 
 def _show_url(url: str) -> str:
     """``url`` for a message: user info, query and fragment values are masked (they may
     hold credentials, e.g. ``?api_key=…``)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return re.split(r"[?#@]", url, maxsplit=1)[0] + "…"
-    if "@" not in parts.netloc and not parts.query and not parts.fragment:
-        return url
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "…@" + netloc.rsplit("@", 1)[1]
-    shown = f"{parts.scheme}://{netloc}{parts.path}" if parts.scheme else f"{netloc}{parts.path}"
-    if parts.query:
-        shown += "?…"
-    if parts.fragment:
-        shown += "#…"
-    return shown
+    return redact_url(url)
 
 
 def _same_address(a: str, b: str) -> bool:

@@ -129,6 +129,8 @@ class InitResult:
     registered: list[Path] = field(default_factory=list)
     key_stored: bool = False
     key_written: list[Path] = field(default_factory=list)
+    key_reference: str = "keyring"
+    no_keyring: str | None = None  # why the profile sends no key: there is no usable OS keyring
 
 
 def init(
@@ -140,10 +142,13 @@ def init(
     mode: str = "merged",
 ) -> InitResult:
     """Write kvswitch's config (or add to an existing one), create missing client files from
-    the article's skeletons, register existing ones, and store ``key`` in the keyring."""
-    from kvswitch.clients import key_allowed
+    the article's skeletons, register existing ones, and store ``key`` in the keyring.
+
+    Client paths are stored absolute; a file registered already under another spelling (a
+    symlink, ``..``) is not registered again. Without a key and without a usable OS keyring
+    the profile's key reference is ``none`` (it sends no key), so later commands work."""
+    from kvswitch.clients import add_client, key_allowed, registered
     from kvswitch.config import (
-        add_client_edit,
         client_path,
         config_file,
         edit_config,
@@ -153,17 +158,28 @@ def init(
     )
     from kvswitch.edits import Set
     from kvswitch.io import atomic_write, read_optional, write_private
-    from kvswitch.keys import check_key, set_key
+    from kvswitch.keys import SecretStoreError, check_key, get_key, set_key
     from kvswitch.state import record_writes
+    from kvswitch.validate import check_profile_input
 
+    profile = check_profile_input(profile_name, profile, clients)  # one validation for every entry point
+    clients = _distinct_clients(clients)
+    no_keyring = None
     if key is not None:
         check_key(key)
         if profile.key != "keyring":
             raise ConfigError(f"profile {profile_name!r} reads its key from {profile.key}; do not pass one")
         set_key(profile_name, key)
+    elif profile.key == "keyring":
+        try:
+            get_key(profile_name)
+        except SecretStoreError as exc:  # "keyring" would make profile use, rename and probe fail
+            no_keyring = exc.message
+            profile = profile.model_copy(update={"key": "none"})
     path = config_file()
     existing = read_optional(path)
     written = False
+    reference = profile.key
     if existing is None:
         write_private(path, new_config_text(profile_name, profile, clients, mode).encode("utf-8"))
         written = True
@@ -177,18 +193,18 @@ def init(
         if edits:
             config = edit_config(edits, config)
             written = True
-        known = {str(client_path(c)) for c in config.model.clients}
         for entry in clients:
-            if str(client_path(entry)) not in known:
-                config = edit_config([add_client_edit(config, entry)], config)
-                known.add(str(client_path(entry)))
+            if registered(config, client_path(entry)) is None:  # by real path, not by spelling
+                config = add_client(entry, config)
                 written = True
         mode = config.model.mode
-    created, registered, with_key = [], [], []
+        reference = config.model.profiles[profile_name].key  # an existing profile keeps its own
+        no_keyring = no_keyring if reference == "none" else None
+    created, existing_files, with_key = [], [], []
     for entry in clients:
         file = client_path(entry)
         if file.exists():
-            registered.append(file)
+            existing_files.append(file)
             continue
         put_key = key if key is not None and key_allowed(entry, file) else None
         text = cline_skeleton(profile, mode, put_key) if entry.kind == "cline" else ccswitch_skeleton(profile, mode, put_key)
@@ -200,4 +216,27 @@ def init(
     record_writes(created)
     if not path.exists():  # pragma: no cover - write_private raised already
         raise ConfigError("kvswitch config was not written", Location(path))
-    return InitResult(path, written, created, registered, key is not None, with_key)
+    return InitResult(
+        path, written, created, existing_files, key is not None, with_key, reference, no_keyring
+    )
+
+
+def _distinct_clients(clients: list[ClientEntry]) -> list[ClientEntry]:
+    """``clients`` with absolute paths (``..`` resolved); two that are one file are refused."""
+    import os
+
+    from kvswitch.config import client_path
+
+    out: list[ClientEntry] = []
+    seen: dict[str, str] = {}
+    for entry in clients:
+        path = os.path.abspath(client_path(entry))
+        real = os.path.realpath(path)
+        if real in seen:
+            raise ConfigError(
+                f"{seen[real]} and {path} are the same file; give each client its own file",
+                Location(Path(path)),
+            )
+        seen[real] = path
+        out.append(entry.model_copy(update={"path": path}))
+    return out

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch import paths
+from kvswitch.edits import Cut
 
 __all__ = ["Remembered", "forget", "forget_file", "last_write", "recall", "record_writes", "remember"]
 
@@ -23,11 +24,15 @@ _FILE = "remembered.json"
 @dataclass(frozen=True, slots=True)
 class Remembered:
     """A property that left a file: its ``raw`` source (key and value as written), what followed
-    it on its line (``comment``), and the key it followed."""
+    it on its line (``comment``), and the key it followed; ``cut`` is exactly the text that left
+    with it and where (put back byte for byte while its neighbours are still there), ``order``
+    its place among the keys that left in the same switch (they come back in reverse order)."""
 
     raw: str
     comment: str = ""
     after: str | None = None
+    cut: Cut | None = None
+    order: int = 0
 
 
 def _store() -> Path:
@@ -57,7 +62,34 @@ def recall(file: Path, key_path: tuple[str | int, ...]) -> Remembered | None:
     entry = _load().get(os.path.realpath(file), {}).get(_key(key_path))
     if not isinstance(entry, dict) or not isinstance(entry.get("raw"), str):
         return None
-    return Remembered(entry["raw"], str(entry.get("comment") or ""), entry.get("after"))
+    after = entry.get("after")
+    order = entry.get("order")
+    return Remembered(
+        entry["raw"],
+        str(entry.get("comment") or ""),
+        after if isinstance(after, str) else None,
+        _cut(entry.get("cut")),
+        order if isinstance(order, int) and not isinstance(order, bool) else 0,
+    )
+
+
+def _cut(data: Any) -> Cut | None:
+    """A stored :class:`Cut`, or ``None`` when it is missing or malformed (written by hand or
+    by an older kvswitch): the value then goes back by its ``raw`` source."""
+    if not isinstance(data, dict):
+        return None
+    span, place, anchor = data.get("span"), data.get("place"), data.get("anchor")
+    gap, comma = data.get("comma_gap", -1), data.get("comma", True)
+    if (
+        not isinstance(span, str)
+        or place not in ("after", "before", "tail", "close")
+        or not (anchor is None or isinstance(anchor, str))
+        or not isinstance(gap, int)
+        or isinstance(gap, bool)
+        or not isinstance(comma, bool)
+    ):
+        return None
+    return Cut(span, place, anchor, gap, comma)
 
 
 def remember(file: Path, items: dict[tuple[str | int, ...], Remembered]) -> None:

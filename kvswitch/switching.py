@@ -16,15 +16,14 @@ remember. ``switch`` reads the files, plans, verifies and writes them all or non
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvswitch.document import ConfigFile, parse_config
 from kvswitch.edits import Delete, Edit, Insert, Set
-from kvswitch.errors import EditError, Location
+from kvswitch.errors import ConfigValidationError, EditError, KvswitchError, Location
 from kvswitch.formats.jsonc import JsoncDocument
 from kvswitch.kinds import MISSING, get_path
 from kvswitch.literals import CLINE_MERGED_ONLY as MERGED_ONLY
@@ -33,7 +32,19 @@ from kvswitch.literals import CacheMode, FileKind
 from kvswitch.redact import redact
 from kvswitch.state import Remembered
 
-__all__ = ["FileSwitch", "ModeDefaults", "SwitchPlan", "plan_switch", "switch"]
+if TYPE_CHECKING:
+    from kvswitch.diagnostics import Diagnostic
+
+__all__ = [
+    "FileSwitch",
+    "ModeDefaults",
+    "SwitchPlan",
+    "blocking_findings",
+    "plan_switch",
+    "refusal",
+    "refuse_on_errors",
+    "switch",
+]
 
 _CS = "cline.cacheStrategy"
 _CLINE_SPLIT_FIELD = {"prefillEndpoint": "prefill", "decodeEndpoint": "decode", "kvTransferProtocol": "protocol"}
@@ -174,10 +185,15 @@ def _plan_cline(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None) 
             raw, trailer = doc.property_source(prop)
             remember[(_CS, key)] = Remembered(raw, trailer, after)
         edits.append(Delete((_CS, key)))
+    # exactly what each key takes with it (its comments too), so the way back is byte for byte
+    for order, (path, cut) in enumerate(doc.cuts(edits).items()):
+        if path in remember:
+            remember[path] = replace(remember[path], cut=cut, order=order)
     present = {k for k in keys if k not in leaving}
     restored = []
     endpoints: tuple[str, str] | None = None
     previous = "mode"
+    orders: dict[tuple[str | int, ...], int] = {}
     for key in coming:
         if key in block:
             previous = key
@@ -185,7 +201,8 @@ def _plan_cline(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None) 
         memo = _recall(cf.path, (_CS, key))
         if memo is not None:
             after = memo.after if memo.after in present else previous
-            edits.append(Insert((_CS, key), raw=memo.raw, comment=memo.comment, after=after))
+            edits.append(Insert((_CS, key), raw=memo.raw, comment=memo.comment, after=after, cut=memo.cut))
+            orders[(_CS, key)] = memo.order
             restored.append((_CS, key))
         else:
             value: Any
@@ -199,7 +216,17 @@ def _plan_cline(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None) 
             edits.append(Insert((_CS, key), value=value, after=previous))
         present.add(key)
         previous = key
-    return SwitchPlan("cline", old, mode, tuple(edits), remember, tuple(restored))
+    return SwitchPlan("cline", old, mode, tuple(_exact_first(edits, orders)), remember, tuple(restored))
+
+
+def _exact_first(edits: list[Edit], orders: dict[tuple[str | int, ...], int]) -> list[Edit]:
+    """Keys that come back exactly (by their cut) go first, in the reverse of the order in which
+    they left, so each finds the neighbours it left; then the rest, in order."""
+    exact = [e for e in edits if isinstance(e, Insert) and e.cut is not None]
+    exact.sort(key=lambda e: -orders.get(e.path, 0))
+    rest = [e for e in edits if not (isinstance(e, Insert) and e.cut is not None)]
+    inserts_at = next((i for i, e in enumerate(rest) if isinstance(e, Insert)), len(rest))
+    return [*rest[:inserts_at], *exact, *rest[inserts_at:]]
 
 
 def _new_cline_block(cf: ConfigFile, mode: CacheMode, d: ModeDefaults) -> SwitchPlan:
@@ -227,12 +254,10 @@ def secrets_in(cf: ConfigFile) -> list[str]:
 
 def render_diff(path: Path | None, old: str, new: str, keys: Sequence[str]) -> str:
     """A unified diff of two versions with every key masked."""
+    from kvswitch.textdiff import unified_diff
+
     name = str(path) if path is not None else "<string>"
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), f"{name} (now)", f"{name} (after)"
-    )
-    text = "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines)
-    return redact(text, keys)
+    return redact(unified_diff(old, new, f"{name} (now)", f"{name} (after)"), keys)
 
 
 def _apply(cf: ConfigFile, plan: SwitchPlan) -> str:
@@ -240,6 +265,102 @@ def _apply(cf: ConfigFile, plan: SwitchPlan) -> str:
         return cf.doc.apply(list(plan.edits))
     except (ValueError, TypeError, KeyError) as exc:
         raise EditError(f"the switch could not be applied safely, nothing was written: {exc}", Location(cf.path)) from exc
+
+
+def _errors(cf: ConfigFile) -> list[Diagnostic]:
+    from kvswitch.diagnostics import Severity
+    from kvswitch.rules import check
+
+    # git=False: KVS212 (a key in a tracked file) is the pre-commit hook's business, and a
+    # switch never adds a key to a file in a repository (D-7)
+    return [d for d in check(cf, git=False) if d.severity is Severity.ERROR]
+
+
+def blocking_findings(
+    cf: ConfigFile, new_text: str, edits: Iterable[Edit] = (), *, carried: bool = True
+) -> list[Diagnostic]:
+    """The error-severity findings that stop ``cf`` from becoming ``new_text``.
+
+    They are every error lint finds in the new text, and (``carried``) every error in a value
+    the edits take out of the file, which would be remembered and come back on the way back.
+    An error the change itself repairs (a hand-flipped Cline mode whose form it completes, a
+    wrong ``mode`` it overwrites) does not block. Warnings and infos never do. An error the file
+    has now and keeps is reported where it is now; one the change would make is placed at its
+    key (or the nearest enclosing key) in the file as it is now, marked "after the change"."""
+    if new_text == cf.text:
+        return _errors(cf)
+    after = _errors(parse_config(new_text, cf.kind, cf.path))
+    gone = [e.path for e in edits if isinstance(e, Delete)] if carried else []
+    if not after and not gone:
+        return []  # nothing to place, nothing carried away: no need to lint the file as it is
+    before = _errors(cf)
+    now = {(d.code, d.key_path): d for d in before}
+    out = []
+    for d in after:
+        kept = now.get((d.code, d.key_path))
+        out.append(kept if kept is not None else _here(cf, d))
+    out += [d for d in before if d not in out and any(d.key_path[: len(p)] == p for p in gone)]
+    return sorted(out, key=lambda d: (str(d.path), d.line or 0, d.column or 0, d.code))
+
+
+def _here(cf: ConfigFile, d: Diagnostic) -> Diagnostic:
+    """A finding of the planned text, placed in the file as it is now: at its key, or at the
+    nearest enclosing key the file already has."""
+    for n in range(len(d.key_path), -1, -1):
+        spot = cf.doc.locate(d.key_path[:n])
+        if spot is not None:
+            line, column = spot
+            break
+    else:
+        line, column = 1, 1
+    return replace(d, message=f"{d.message} (after the change)", line=line, column=column)
+
+
+def refusal(
+    findings: Sequence[Diagnostic], what: str, secrets: Iterable[str] = ()
+) -> ConfigValidationError:
+    """The error that refuses ``what`` (e.g. "switch to split") because of ``findings``: its
+    message lists them as lint does (``path:line:col: CODE error: message``), keys masked."""
+    n = len(findings)
+    head = (f"{what} refused, nothing was written: {n} error{'s' if n != 1 else ''} to fix first "
+            "(kvswitch lint --fix repairs the fixable ones)")
+    lines = [f"{d.location}: {d.code} {d.severity}: {d.message}" for d in findings]
+    text = redact("\n".join([head, *lines]), list(secrets))
+    return ConfigValidationError(text, None, tuple(findings))
+
+
+def refuse_on_errors(
+    checks: Iterable[tuple[ConfigFile, str, Iterable[Edit]]],
+    what: str,
+    *,
+    carried: bool = True,
+    secrets: Iterable[str] = (),
+) -> None:
+    """Raise :func:`refusal` when any (file now, text planned, edits) has
+    :func:`blocking_findings`; every file's findings are listed, not only the first file's."""
+    found: list[Diagnostic] = []
+    keys = list(secrets)
+    for cf, new_text, edits in checks:
+        blocking = blocking_findings(cf, new_text, edits, carried=carried)
+        if blocking:
+            found += blocking
+            keys += secrets_in(cf)
+    if found:
+        raise refusal(found, what, keys)
+
+
+def _distinct(files: Sequence[Path]) -> None:
+    import os
+
+    seen: dict[str, Path] = {}
+    for path in files:
+        real = os.path.realpath(path)
+        if real in seen:
+            raise KvswitchError(
+                f"{seen[real]} and {path} are the same file; name it once. Nothing was changed.",
+                Location(path),
+            )
+        seen[real] = path
 
 
 def switch(
@@ -253,14 +374,32 @@ def switch(
     """Put every file in ``paths`` in ``mode``, all or none.
 
     Each file is read, planned, edited and verified; then all changed files are written
-    together (:func:`kvswitch.transaction.commit_all`). ``dry_run`` writes nothing and
-    returns the diffs. Raises a :class:`~kvswitch.errors.KvswitchError` naming the file
-    on the first problem, with nothing written."""
+    together (:func:`kvswitch.transaction.commit_all`), all under the switch lock
+    (:func:`kvswitch.locks.switch_lock`). ``dry_run`` writes nothing and returns the diffs.
+    Raises a :class:`~kvswitch.errors.KvswitchError` naming the file on the first problem,
+    with nothing written."""
+    import contextlib
+
+    from kvswitch.locks import switch_lock
+
+    with contextlib.nullcontext() if dry_run else switch_lock():
+        return _switch_files(mode, paths, dry_run=dry_run, kinds=kinds, defaults=defaults)
+
+
+def _switch_files(
+    mode: CacheMode,
+    paths: Sequence[Path | str],
+    *,
+    dry_run: bool,
+    kinds: Sequence[FileKind | None] | None,
+    defaults: ModeDefaults | Sequence[ModeDefaults | None] | None,
+) -> list[FileSwitch]:
     from kvswitch.io import read_bytes
     from kvswitch.state import forget, remember
     from kvswitch.transaction import FileWrite, commit_all
 
     files = [Path(p) for p in paths]
+    _distinct(files)
     kinds = list(kinds) if kinds is not None else [None] * len(files)
     defaults_list = list(defaults) if isinstance(defaults, Sequence) else [defaults] * len(files)
     outcomes: list[tuple[ConfigFile, SwitchPlan, str]] = []
@@ -269,6 +408,8 @@ def switch(
         plan = plan_switch(cf, mode, dflt)
         new_text = cf.text if plan.noop else _apply(cf, plan)
         outcomes.append((cf, plan, new_text))
+    # a switch never writes what lint rejects, nor carries an error away to bring it back later
+    refuse_on_errors(((cf, text, plan.edits) for cf, plan, text in outcomes), f"switch to {mode}")
 
     results = [
         FileSwitch(path, cf.kind, plan.old_mode, mode, not plan.noop,
@@ -282,8 +423,11 @@ def switch(
         def rebuild(current: bytes) -> bytes:
             cf2 = parse_config(current, kind, path)
             plan2 = plan_switch(cf2, mode, dflt)
+            text2 = cf2.text if plan2.noop else _apply(cf2, plan2)
+            # the version saved meanwhile must pass too
+            refuse_on_errors([(cf2, text2, plan2.edits)], f"switch to {mode}")
             remember(path, plan2.remember)  # what leaves this version must be kept first
-            return current if plan2.noop else _apply(cf2, plan2).encode("utf-8")
+            return current if plan2.noop else text2.encode("utf-8")
 
         return rebuild
 

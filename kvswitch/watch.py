@@ -16,6 +16,14 @@ hash and ignored. An external change is handled by policy:
 Written clients are nudged to reload (:mod:`kvswitch.reload`). Every outcome goes to the
 ``on_event`` callback (plain Python, any thread) and to a rotating log in kvswitch's logs
 directory. One watcher per ``KVSWITCH_HOME`` (a lock in ``state/``).
+
+Each look (read, plan, commit) holds the switch lock (:mod:`kvswitch.locks`), so the watcher and
+a ``kvswitch switch`` never interleave; when another kvswitch holds it, the look is tried again
+shortly. Whatever a watched path becomes (a FIFO, a directory, a device, a symlink loop, a huge
+file) it is refused without being read and reported once; the watcher stays responsive and
+stoppable. A watched folder that is deleted (or moved away) is re-armed when it comes back: the
+nearest existing ancestor is watched meanwhile, and the folders are checked every
+:data:`REARM_INTERVAL` seconds for events inotify cannot give.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import hashlib
 import logging
 import logging.handlers
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -56,6 +65,10 @@ WRITE_GRACE = 10.0
 MAX_RETRIES = 20
 """How many times in a row a change is looked at again after another save beat the watcher's
 commit (each after a quiet period) before the conflict is reported as an error."""
+LOCK_WAIT = 0.5
+"""How long one look waits for the switch lock before it steps back and tries again later."""
+REARM_INTERVAL = 0.5
+"""How often the watched folders are checked for having been deleted, moved or re-created."""
 
 
 def _drop_inactive_emitter(record: logging.LogRecord) -> bool:
@@ -91,7 +104,9 @@ def watch_log() -> logging.Logger:
         for h in list(logger.handlers):
             logger.removeHandler(h)
             h.close()
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        from kvswitch.io import _private_dir
+
+        _private_dir(target.parent)  # 0700, and so is every missing folder above it
         handler = logging.handlers.RotatingFileHandler(target, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         logger.addHandler(handler)
@@ -116,6 +131,8 @@ class _Target:
     writing: float = 0.0  # when an in-place write began that has not been closed yet (0: none)
     stale: bool = False  # handling it failed: look again even if the content is what was seen
     retries: int = 0  # conflicts in a row (another save beat our commit)
+    problem: str | None = None  # the read error last reported (said once until it changes)
+    busy: bool = False  # waiting for another kvswitch to release the switch lock
 
 
 class Watcher:
@@ -136,9 +153,18 @@ class Watcher:
         self._log = watch_log()
         self._lock_fd: int | None = None
         self._observer: Any = None
+        self._handler: Any = None
         self._targets: dict[str, _Target] = {}  # by real path
         self._aliases: dict[str, str] = {}  # any watched path (link or target) → real path
-        self._work = threading.RLock()
+        self._work = threading.RLock()  # one look at a time
+        # the debounce timers: never held for long, because watchdog's thread takes it while it
+        # holds its own lock (a look that waited on it would block the observer, and its stop)
+        self._timers = threading.Lock()
+        self._arming = threading.Lock()
+        self._watches: dict[str, tuple[Any, tuple[int, int]]] = {}  # folder → (watch, identity)
+        self._rearm = threading.Event()
+        self._rearm_thread: threading.Thread | None = None
+        self._later: list[Callable[[], object]] = []  # nudges of a look, run once the lock is released
         self._stopped = threading.Event()
 
     # -- life cycle ---------------------------------------------------------------
@@ -156,17 +182,25 @@ class Watcher:
             self._refresh_targets()
             self._schedule()
         except BaseException:
+            self._stopped.set()
+            self._stop_observer()
             self._release_lock()
             raise
         names = ", ".join(str(t.path) for t in self._targets.values())
         self._emit(WatchEvent("started", None, f"watching {names} (policy {self.policy})"))
 
     def stop(self) -> None:
-        """Stop watching and release the lock (pending debounced checks are dropped)."""
+        """Stop watching and release the lock (pending debounced checks are dropped). Returns
+        promptly even while a look is still running (a slow nudge command, say)."""
         self._stopped.set()
-        for t in self._targets.values():
-            if t.timer is not None:
-                t.timer.cancel()
+        self._rearm.set()
+        with self._timers:
+            for t in self._targets.values():
+                if t.timer is not None:
+                    t.timer.cancel()
+        if self._rearm_thread is not None:
+            self._rearm_thread.join(timeout=5)
+            self._rearm_thread = None
         self._stop_observer()
         if self._lock_fd is not None:
             self._emit(WatchEvent("stopped", None, "watcher stopped"))
@@ -177,17 +211,15 @@ class Watcher:
         dropped with an ERROR record ("queue_events() called when the thread is inactive"),
         which is harmless here (the watcher is stopping or re-scheduling); it is filtered out
         meanwhile so that no stray error reaches a terminal."""
-        if self._observer is None:
+        with self._arming:
+            observer, self._observer = self._observer, None
+            self._watches = {}
+        if observer is None:
             return
-        emitter_log = logging.getLogger("watchdog.observers.inotify")
-        emitter_log.addFilter(_drop_inactive_emitter)
-        try:
-            self._observer.stop()
+        with _quiet_emitter():
+            observer.stop()
             with contextlib.suppress(RuntimeError):
-                self._observer.join(timeout=5)
-        finally:
-            emitter_log.removeFilter(_drop_inactive_emitter)
-        self._observer = None
+                observer.join(timeout=5)
 
     def check_all(self) -> None:
         """Handle every watched file as it is now (``kvswitch watch --once``): the clients
@@ -205,7 +237,9 @@ class Watcher:
         import fcntl
 
         state = paths.dirs().state
-        state.mkdir(mode=0o700, parents=True, exist_ok=True)
+        from kvswitch.io import _private_dir
+
+        _private_dir(state)  # 0700, and so is every missing folder above it
         path = state / "watch.lock"
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -230,6 +264,7 @@ class Watcher:
     # -- what is watched -----------------------------------------------------------
     def _refresh_targets(self) -> None:
         from kvswitch.config import client_path, config_file, read_config
+        from kvswitch.io import read_optional
 
         wanted: list[tuple[Path, str, ClientEntry | None]] = [(config_file(), "config", None)]
         try:
@@ -239,47 +274,101 @@ class Watcher:
         else:
             wanted += [(client_path(e), e.kind, e) for e in config.model.clients]
         old = self._targets
-        self._targets, self._aliases = {}, {}
+        # a link that points elsewhere now keeps what was known of the path as registered
+        by_path = {os.path.abspath(t.path): t for t in old.values()}
+        targets: dict[str, _Target] = {}
+        aliases: dict[str, str] = {}
         for path, kind, entry in wanted:
             real = os.path.realpath(path)
-            target = old.get(real) or _Target(path, kind, entry)
+            target = old.get(real) or by_path.get(os.path.abspath(path)) or _Target(path, kind, entry)
             target.path, target.kind, target.entry = path, kind, entry
             if target.seen is None:
-                with contextlib.suppress(OSError):
-                    target.seen = _digest(Path(real).read_bytes())
-            self._targets[real] = target
-            self._aliases[os.path.abspath(path)] = real
-            self._aliases[real] = real
+                with contextlib.suppress(KvswitchError):  # never blocks: a FIFO is refused unread
+                    raw = read_optional(path)
+                    target.seen = _digest(raw) if raw is not None else None
+            targets[real] = target
+            aliases[os.path.abspath(path)] = real
+            if not Path(real).exists() or Path(real).is_file():  # never a folder like /dev
+                aliases[real] = real
+        self._targets, self._aliases = targets, aliases
+
+    def _links_moved(self) -> bool:
+        """Whether a registered path resolves elsewhere than when its watch was set up."""
+        return any(os.path.realpath(t.path) != real for real, t in list(self._targets.items()))
 
     def _schedule(self) -> None:
-        from watchdog.events import FileSystemEvent, FileSystemEventHandler
-        from watchdog.observers import Observer
+        """Start the observer (once), then bring the watched folders in line with the targets."""
+        with self._arming:
+            if self._observer is None and not self._stopped.is_set():
+                from watchdog.observers import Observer
 
-        watcher = self
+                observer = Observer()
+                observer.daemon = True
+                observer.start()
+                self._handler = _event_handler(self)
+                self._observer, self._watches = observer, {}
+        self._arm()
+        if self._rearm_thread is None and not self._stopped.is_set():
+            thread = threading.Thread(target=self._rearm_loop, name="kvswitch-watch-rearm", daemon=True)
+            self._rearm_thread = thread
+            thread.start()
 
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event: FileSystemEvent) -> None:
-                if event.is_directory or event.event_type in ("opened", "closed_no_write"):
-                    return
-                for raw in (event.src_path, getattr(event, "dest_path", "")):
-                    if raw:
-                        real = watcher._aliases.get(os.path.abspath(os.fsdecode(raw)))
-                        if real is not None:
-                            watcher._poke(real, event.event_type if raw == event.src_path else "moved")
+    def _arm(self) -> bool:
+        """Watch the folder of every watched path, or while it is missing its nearest existing
+        ancestor (to see it come back); re-schedule a folder that was deleted, moved away or
+        re-created (its old inotify watch is gone). True when a watch changed."""
+        with self._arming:
+            observer = self._observer
+            if observer is None or self._stopped.is_set():
+                return False
+            wanted: dict[str, tuple[int, int]] = {}
+            for path in list(self._aliases):
+                found = _nearest_folder(os.path.dirname(path))
+                if found is not None:
+                    wanted[found[0]] = found[1]
+            changed = False
+            for folder, (watch, identity) in list(self._watches.items()):
+                if wanted.get(folder) != identity:
+                    with _quiet_emitter(), contextlib.suppress(KeyError, RuntimeError, OSError):
+                        observer.unschedule(watch)
+                    del self._watches[folder]
+                    changed = True
+            for folder, identity in wanted.items():
+                if folder in self._watches:
+                    continue
+                try:
+                    watch = observer.schedule(self._handler, folder, recursive=False)
+                except OSError as exc:  # gone again meanwhile, or out of inotify watches
+                    self._log.warning("cannot watch %s: %s; trying again", folder, exc)
+                    changed = True
+                    continue
+                self._watches[folder] = (watch, identity)
+                changed = True
+            return changed
 
-        self._stop_observer()
-        observer = Observer()
-        handler = Handler()
-        dirs = {os.path.dirname(p) for p in self._aliases}
-        for directory in sorted(dirs):
-            if os.path.isdir(directory):
-                observer.schedule(handler, directory, recursive=False)
-        observer.daemon = True
-        observer.start()
-        self._observer = observer
+    def _rearm_loop(self) -> None:
+        """Every :data:`REARM_INTERVAL` s, or at once when a folder came or went: re-arm, and
+        look at every file after a change (what happened while nothing watched is not lost)."""
+        while not self._stopped.is_set():
+            self._rearm.wait(REARM_INTERVAL)
+            self._rearm.clear()
+            if self._stopped.is_set():
+                return
+            try:
+                moved = self._links_moved() and self._work.acquire(blocking=False)  # busy: next round
+                if moved:
+                    try:
+                        self._refresh_targets()
+                    finally:
+                        self._work.release()
+                if self._arm() or moved:
+                    for real in list(self._targets):
+                        self._poke(real)
+            except Exception:  # noqa: BLE001 - the thread must go on re-arming
+                self._log.exception("re-arming the watch failed")
 
     # -- debounce ------------------------------------------------------------------
-    def _poke(self, real: str, event_type: str = "") -> None:
+    def _poke(self, real: str, event_type: str = "", delay: float | None = None) -> None:
         target = self._targets.get(real)
         if target is None or self._stopped.is_set():
             return
@@ -289,28 +378,48 @@ class Watcher:
             target.writing = target.writing or time.monotonic()
         elif event_type in ("closed", "moved", "created", "deleted"):
             target.writing = 0.0
-        with self._work:
+        with self._timers:
+            if self._stopped.is_set():
+                return
             if target.timer is not None:
                 target.timer.cancel()
-            timer = threading.Timer(self.debounce, self._handle, args=(real,))
+            timer = threading.Timer(self.debounce if delay is None else delay, self._handle, args=(real,))
             timer.daemon = True
             target.timer = timer
             timer.start()
 
     # -- handling ------------------------------------------------------------------
     def _handle(self, real: str, force: bool = False) -> None:
+        from kvswitch.errors import LockTimeoutError, ReadError
+        from kvswitch.locks import DEFAULT_TIMEOUT, switch_lock
+
         if self._stopped.is_set() and not force:
             return
         with self._work:
             target = self._targets.get(real)
-            if target is None:
-                return
+            if target is None or (self._stopped.is_set() and not force):
+                return  # (a look that waited for the one before it: stopped meanwhile)
             if target.writing and not force and time.monotonic() - target.writing < WRITE_GRACE:
                 self._poke(real)  # still open for writing: look again after another quiet period
                 return
             target.writing = 0.0
+            self._later = []
+            had_problem = target.problem is not None
             try:
-                self._handle_target(real, target, force)
+                # read, plan and commit under the switch lock: a `kvswitch switch` never interleaves
+                with switch_lock(timeout=DEFAULT_TIMEOUT if force else LOCK_WAIT):
+                    self._handle_target(real, target, force)
+            except LockTimeoutError as exc:
+                target.stale = True  # nothing was looked at: the change is still to be handled
+                if force:
+                    self._emit(WatchEvent("error", target.path, str(exc)))
+                else:
+                    # another kvswitch is switching: not an error; look again once it is done
+                    if not target.busy:
+                        self._log.info("%s: another kvswitch is switching; looking again shortly", target.path)
+                    target.busy = True
+                    self._poke(real, delay=max(self.debounce, LOCK_WAIT))
+                    return
             except ChangedOnDiskError as exc:
                 # another save landed while we committed (all or none: nothing was written); what
                 # we decided may be stale, so decide again on what is there after a quiet period
@@ -322,27 +431,51 @@ class Watcher:
                 else:
                     target.retries = 0
                     self._emit(WatchEvent("error", target.path, str(exc)))
+            except ReadError as exc:
+                # a FIFO, a directory, a device, a loop, a huge file: refused unread, said once
+                target.stale = True  # the same content saved again is a new request
+                message = _describe(exc, target.path, real)
+                if message != target.problem:
+                    target.problem = message
+                    self._emit(WatchEvent("error", target.path, message))
+                else:
+                    self._log.info("%s: still: %s", target.path, message)
             except KvswitchError as exc:
                 target.stale = True  # the same content saved again is a new request
-                self._emit(WatchEvent("error", target.path, str(exc)))
+                self._emit(WatchEvent("error", target.path, _describe(exc, target.path, real)))
             except Exception as exc:  # noqa: BLE001 - a watcher thread must report, not die
                 target.stale = True
                 self._log.exception("unexpected error")
                 self._emit(WatchEvent("error", target.path, f"unexpected error: {type(exc).__name__}: {exc}"))
             else:
                 target.retries = 0
+                if had_problem and target.problem is None:
+                    # readable again: a change another file could not carry through meanwhile
+                    # (it needed this one) is looked at again
+                    for other, t in list(self._targets.items()):
+                        if t.stale and other != real:
+                            self._poke(other)
+            target.busy = False
+            later, self._later = self._later, []
+            for tell in later:  # nudges (a command may take seconds): outside the switch lock
+                try:
+                    tell()
+                except Exception:  # noqa: BLE001 - a watcher thread must report, not die
+                    self._log.exception("nudging failed")
 
     def _handle_target(self, real: str, target: _Target, force: bool) -> None:
         from kvswitch.document import parse_config
         from kvswitch.errors import ConfigParseError
         from kvswitch.io import read_optional
 
-        raw = read_optional(Path(real))
+        raw = read_optional(target.path)  # what the registered path holds now (a link may move)
         if raw is None:
+            target.problem = None
             if target.seen is not None:
                 target.seen = None
                 self._emit(WatchEvent("error", target.path, "the file is gone; waiting for it to come back"))
             return
+        target.problem = None
         digest = _digest(raw)
         if digest in target.own:
             target.own.discard(digest)
@@ -432,7 +565,7 @@ class Watcher:
         target.seen = _digest(new)
         what = "; ".join(d.fix.description for d in fixable if d.fix is not None)
         self._emit(WatchEvent("fixed", target.path, what, tuple(fixable), (), (target.path,)))
-        self._nudge([target])
+        self._later.append(lambda: self._nudge([target]))
         return parse_config(new, cf.kind, cf.path)
 
     def _adopt(self, config: Config, name: str, target: _Target, cf: ConfigFile, owned: list[str], note: str) -> None:
@@ -477,9 +610,14 @@ class Watcher:
         self._emit(WatchEvent("adopted", target.path, f"took {adopted} into profile {name}{note}",
                               written=(config.path,) if edits else ()))
         if written:
-            nudges = self._nudge([self._targets[os.path.realpath(p)] for p in written])
-            self._emit(WatchEvent("propagated", None, f"brought {len(written)} other client(s) to mode {mode}: "
-                                  + ", ".join(str(p) for p in written), nudges=nudges, written=tuple(written)))
+            told = [self._targets[os.path.realpath(p)] for p in written]
+
+            def tell() -> None:
+                nudges = self._nudge(told)
+                self._emit(WatchEvent("propagated", None, f"brought {len(written)} other client(s) to mode {mode}: "
+                                      + ", ".join(str(p) for p in written), nudges=nudges, written=tuple(written)))
+
+            self._later.append(tell)
 
     def _revert(self, config: Config, name: str, profile: Any, target: _Target, cf: ConfigFile, owned: list[str], note: str) -> None:
         from kvswitch.clients import commit_plan, plan_clients
@@ -489,9 +627,13 @@ class Watcher:
         plan = plan_clients(config, name, profile, mode, profile_wins=True, with_keys=False, exclude=others)
         with self._expecting(plan.writes):
             commit_plan(plan)
-        nudges = self._nudge([target]) if plan.writes else ()
-        self._emit(WatchEvent("reverted", target.path, f"put back profile {name} in mode {mode}: {', '.join(owned)}{note}",
-                              nudges=nudges, written=tuple(w.path for w in plan.writes)))
+
+        def tell() -> None:
+            nudges = self._nudge([target]) if plan.writes else ()
+            self._emit(WatchEvent("reverted", target.path, f"put back profile {name} in mode {mode}: "
+                                  f"{', '.join(owned)}{note}", nudges=nudges, written=tuple(w.path for w in plan.writes)))
+
+        self._later.append(tell)
 
     # -- kvswitch's config changed ---------------------------------------------------
     def _config_changed(self, cf: ConfigFile) -> None:
@@ -523,9 +665,14 @@ class Watcher:
         with self._expecting(plan.writes):
             commit_plan(plan)
         written = [w.path for w in plan.writes]
-        nudges = self._nudge([self._targets[os.path.realpath(p)] for p in written]) if written else ()
-        self._emit(WatchEvent("propagated", cf.path, f"config changed: {len(written)} client(s) brought to profile "
-                              f"{name}, mode {config.model.mode}", nudges=nudges, written=tuple(written)))
+        told = [self._targets[os.path.realpath(p)] for p in written]
+
+        def tell() -> None:
+            nudges = self._nudge(told) if told else ()
+            self._emit(WatchEvent("propagated", cf.path, f"config changed: {len(written)} client(s) brought to "
+                                  f"profile {name}, mode {config.model.mode}", nudges=nudges, written=tuple(written)))
+
+        self._later.append(tell)
 
     # -- helpers ---------------------------------------------------------------------
     def _broken_clients(self) -> list[Path]:
@@ -562,7 +709,10 @@ class Watcher:
         for real, t in self._targets.items():
             if t.kind == "config":
                 continue
-            raw = read_optional(Path(real))
+            try:
+                raw = read_optional(t.path)
+            except KvswitchError:
+                continue  # unreadable (a FIFO, say): among the broken ones, reported there
             digest = _digest(raw) if raw is not None else None
             if t.stale or (digest is not None and digest != t.seen and digest not in t.own):
                 out.append(real)
@@ -607,6 +757,65 @@ class Watcher:
                 self._on_event(event)
             except Exception:  # noqa: BLE001 - a broken callback must not stop the watcher
                 self._log.exception("event callback failed")
+
+
+def _event_handler(watcher: Watcher) -> Any:
+    """watchdog's handler: pokes the watched paths an event names; a folder that came or went
+    wakes the re-arming. It never waits on a look (it runs in watchdog's thread, holding
+    watchdog's lock)."""
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            kind = event.event_type
+            if kind in ("opened", "closed_no_write"):
+                return
+            if event.is_directory:
+                if kind in ("created", "deleted", "moved"):
+                    watcher._rearm.set()
+                kind = ""  # a folder where a file should be: look, but never wait for a close
+            for raw in (event.src_path, getattr(event, "dest_path", "")):
+                if raw:
+                    real = watcher._aliases.get(os.path.abspath(os.fsdecode(raw)))
+                    if real is not None:
+                        watcher._poke(real, kind if raw == event.src_path or not kind else "moved")
+
+    return Handler()
+
+
+def _nearest_folder(path: str) -> tuple[str, tuple[int, int]] | None:
+    """``path`` if it is a folder, else its nearest ancestor that is: (path, (device, inode))."""
+    while True:
+        try:
+            st = Path(path).stat()
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            return path, (st.st_dev, st.st_ino)
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+@contextlib.contextmanager
+def _quiet_emitter() -> Iterator[None]:
+    """Filter watchdog's "emitter inactive" ERROR while a watch is taken down: an inotify event
+    that lands meanwhile is dropped with it, which is harmless then."""
+    emitter_log = logging.getLogger("watchdog.observers.inotify")
+    emitter_log.addFilter(_drop_inactive_emitter)
+    try:
+        yield
+    finally:
+        emitter_log.removeFilter(_drop_inactive_emitter)
+
+
+def _describe(exc: KvswitchError, *paths: object) -> str:
+    """``exc`` as an event's message: without its location when that is just the event's path."""
+    loc = exc.location
+    if loc is not None and loc.line is None and loc.path is not None and str(loc.path) in {str(p) for p in paths}:
+        return exc.message
+    return str(exc)
 
 
 def _file_mode(cf: ConfigFile) -> Any:

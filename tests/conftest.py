@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,3 +84,20 @@ def memory_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+@pytest.fixture
+def public_sandbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """HOME, XDG_CONFIG_HOME and KVSWITCH_HOME in a directory uid 65534 can reach (pytest's
+    tmp_path is under a 0700 root directory)."""
+    top = Path(tempfile.mkdtemp(prefix="kvswitch-sandbox-"))
+    top.chmod(0o755)
+    home = top / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("KVSWITCH_HOME", str(top / "kvswitch-home"))
+    try:
+        yield top
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

@@ -244,3 +244,16 @@ def test_init_again_adds_a_profile_and_registers_existing_files_untouched(sandbo
     assert config.file.text.startswith(text.removesuffix("# my own comment\n")[:200])
     assert "# my own comment\n" in config.file.text
     assert cline_file().read_bytes() == cline_before and extra.read_bytes() == extra_before
+
+
+def test_an_empty_profile_name_is_a_name_not_the_active_profile() -> None:
+    # `kvswitch profile rename '' x` took the active profile's values for '' and crashed (exit 3)
+    from tests.clientenv import cli, init
+
+    init()
+    config = read_config()
+    with pytest.raises(ConfigError, match="no profile ''"):
+        config.profile("")
+    assert config.profile(None)[0] == "A"
+    result = cli("profile", "rename", "", "B")
+    assert result.rc == 1 and "no profile ''" in result.err and "Traceback" not in result.err, result

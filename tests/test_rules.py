@@ -71,6 +71,10 @@ EXAMPLES: dict[str, Example] = {
         ("'cline.openAiModelId'", "more than once", "last"),
     ),
     "KVS005": Example(KV, "version = 99\n", 1, 11, ERROR, ("version 99", "newer kvswitch")),
+    "KVS006": Example(
+        KV, '[profiles."../x"]\nbase_url = "https://h/api"\nmodel = "m"\n', 1, 1, WARNING,
+        ("profile name '../x'", "start with a letter or digit", "kvswitch profile rename ../x NEW"),
+    ),
     "KVS101": Example(CC, CC_HEAD + "chunk_size = 500\n", 4, 14, WARNING, ("500", "multiple of 64", "becomes 512")),
     "KVS102": Example(CC, CC_HEAD + "chunk_size = 128\n", 4, 14, WARNING, ("128", "below 256", "TTFT")),
     "KVS103": Example(
@@ -126,7 +130,7 @@ EXAMPLES: dict[str, Example] = {
     ),
     "KVS213": Example(
         KV, 'active_profile = "a"\n[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\nkey = "sk-live-abc123"\n',
-        5, 7, ERROR, ("profile 'a'", "'keyring' or 'env:NAME'"),
+        5, 7, ERROR, ("profile 'a'", "'keyring'", "'env:NAME'"),
     ),
     "KVS220": Example(
         CC, '[provider]\nbase_url = "https://h/api"\nmodel = "your-model-name"\n', 3, 9, WARNING,
@@ -908,3 +912,53 @@ def test_default_severities_match_the_codes_table(tmp_path: Path) -> None:
     for code, ex in EXAMPLES.items():
         if code != "KVS112":  # KVS112 is an error below 1 and a warning above 8
             assert ex.severity is CODES[code][0], code
+
+
+# -- values echoed in messages are shown safely --------------------------------------------
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (CC, f'[provider]\nbase_url = "{REAL_KEY}"\nmodel = "m"\n'),  # the key pasted into base_url
+        (CC, f'[provider]\nmodel = "m"\n[cache]\nmode = "{REAL_KEY}"\n'),  # … into mode
+        (CC, f'[provider]\nmodel = "m"\n[cache]\nkv_cache_dtype = "{REAL_KEY}"\n'),
+        (CC, f'[provider]\nmodel = "{REAL_KEY}x-your-model"\n'),
+        (CLINE, f'{{\n  "cline.openAiModelId": "m",\n  "cline.cacheStrategy": {{"mode": "{REAL_KEY}"}}\n}}\n'),
+        (CLINE, f'{{\n  "cline.openAiBaseUrl": "https://u:{REAL_KEY}@h/api",\n  "cline.openAiModelId": "m"\n}}\n'),
+        (KV, f'[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\n[profiles.a.split]\nprefill_base_url = "{REAL_KEY}"\n'),
+        (KV, f'active_profile = "{REAL_KEY}"\n[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\n'),
+    ],
+)
+def test_a_key_echoed_in_a_message_is_masked(tmp_path: Path, name: str, text: str) -> None:
+    diags = lint(tmp_path, name, text)
+    assert diags, text
+    for d in diags:
+        assert REAL_KEY not in d.message and REAL_KEY[8:] not in d.message, str(d)
+
+
+def test_a_key_the_file_holds_is_masked_wherever_a_message_echoes_it(tmp_path: Path) -> None:
+    short = "abc123xyz"  # too plain to look like a key, but it is this file's key
+    text = f'[provider]\nbase_url = "{short}"\napi_key = "{short}"\nmodel = "m"\n'
+    d = one(lint(tmp_path, CC, text), "KVS202")
+    assert short not in d.message
+
+
+@pytest.mark.parametrize("bad", ["\x1b[31m", "\u202e", "\n", "\u200b"])
+def test_values_and_names_in_messages_never_carry_terminal_controls(tmp_path: Path, bad: str) -> None:
+    esc = json.dumps(bad)[1:-1]
+    text = (f'active_profile = "x{esc}"\n[profiles."p{esc}"]\nbase_url = "https://h/a{esc}"\nmodel = "m{esc}your"\n'
+            f'[profiles."p{esc}".cache]\nkv_cache_dtype = "f{esc}"\n')
+    diags = lint(tmp_path, KV, text)
+    assert {"KVS002", "KVS006", "KVS202", "KVS104", "KVS220"} <= {d.code for d in diags}
+    for d in diags:
+        assert bad not in d.message and bad not in str(d), str(d)
+
+
+@pytest.mark.parametrize("char", ["\u200b", "\ufeff", "\u00a0", "\u2060", "\u3000"])
+def test_kvs210_a_key_with_an_invisible_character_inside(tmp_path: Path, char: str) -> None:
+    key = REAL_KEY[:10] + char + REAL_KEY[10:]
+    text = f'[provider]\nbase_url = "https://h/api"\napi_key = "{key}"\nmodel = "m"\n'
+    d = one(lint(tmp_path, CC, text), "KVS210")
+    assert d.severity is ERROR and f"U+{ord(char):04X}" in d.message
+    assert d.fix is not None and d.fix.value == REAL_KEY
+    assert REAL_KEY[10:] not in d.message

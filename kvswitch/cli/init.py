@@ -48,7 +48,7 @@ def _ask(label: str) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from kvswitch.cli._handler import UsageError
     from kvswitch.cli.key import read_secret
-    from kvswitch.cli.profile import validated_profile
+    from kvswitch.cli.profile import checked_name, validated_profile
     from kvswitch.models import ClientEntry
     from kvswitch.paths import default_client_paths
     from kvswitch.setup import init, presets
@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     if args.key_env:
         data["key"] = f"env:{args.key_env}"
     profile = validated_profile(data)
-    name = args.profile or (args.preset or "default")
+    name = args.profile if args.profile is not None else (args.preset or "default")
+    checked_name(name)  # a usage error before anything is asked or stored
     defaults = default_client_paths()
     clients = []
     if not args.no_cline:
@@ -96,6 +97,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"registered {path} (existing file, not modified; bring it in line with: kvswitch profile use {name})")
     if result.key_stored:
         print(f"stored the key for {name} in the OS keyring")
-    elif profile.key == "keyring":
+    elif result.no_keyring is not None:
+        print(f'profile {name} sends no key (key = "none"): there is no usable OS keyring here. '
+              "To add a key later, put it in an environment variable and run: "
+              f"kvswitch profile edit {name} --key env:NAME (or set up a keyring, then: "
+              f"kvswitch key set {name})")
+    elif result.key_reference == "keyring":
         print(f"no key stored yet: kvswitch key set {name}")
     return 0

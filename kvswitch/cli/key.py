@@ -7,6 +7,8 @@ import getpass
 import sys
 from typing import Any
 
+from kvswitch.validate import show_name
+
 __all__ = ["read_secret", "register"]
 
 
@@ -51,15 +53,21 @@ def _set(args: argparse.Namespace) -> int:
     from kvswitch.keys import set_key
 
     profile = _profile(args.profile)
-    if profile.key != "keyring":
-        print(f"kvswitch: profile {args.profile} reads its key from {profile.key}, not the keyring; "
-              f"to use the keyring: kvswitch profile edit {args.profile} --key keyring", file=sys.stderr)
+    if profile.key not in ("keyring", "none"):  # none (no key yet): the keyring becomes its source
+        print(f"kvswitch: profile {show_name(args.profile)} reads its key from {profile.key}, not the keyring; "
+              f"to use the keyring: kvswitch profile edit {show_name(args.profile)} --key keyring", file=sys.stderr)
         return 1
-    key = read_secret(f"API key for {args.profile} (not echoed): ", force_stdin=args.stdin)
+    key = read_secret(f"API key for {show_name(args.profile)} (not echoed): ", force_stdin=args.stdin)
     set_key(args.profile, key)
     from kvswitch.redact import mask
 
-    print(f"stored the key for {args.profile} ({mask(key)}) in the OS keyring")
+    print(f"stored the key for {show_name(args.profile)} ({mask(key)}) in the OS keyring")
+    if profile.key == "none":
+        from kvswitch.config import edit_config
+        from kvswitch.edits import Set
+
+        edit_config([Set(("profiles", args.profile, "key"), "keyring")])
+        print(f"profile {show_name(args.profile)} now reads its key from the keyring")
     if args.apply:
         from kvswitch.cli.reporters import change_lines
         from kvswitch.clients import apply_profile
@@ -74,9 +82,15 @@ def _get(args: argparse.Namespace) -> int:
     from kvswitch.redact import mask
 
     profile = _profile(args.profile)
+    if profile.key == "none":
+        name = show_name(args.profile)
+        print(f'kvswitch: profile {name} sends no key (key = "none"); give it one with: '
+              f"kvswitch key set {name}, or kvswitch profile edit {name} --key env:NAME",
+              file=sys.stderr)
+        return 1
     key = resolve_key(args.profile, profile.key)
     if key is None:
-        print(f"kvswitch: no key for {args.profile} ({profile.key})", file=sys.stderr)
+        print(f"kvswitch: no key for {show_name(args.profile)} ({profile.key})", file=sys.stderr)
         return 1
     print(key if args.reveal else mask(key))
     return 0
@@ -87,7 +101,7 @@ def _delete(args: argparse.Namespace) -> int:
 
     _profile(args.profile)
     if delete_key(args.profile):
-        print(f"deleted the key of {args.profile} from the OS keyring")
+        print(f"deleted the key of {show_name(args.profile)} from the OS keyring")
         return 0
-    print(f"kvswitch: no key stored for {args.profile}", file=sys.stderr)
+    print(f"kvswitch: no key stored for {show_name(args.profile)}", file=sys.stderr)
     return 1

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     worst = 0
     changed_any = False
     repo = _repo_root() if args.hook and args.fix else None
-    checked = 0
+    checked = failed = 0
     for path in args.paths:
         try:
             if args.fix and not (args.hook and not _inside(path, repo)):
@@ -73,11 +73,11 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{path}: skipped: not a file kvswitch knows (pass --kind to check it)", file=sys.stderr)
                 continue
             print(f"kvswitch: {exc}", file=sys.stderr)
-            worst = max(worst, 2)
+            worst, failed = max(worst, 2), failed + 1
             continue
         except KvswitchError as exc:
             print(f"kvswitch: {exc}", file=sys.stderr)
-            worst = max(worst, exit_code(exc))
+            worst, failed = max(worst, exit_code(exc)), failed + 1
             continue
         checked += 1
         if any(d.severity is Severity.ERROR for d in diags):
@@ -90,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
         for d, fixed in items:
             print(text_line(d, fixed=fixed))
         remaining = [d for d, fixed in items if not fixed]
-        if items or not args.hook:
+        if checked == 0 and failed:
+            pass  # nothing was checked: the errors above say why, "no problems in 0 files" would not
+        elif items or not args.hook:
             fixed_n = sum(1 for _, f in items if f)
             note = f"; fixed {fixed_n}" if fixed_n else ""
             print(summary(remaining, checked) + note, file=sys.stderr if args.hook and not items else sys.stdout)

@@ -68,10 +68,10 @@ def register(sub: Any) -> None:
 
 def settings_from_args(args: argparse.Namespace) -> Any:
     """ProbeSettings from the command line and the profile (the key only for its own hosts)."""
-    import os
     import shlex
 
     from kvswitch.cli._handler import UsageError
+    from kvswitch.key_scope import KeyScope, origin
     from kvswitch.probe.runner import ProbeSettings
 
     endpoints = {}
@@ -79,6 +79,8 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         mode, _, url = item.partition("=")
         if mode not in ("merged", "split") or not url:
             raise UsageError(f"--endpoint takes MODE=URL, not {item!r}")
+        if origin(url) is None:
+            raise UsageError(f"--endpoint {mode}=…: not an http(s) URL with a host")
         endpoints[mode] = url
     prefixes: dict[str, list[str]] = {}
     for item in args.gpu_prefix:
@@ -101,10 +103,14 @@ def settings_from_args(args: argparse.Namespace) -> Any:
             raise UsageError("--base-url needs --model")
         if args.profile:
             raise UsageError("give --profile or --base-url, not both")
-        key = os.environ.get(args.api_key_env) if args.api_key_env else None
+        from kvswitch.keys import env_key
+
+        key = env_key(args.api_key_env) if args.api_key_env else None  # checked: no U+200B in a header
         if args.api_key_env and not key:
             raise UsageError(f"${args.api_key_env} is not set")
+        # the key of --api-key-env goes to --base-url's origin only, never to an --endpoint elsewhere
         return ProbeSettings(base_url=args.base_url, model=args.model, api_key=key,
+                             key_origins=KeyScope.of(key, [args.base_url]).origins,
                              endpoints=endpoints, url_convention=args.url_convention, **common)
     from kvswitch.config import read_config
     from kvswitch.keys import resolve_key
@@ -113,8 +119,11 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     name, profile = config.profile(args.profile)
     if profile.split.probe_url and "split" not in endpoints:
         endpoints["split"] = profile.split.probe_url
+    key = resolve_key(name, profile.key)
+    # the profile's key goes only to the addresses the profile names (an --endpoint elsewhere gets none)
+    named = (profile.base_url, profile.split.prefill_base_url, profile.split.decode_base_url, profile.split.probe_url)
     return ProbeSettings(base_url=profile.base_url, model=args.model or profile.model,
-                         api_key=resolve_key(name, profile.key), endpoints=endpoints,
+                         api_key=key, key_origins=KeyScope.of(key, named).origins, endpoints=endpoints,
                          url_convention=args.url_convention or profile.url_convention, **common)
 
 
@@ -122,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import threading
 
-    from kvswitch.probe.report import build_report, save_history
+    from kvswitch.probe.report import build_report, dumps, save_history
     from kvswitch.probe.runner import estimate, run_probe
 
     if args.combine:
@@ -166,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_history:
         save_history(report)
     if args.format == "json":
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(dumps(report, indent=2))
     else:
         print(render_text(report))
     failed = sum(m["failures"] for m in report["modes"].values())
@@ -177,73 +186,102 @@ def _combine(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from kvswitch.cli._handler import UsageError
-    from kvswitch.probe.report import combine_reports
+    from kvswitch.errors import KvswitchError
+    from kvswitch.io import read_bytes
+    from kvswitch.probe.report import combine_reports, dumps, save_history
 
     reports = []
     for name in args.combine:
         try:
-            reports.append(json.loads(Path(name).read_text(encoding="utf-8")))
+            reports.append(json.loads(read_bytes(Path(name)).decode("utf-8")))
+        except KvswitchError as exc:
+            raise UsageError(f"{name}: {exc}") from None
         except (OSError, ValueError) as exc:
-            raise UsageError(f"{name}: not a probe report ({exc})") from None
-    report = combine_reports(reports)
-    print(json.dumps(report, indent=2, ensure_ascii=False) if args.format == "json" else render_text(report))
+            raise UsageError(f"{name}: not a probe report ({str(exc)[:200]})") from None
+    try:
+        report = combine_reports(reports)
+    except ValueError as exc:
+        raise UsageError(f"--combine: {exc}") from None
+    if not args.no_history:
+        save_history(report)  # so that `kvswitch advise --from-probe latest` finds the comparison
+    print(dumps(report, indent=2) if args.format == "json" else render_text(report))
     return 0
 
 
 def _f(value: Any, unit: str = "ms") -> str:
-    if value is None:
+    if not isinstance(value, int | float) or isinstance(value, bool):
         return "–"
     return f"{value:.1f} {unit}" if unit else f"{value:.2f}"
 
 
+def _d(value: Any, *path: str) -> Any:
+    """``value[path[0]][path[1]]…``, or ``None`` where a step is missing (a report read from a
+    file may lack anything)."""
+    for step in path:
+        value = value.get(step) if isinstance(value, dict) else None
+    return value
+
+
 def render_text(report: dict[str, Any]) -> str:
     """The report as a table and notes (what the CLI prints)."""
-    s = report["settings"]
+    s = report.get("settings") if isinstance(report.get("settings"), dict) else {}
+    assert isinstance(s, dict)
     lines = [
-        f"kvswitch probe · {s['model']} @ {s['base_url']} · {s['runs']} runs × {s['concurrency']} per mode "
-        f"(+{s['warmup']} warm-up), prompt {s['prompt']}, max_tokens {s['max_tokens']}"
-        + (f", {s['background']} background stream(s)" if s["background"] else ""),
+        f"kvswitch probe · {s.get('model')} @ {s.get('base_url')} · {s.get('runs')} runs × {s.get('concurrency')} "
+        f"per mode (+{s.get('warmup')} warm-up), prompt {s.get('prompt')}, max_tokens {s.get('max_tokens')}"
+        + (f", {s['background']} background stream(s)" if s.get("background") else ""),
         "",
         f"{'mode':<7} {'ok/n':>7} {'TTFT med':>10} {'p90':>10} {'p99':>10} {'TTFB med':>10} {'ITL p99':>10} "
         f"{'TPOT med':>10} {'bg ITL p99':>11}",
     ]
-    for mode, m in report["modes"].items():
-        ratio = f"{m['requests'] - m['failures']}/{m['requests']}"
+    modes = report.get("modes") if isinstance(report.get("modes"), dict) else {}
+    assert isinstance(modes, dict)
+    for mode, m in modes.items():
+        n, failed = _d(m, "requests"), _d(m, "failures")
+        ratio = f"{n - failed}/{n}" if isinstance(n, int) and isinstance(failed, int) else "?"
         lines.append(
-            f"{mode:<7} {ratio:>7} {_f(m['ttft_ms']['median']):>10} {_f(m['ttft_ms']['p90']):>10} "
-            f"{_f(m['ttft_ms']['p99']):>10} {_f(m['ttfb_ms']['median']):>10} {_f(m['itl_ms']['p99']):>10} "
-            f"{_f(m['tpot_ms']['median']):>10} {_f(m['background_itl_ms']['p99']):>11}"
+            f"{mode!s:<7} {ratio:>7} {_f(_d(m, 'ttft_ms', 'median')):>10} {_f(_d(m, 'ttft_ms', 'p90')):>10} "
+            f"{_f(_d(m, 'ttft_ms', 'p99')):>10} {_f(_d(m, 'ttfb_ms', 'median')):>10} {_f(_d(m, 'itl_ms', 'p99')):>10} "
+            f"{_f(_d(m, 'tpot_ms', 'median')):>10} {_f(_d(m, 'background_itl_ms', 'p99')):>11}"
         )
     lines.append("")
-    comp = report["comparison"]
-    if "ttft_median_ratio" in comp:
-        r = comp["ttft_median_ratio"]
-        lo, hi = r["ci95"]
+    comp = report.get("comparison") if isinstance(report.get("comparison"), dict) else {}
+    r = _d(comp, "ttft_median_ratio")
+    ci = _d(r, "ci95")
+    if isinstance(r, dict) and isinstance(ci, list) and len(ci) == 2 and all(_f(x) != "–" for x in [*ci, r.get("split/merged")]):
+        lo, hi = ci
         verdict = ("split is faster to first token" if hi < 1 else "merged is faster to first token" if lo > 1
                    else "no difference the interval can show")
         lines.append(f"TTFT median split/merged: {r['split/merged']:.2f} (95 % bootstrap interval {lo:.2f}–{hi:.2f}): {verdict}")
-    if "itl_p99_ratio" in comp:
-        r = comp["itl_p99_ratio"]
-        lines.append(f"ITL p99 split/merged: {r['split/merged']:.2f} (95 % interval {r['ci95'][0]:.2f}–{r['ci95'][1]:.2f})")
+    r = _d(comp, "itl_p99_ratio")
+    ci = _d(r, "ci95")
+    if isinstance(r, dict) and isinstance(ci, list) and len(ci) == 2 and all(_f(x) != "–" for x in [*ci, r.get("split/merged")]):
+        lines.append(f"ITL p99 split/merged: {r['split/merged']:.2f} (95 % interval {ci[0]:.2f}–{ci[1]:.2f})")
     lines.append("")
-    for mode, m in report["modes"].items():
-        lines.append(f"{mode}: routed by {m['routed_by']} → {m['url']}")
-        if m["failures"]:
-            for cause, n in m["failure_causes"].items():
-                lines.append(f"  {n} failed: {cause}")
-        mem = m["gpu_memory"]
+    for mode, m in modes.items():
+        lines.append(f"{mode}: routed by {_d(m, 'routed_by')} → {_d(m, 'url')}")
+        key = _d(m, "key")
+        if isinstance(key, str) and key not in ("sent", "none"):
+            lines.append(f"  {key}")
+        causes = _d(m, "failure_causes")
+        if _d(m, "failures") and isinstance(causes, dict):
+            for cause, count in causes.items():
+                lines.append(f"  {count} failed: {cause}")
+        mem = _d(m, "gpu_memory")
         if isinstance(mem, str):
             lines.append(f"  GPU memory: {mem}")
-        else:
+        elif isinstance(mem, dict):
             for uuid, g in mem.items():
-                lines.append(f"  GPU {uuid} ({g['instance']}): baseline {_f(g['baseline_mib'], 'MiB')}, "
-                             f"peak {_f(g['peak_mib'], 'MiB')}, Δ {_f(g['delta_mib'], 'MiB')}")
-        metrics = m["metrics"]
+                lines.append(f"  GPU {uuid} ({_d(g, 'instance')}): baseline {_f(_d(g, 'baseline_mib'), 'MiB')}, "
+                             f"peak {_f(_d(g, 'peak_mib'), 'MiB')}, Δ {_f(_d(g, 'delta_mib'), 'MiB')}")
+        metrics = _d(m, "metrics")
         if isinstance(metrics, str):
             lines.append(f"  backend metrics: {metrics}")
-        else:
-            shown = ", ".join(f"{k} {v:g}" for k, v in metrics.items())
+        elif isinstance(metrics, dict):
+            shown = ", ".join(f"{k} {v:g}" if _f(v) != "–" else f"{k} –" for k, v in metrics.items())
             lines.append(f"  backend metrics (during the mode's runs): {shown}")
     lines.append("")
-    lines += [f"· {note}" for note in report["notes"]]
+    notes = report.get("notes") if isinstance(report.get("notes"), list) else []
+    assert isinstance(notes, list)
+    lines += [f"· {note}" for note in notes]
     return "\n".join(lines)

@@ -78,7 +78,8 @@ def register(sub: Any) -> None:
     cadd = cs.add_parser("add", help="register a client file (it is not modified)")
     cadd.add_argument("path", type=Path)
     cadd.add_argument("--kind", choices=("cline", "ccswitch"), help="default: detected")
-    cadd.add_argument("--name", help="how messages call it (e.g. 'VS Code')")
+    cadd.add_argument("--name",
+                      help="how messages call it (e.g. 'vscode'): letters, digits, '.', '_', '-'")
     cadd.add_argument("--no-key", action="store_true", help="never write the key into this file")
     cadd.add_argument("--allow-key-in-repo", action="store_true",
                       help="write the key even though the file is inside a git work tree (D-7)")
@@ -94,18 +95,48 @@ def register(sub: Any) -> None:
 
 
 def _collect(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
+    """The field options given, converted, validated and normalised (kvswitch.validate): a
+    value lint would fix is taken fixed with a note, one lint calls an error is a usage error."""
     from kvswitch.cli._handler import UsageError
+    from kvswitch.validate import show
 
     out = {}
     for name, (path, conv) in _FIELDS.items():
         raw = getattr(args, f"f_{name}")
         if raw is None:
             continue
+        option = f"--{name.replace('_', '-')}"
         try:
-            out[path] = conv(raw)
+            value = conv(raw)
         except (ValueError, KeyError):
-            raise UsageError(f"--{name.replace('_', '-')}: not a valid value: {raw!r}") from None
+            raise UsageError(f"{option}: not a valid value: {show(raw)}") from None
+        out[path] = checked_value(option, path, value)
     return out
+
+
+def checked_value(option: str, path: tuple[str, ...], value: Any) -> Any:
+    """One profile value through the shared validation; its note (if any) goes to stderr."""
+    from kvswitch.cli._handler import UsageError
+    from kvswitch.validate import InvalidValueError, profile_value
+
+    try:
+        value, note = profile_value(path, value)
+    except InvalidValueError as exc:
+        raise UsageError(f"{option}: {exc.code} {exc.message}") from None
+    if note is not None:
+        print(f"kvswitch: note: {note.code} {note.message}", file=sys.stderr)
+    return value
+
+
+def checked_name(name: str, what: str = "profile") -> str:
+    """A new profile or client name, or a usage error saying what is wrong with it."""
+    from kvswitch.cli._handler import UsageError
+    from kvswitch.validate import InvalidValueError, check_name
+
+    try:
+        return check_name(name, what)
+    except InvalidValueError as exc:
+        raise UsageError(exc.message) from None
 
 
 def validated_profile(data: dict[str, Any]) -> Any:
@@ -115,6 +146,9 @@ def validated_profile(data: dict[str, Any]) -> Any:
     from kvswitch.cli._handler import UsageError
     from kvswitch.models import Profile
 
+    for key in ("provider", "base_url", "model", "key"):
+        if isinstance(data.get(key), str):
+            data[key] = checked_value(f"--{key.replace('_', '-')}", (key,), data[key])
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
@@ -128,16 +162,20 @@ def validated_profile(data: dict[str, Any]) -> Any:
 
 def _list(args: argparse.Namespace) -> int:
     from kvswitch.config import read_config
+    from kvswitch.validate import show, show_name, text_problem, url_problem
 
     config = read_config()
     for name, prof in config.model.profiles.items():
         mark = "*" if name == config.model.active_profile else " "
-        print(f"{mark} {name:16} {prof.base_url}  model={prof.model}  key={prof.key}")
+        url = prof.base_url if url_problem(prof.base_url) is None else show(prof.base_url)
+        model = prof.model if text_problem(prof.model) is None else show(prof.model)
+        print(f"{mark} {show_name(name):16} {url}  model={model}  key={prof.key}")
     return 0
 
 
 def _show(args: argparse.Namespace) -> int:
     from kvswitch.config import read_config
+    from kvswitch.validate import show_name
 
     config = read_config()
     name, prof = config.profile(args.name)
@@ -145,7 +183,7 @@ def _show(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({"name": name, "active": name == config.model.active_profile, **data}, indent=2))
         return 0
-    print(f"profile {name}{' (active)' if name == config.model.active_profile else ''}")
+    print(f"profile {show_name(name)}{' (active)' if name == config.model.active_profile else ''}")
     for key, value in data.items():
         if isinstance(value, dict):
             for k, v in value.items():
@@ -168,7 +206,9 @@ def _use(args: argparse.Namespace) -> int:
 
         for line in nudge_lines(nudge_changed(changes)):  # D-8: tell each client to reload
             print(line)
-        print(f"profile {args.name} is active")
+        from kvswitch.validate import show_name
+
+        print(f"profile {show_name(args.name)} is active")
     return 0
 
 
@@ -177,6 +217,7 @@ def _add(args: argparse.Namespace) -> int:
     from kvswitch.edits import Set
     from kvswitch.setup import presets
 
+    checked_name(args.name)
     config = read_config()
     if args.name in config.model.profiles:
         print(f"kvswitch: profile {args.name!r} exists; change it with kvswitch profile edit", file=sys.stderr)
@@ -210,19 +251,25 @@ def _edit(args: argparse.Namespace) -> int:
         print("kvswitch: nothing to change (give --FIELD VALUE options)", file=sys.stderr)
         return 2
     edit_config([Set(("profiles", name, *path), value) for path, value in changes.items()], config)
-    hint = " (render it into the clients with: kvswitch profile use " + name + ")" if name == config.model.active_profile else ""
-    print(f"profile {name} updated{hint}")
+    from kvswitch.validate import shell_word, show_name
+
+    active = name == config.model.active_profile
+    use = f"kvswitch profile use {shell_word(name)}"
+    hint = f" (render it into the clients with: {use})" if active else ""
+    print(f"profile {show_name(name)} updated{hint}")
     return 0
 
 
 def _remove(args: argparse.Namespace) -> int:
     from kvswitch.config import edit_config, read_config
     from kvswitch.edits import Delete
+    from kvswitch.validate import show_name
 
     config = read_config()
     name, prof = config.profile(args.name)
     if name == config.model.active_profile:
-        print(f"kvswitch: {name} is the active profile; choose another first (kvswitch profile use)", file=sys.stderr)
+        print(f"kvswitch: {show_name(name)} is the active profile; choose another first "
+              "(kvswitch profile use)", file=sys.stderr)
         return 1
     edit_config([Delete(("profiles", name))], config)
     if prof.key == "keyring":
@@ -233,13 +280,15 @@ def _remove(args: argparse.Namespace) -> int:
             delete_key(name)
         except KvswitchError as exc:
             print(f"kvswitch: profile removed, but its key could not be deleted: {exc}", file=sys.stderr)
-    print(f"removed profile {name}")
+    print(f"removed profile {show_name(name)}")
     return 0
 
 
 def _rename(args: argparse.Namespace) -> int:
     from kvswitch.config import read_config
+    from kvswitch.validate import show_name
 
+    checked_name(args.new)
     config = read_config()
     _, prof = config.profile(args.old)
     if args.new in config.model.profiles:
@@ -258,7 +307,7 @@ def _rename(args: argparse.Namespace) -> int:
 
         set_key(args.new, key)
         delete_key(args.old)
-    print(f"renamed profile {args.old} → {args.new}")
+    print(f"renamed profile {show_name(args.old)} → {args.new}")
     return 0
 
 
@@ -277,20 +326,19 @@ def _client_list(args: argparse.Namespace) -> int:
 
 
 def _client_add(args: argparse.Namespace) -> int:
-    from kvswitch.config import add_client_edit, client_path, edit_config, read_config
+    from kvswitch.config import read_config
     from kvswitch.io import read_bytes
     from kvswitch.kinds import detect_kind
     from kvswitch.models import ClientEntry
 
+    if args.name is not None:
+        checked_name(args.name, "client")
     config = read_config()
     path = args.path.expanduser().absolute()
     kind = args.kind or detect_kind(path, read_bytes(path).decode("utf-8", "replace"))
     if kind not in ("cline", "ccswitch"):
         print(f"kvswitch: {path}: not a client file (kind {kind})", file=sys.stderr)
         return 2
-    if any(client_path(c).absolute() == path for c in config.model.clients):
-        print(f"kvswitch: {path} is registered already", file=sys.stderr)
-        return 1
     nudge: dict[str, Any] = {"kind": args.nudge}
     if args.pidfile:
         nudge["pidfile"] = args.pidfile
@@ -299,22 +347,27 @@ def _client_add(args: argparse.Namespace) -> int:
     if args.nudge_argv:
         nudge["argv"] = args.nudge_argv
     entry = ClientEntry.model_validate({
-        "path": str(path), "kind": kind, **({"name": args.name} if args.name else {}),
+        "path": str(path), "kind": kind, **({"name": args.name} if args.name is not None else {}),
         "write_key": not args.no_key, "allow_key_in_repo": args.allow_key_in_repo, "nudge": nudge,
     })
-    edit_config([add_client_edit(config, entry)], config)
+    from kvswitch.clients import add_client
+
+    add_client(entry, config)  # refuses a file registered already, under any spelling
     print(f"registered {path} ({kind})")
     return 0
 
 
 def _client_remove(args: argparse.Namespace) -> int:
+    from kvswitch.clients import registered
     from kvswitch.config import client_path, edit_config, read_config
     from kvswitch.edits import Delete
 
     config = read_config()
     path = args.path.expanduser().absolute()
+    same = registered(config, path)  # by real path, unless one is registered as spelled here
+    spelled = [e for e in config.model.clients if client_path(e).absolute() == path]
     for i, entry in enumerate(config.model.clients):
-        if client_path(entry).absolute() == path:
+        if entry is (spelled[0] if spelled else same):
             edit_config([Delete(("clients", i))], config)
             print(f"unregistered {path} (the file is unchanged)")
             return 0

@@ -17,7 +17,10 @@ def register(sub: Any) -> None:
         description="Switch client files to MODE: the given PATHs, or every client registered in "
         "kvswitch's config (and the config's own mode). Each file is edited in place (comments, order "
         "and unknown keys kept), verified, backed up and written atomically; if one file cannot be "
-        "written none is. Exit 0 ok; 1 refused or failed (nothing changed); 2 usage or unreadable input.",
+        "written none is. A switch never writes what lint rejects: a file that would have an error "
+        "after the switch, or whose erroneous value the switch would take out (to bring it back on "
+        "the way back), is refused with the findings as lint prints them; warnings never block. "
+        "Exit 0 ok; 1 refused or failed (nothing changed); 2 usage or unreadable input.",
     )
     p.add_argument("mode", choices=("merged", "split"))
     p.add_argument("paths", nargs="*", metavar="PATH", type=Path, help="default: every registered client")

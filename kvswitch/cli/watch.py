@@ -27,6 +27,10 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+class _Terminated(Exception):
+    """SIGTERM arrived before the watcher was running (while it started, or during --once)."""
+
+
 def run(args: argparse.Namespace) -> int:
     from kvswitch.transaction import recover
     from kvswitch.watch import Watcher, WatchEvent
@@ -43,16 +47,31 @@ def run(args: argparse.Namespace) -> int:
         with lock:
             print(str(event), flush=True)
 
+    stop = threading.Event()
+    waiting = threading.Event()  # set while the main loop only waits for the stop
+
+    def terminate(*_: object) -> None:
+        stop.set()
+        if not waiting.is_set():
+            raise _Terminated  # interrupts whatever the main thread is doing, as Ctrl-C would
+
+    # SIGTERM (systemctl stop) stops it cleanly at any moment, even while it starts
+    previous = signal.signal(signal.SIGTERM, terminate)
     watcher = Watcher(show, policy=args.policy, debounce=args.debounce / 1000)
-    watcher.start()
     try:
-        if args.once:
-            watcher.check_all()
-            return 1 if problems else 0
-        stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        while not stop.wait(0.5):
-            pass
+        watcher.start()
+        try:
+            if args.once:
+                watcher.check_all()
+                return 1 if problems else 0
+            waiting.set()
+            while not stop.wait(0.5):
+                pass
+            return 0
+        finally:
+            waiting.set()  # a second SIGTERM while stopping only asks again
+            watcher.stop()
+    except _Terminated:
         return 0
     finally:
-        watcher.stop()
+        signal.signal(signal.SIGTERM, previous)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kvswitch.edits import Edit
+    from kvswitch.edits import Cut, Edit
 
 __all__ = [
     "MAX_DEPTH",
@@ -38,6 +38,7 @@ __all__ = [
     "line_starts",
 ]
 
+from kvswitch.formats.edited import EditedText
 from kvswitch.formats.jsonc_tree import (
     MAX_DEPTH,
     ArrayNode,
@@ -56,6 +57,10 @@ Path = tuple[str | int, ...]
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TRAILER = re.compile(r"[ \t]*(?:/\*[^\r\n]*?\*/[ \t]*)*(?://[^\r\n]*)?")
 _INDENT = re.compile(r"(?:^|(?<=\r))([ \t]+)[\"{}\[\]0-9]", re.M)
+# spaces and comments that go on from a point without crossing a line break outside a comment
+# (a block comment may span lines); a line comment ends the run
+_RUN = re.compile(r"(?:[ \t]+|/\*.*?\*/)*(?://[^\r\n]*)?", re.S)
+_GAP = re.compile(r"(?:[ \t\r\n]+|//[^\r\n]*|/\*.*?\*/)*", re.S)
 
 
 def _dump_str(text: str) -> str:
@@ -237,10 +242,15 @@ class JsoncDocument:
     def _starts_line(self, offset: int) -> bool:
         return self.text[self._line_start(offset) : offset].strip(" \t\ufeff") == ""
 
+    def _run_end(self, pos: int) -> int:
+        """Where the spaces and comments from ``pos`` stop: at a line break, the end of the
+        text, or the next token on the line (a block comment may span lines)."""
+        return _RUN.match(self.text, pos).end()  # type: ignore[union-attr]
+
     def _after_trailer(self, pos: int) -> int:
-        """Skip spaces and same-line comments from ``pos``; return the offset of the line
-        break if the line ends there, else -1 (something else follows on the same line)."""
-        end = _TRAILER.match(self.text, pos).end()  # type: ignore[union-attr]
+        """Skip spaces and comments from ``pos``; return the offset of the line break if the
+        line ends there, else -1 (something else follows on the same line)."""
+        end = self._run_end(pos)
         if end >= len(self.text) or self.text[end] in "\r\n":
             return end
         return -1
@@ -265,34 +275,54 @@ class JsoncDocument:
         edits = list(edits)
         if not edits:
             return self.text
-        prefix = _common_parent(edits)
-        holder = self.node(prefix) if prefix and len(edits) > 1 else None
         try:
-            if isinstance(holder, ObjectNode):
-                pad = self._line_indent(holder.start)
-                sub = JsoncDocument(pad + self.raw(holder), unit=self.indent_unit, eol=self.eol)
-                local = [_shift(e, len(prefix)) for e in edits]
-                new_sub = sub._apply_each(local)[len(pad):]
-                out = self.text[: holder.start] + new_sub + self.text[holder.end :]
-            else:
-                out = self._apply_each(edits)
-            got = JsoncDocument(out).value
+            out = self._edited(edits)
+            checked = JsoncDocument(out, unit=self._unit, eol=self._eol)
+            got = checked.value
         except JsoncSyntaxError as exc:  # an edit (a remembered raw entry) broke the text
             raise ValueError(f"the edited text does not parse: {exc.message}") from exc
         expected = apply_to_data(self.value, edits)
-        where = None if _exactly_equal(got, expected) else _first_difference(got, expected)
+        where = None if _same_after(self, out, got, expected, edits) else _first_difference(got, expected)
         if where is not None:
             raise ValueError(
                 f"the edited text does not read back as the intended values (at {_show(where)})"
             )
-        return out
+        return EditedText.of(out, checked)
 
-    def _apply_each(self, edits: Sequence[Edit]) -> str:
+    def cuts(self, edits: Sequence[Edit]) -> dict[tuple[str | int, ...], Cut]:
+        """What each ``Delete`` among ``edits`` takes out, exactly (see :meth:`cut`), when they
+        are applied in order as :meth:`apply` does; a delete of a missing key is left out."""
+        found: dict[tuple[str | int, ...], Cut] = {}
+        if edits:
+            self._edited(list(edits), found)
+        return found
+
+    def _edited(self, edits: list[Edit], cuts: dict[tuple[str | int, ...], Cut] | None = None) -> str:
+        """The text after ``edits``, unverified. Several edits under one existing object are
+        made on that object's text alone and spliced back once."""
+        prefix = _common_parent(edits)
+        holder = self.node(prefix) if prefix and len(edits) > 1 else None
+        if not isinstance(holder, ObjectNode):
+            return self._apply_each(edits, cuts)
+        pad = self._line_indent(holder.start)
+        sub = JsoncDocument(pad + self.raw(holder), unit=self.indent_unit, eol=self.eol)
+        local = [_shift(e, len(prefix)) for e in edits]
+        sub_cuts: dict[tuple[str | int, ...], Cut] | None = None if cuts is None else {}
+        new_sub = sub._apply_each(local, sub_cuts)[len(pad) :]
+        if cuts is not None and sub_cuts is not None:
+            cuts.update({(*prefix, *path): cut for path, cut in sub_cuts.items()})
+        return self.text[: holder.start] + new_sub + self.text[holder.end :]
+
+    def _apply_each(self, edits: Sequence[Edit], cuts: dict[tuple[str | int, ...], Cut] | None = None) -> str:
         from kvswitch.edits import Delete, Insert, edit_value
 
         doc: JsoncDocument = self
         for edit in edits:
             if isinstance(edit, Delete):
+                if cuts is not None and edit.path and isinstance(edit.path[-1], str):
+                    found = doc.cut(edit.path[:-1], edit.path[-1])
+                    if found is not None:
+                        cuts[tuple(edit.path)] = found[1]
                 doc = doc.delete(edit.path)
             elif (
                 isinstance(edit, Insert)
@@ -301,7 +331,8 @@ class JsoncDocument:
                 and doc.node(edit.path) is None
                 and isinstance(doc.node(edit.path[:-1]), ObjectNode)
             ):
-                doc = doc.insert(
+                pasted = doc.paste(edit.path[:-1], edit.cut) if edit.cut is not None else None
+                doc = pasted if pasted is not None else doc.insert(
                     edit.path[:-1], key, value=edit.value, raw_entry=edit.raw,
                     comment=edit.comment, after=edit.after,
                 )
@@ -410,6 +441,11 @@ class JsoncDocument:
         if "//" in tail:
             tail = " " + _one_line(tail.strip())
         entry = _close_line_comments(entry.rstrip())
+        following = props.index(anchor) + 1
+        if had_comma and following < len(props):
+            # right before the next key, so what stood between the two stays with the anchor
+            at = props[following].key_start
+            return self._splice(at, at, f"{entry}{tail}, ")
         if had_comma:
             at = anchor.comma + 1
             return self._splice(at, at, f" {entry}{tail},")
@@ -447,38 +483,107 @@ class JsoncDocument:
 
     def _delete_last(self, parent_path: tuple[str | int, ...], key: str) -> JsoncDocument:
         """Remove the last property named ``key`` in the object at ``parent_path``."""
+        found = self.cut(parent_path, key)
+        return self if found is None else found[0]
+
+    def cut(self, parent_path: Sequence[str | int], key: str) -> tuple[JsoncDocument, Cut] | None:
+        """Remove the last property named ``key`` from the object at ``parent_path`` and say
+        exactly what was removed and where (``None`` when there is no such property).
+
+        What goes is the property with its comments: the comment lines above it, comments
+        inside it, and a comment after it that starts on its line. A property on a line of
+        its own takes the line break before it; one that shares its line with the next
+        property leaves that one where it stood; the last property, when it had no comma,
+        takes the previous property's comma too, so no trailing comma is left behind.
+        :meth:`paste` is the exact inverse."""
+        from kvswitch.edits import Cut
+
         parent = self.node(parent_path)
         if not isinstance(parent, ObjectNode):
-            return self
+            return None
         idx = parent.index(key)
         if idx < 0:
-            return self
+            return None
         props = parent.props
         prop = props[idx]
         prev = props[idx - 1] if idx > 0 else None
-        is_last = idx == len(props) - 1
+        nxt = props[idx + 1] if idx + 1 < len(props) else None
         text = self.text
-        edits: list[tuple[int, int, str]] = []
-        line_end = self._after_trailer(prop.end)
-        if self._starts_line(prop.key_start) and line_end >= 0:
-            # the property owns its line(s): remove them whole, same-line comment included
-            end = line_end
-            if end < len(text):
-                end += 2 if text.startswith("\r\n", end) else 1
-            edits.append((self._line_start(prop.key_start), end, ""))
-            if is_last and prop.comma < 0 and prev is not None and prev.comma >= 0:
-                # keep the file free of a trailing comma it did not have
-                edits.append((prev.comma, prev.comma + 1, ""))
-        elif not is_last:
-            edits.append((prop.key_start, props[idx + 1].key_start, ""))
-        elif prev is not None:
-            keep_comma = "," if prop.comma >= 0 and prev.comma >= 0 else ""
-            edits.append((prev.value.end, prop.end, keep_comma))
-        else:
-            edits.append((prop.key_start, prop.end, ""))
-        for start, end, new in sorted(edits, reverse=True):
-            text = text[:start] + new + text[end:]
-        return self._derive(text)
+        start = self._run_end(prev.end if prev is not None else parent.start + 1)
+        end = self._run_end(prop.end)
+        own_line = text[start] in "\r\n" and (end >= len(text) or text[end] in "\r\n")
+        edits: list[tuple[int, int]] = []
+        comma_gap = -1
+        if own_line:  # the line break before it, its comment lines, and the property's line(s)
+            place, anchor = "after", prev.key if prev is not None else None
+            edits.append((start, end))
+            if nxt is None and prop.comma < 0 and prev is not None and prev.comma >= 0:
+                edits.append((prev.comma, prev.comma + 1))  # no trailing comma left behind
+                comma_gap = prev.comma - prev.value.end
+        elif nxt is not None:  # it shares a line: the next property takes its place
+            place, anchor, start = "before", nxt.key, prop.key_start
+            edits.append((start, nxt.key_start))
+        elif prev is not None:  # last, on the line of what precedes it
+            place, anchor = "tail", prev.key
+            start = prev.end if prop.comma >= 0 else prev.value.end
+            edits.append((start, prop.end))
+        elif text[start] in "\r\n":  # the only property, on the line of the '}'
+            place, anchor, start = "close", None, prop.key_start
+            edits.append((start, end))
+        else:  # the only property, on the line of the '{'
+            place, anchor = "after", None
+            edits.append((start, end))
+        removed = edits[0]
+        for lo, hi in sorted(edits, reverse=True):
+            text = text[:lo] + text[hi:]
+        span = self.text[removed[0] : removed[1]]
+        return self._derive(text), Cut(span, place, anchor, comma_gap, prop.comma >= 0)
+
+    def paste(self, parent_path: Sequence[str | int], cut: Cut) -> JsoncDocument | None:
+        """Put back what :meth:`cut` removed, byte for byte, into the object at
+        ``parent_path``; ``None`` when that is not possible because its neighbours changed
+        (the anchor is gone, or a property without its comma would no longer be last)."""
+        parent = self.node(parent_path)
+        if not isinstance(parent, ObjectNode):
+            return None
+        props = parent.props
+        text = self.text
+        if cut.place == "before":
+            idx = parent.index(cut.anchor) if cut.anchor is not None else -1
+            if idx < 0 or not cut.comma:
+                return None
+            at = props[idx].key_start
+            return self._splice(at, at, cut.span)
+        if cut.place == "close":
+            return None if props else self._splice(parent.end - 1, parent.end - 1, cut.span)
+        if cut.anchor is None:
+            if props and not cut.comma:
+                return None
+            at = self._run_end(parent.start + 1)
+            return self._splice(at, at, cut.span)
+        idx = parent.index(cut.anchor)
+        if idx < 0:
+            return None
+        prev = props[idx]
+        is_last = idx == len(props) - 1
+        if not cut.comma and not is_last:
+            return None  # without its comma it can only be last
+        if cut.place == "tail":
+            if cut.comma:
+                return None if prev.comma < 0 else self._splice(prev.end, prev.end, cut.span)
+            return None if prev.comma >= 0 else self._splice(prev.value.end, prev.value.end, cut.span)
+        if prev.comma >= 0:
+            at = self._run_end(prev.end)
+            return self._splice(at, at, cut.span)
+        if cut.comma_gap < 0:
+            return None
+        comma = prev.value.end + cut.comma_gap  # the comma the cut took goes back first
+        gap = text[prev.value.end : comma]
+        if len(gap) != cut.comma_gap or _GAP.fullmatch(gap) is None:
+            return None
+        text = text[:comma] + "," + text[comma:]
+        at = _RUN.match(text, comma + 1).end()  # type: ignore[union-attr]
+        return self._derive(text[:at] + cut.span + text[at:])
 
 
 def _block_comment(body: str) -> str:
@@ -529,6 +634,31 @@ def _one_line(trivia: str) -> str:
         return " " if m.group(1) is None else _block_comment(m.group(1))
 
     return _ENTRY_TRIVIA.sub(mend, trivia)
+
+
+def _same_after(doc: JsoncDocument, out: str, got: Any, expected: Any, edits: Sequence[Edit]) -> bool:
+    """Whether the edited text ``out`` of ``doc`` read back as intended: equal values (the C
+    comparison), and equal types too (``True`` is not ``1``). Types are compared in full only
+    in the top-level values the text changed within; every other byte is as it was, so it
+    cannot read back as another type."""
+    if got != expected:
+        return False
+    if not isinstance(got, dict) or not isinstance(expected, dict) or any(not e.path for e in edits):
+        return _exactly_equal(got, expected)
+    from kvswitch.textdiff import common_prefix, common_suffix
+
+    text = doc.text
+    lo = common_prefix(text, out)
+    hi = len(text) - common_suffix(text, out, min(len(text), len(out)) - lo)
+    tops = {e.path[0] for e in edits}
+    spans = []
+    for top in tops:
+        prop = doc.prop((top,)) if isinstance(top, str) else None
+        if prop is not None:
+            spans.append((prop.key_start, prop.value.end))
+    if not any(start <= lo and hi <= end for start, end in spans):
+        return _exactly_equal(got, expected)  # the change is not inside one edited value
+    return all(_exactly_equal(got.get(top), expected.get(top)) for top in tops)
 
 
 def _exactly_equal(a: Any, b: Any) -> bool:

@@ -59,6 +59,8 @@ _NOT_LINE_BREAK = re.compile(r"[^\r\n]")
 _STRINGS = re.compile(_ANY_STRING)
 _NOT_BRACKETS = re.compile(r"[^{}\[\]]+")
 _VALUE_END = frozenset('"]}0123456789eElL')
+_FIND_MIN = 4096
+"""Objects at least this long (in characters) find one key without building all of theirs."""
 
 
 class JsoncSyntaxError(ValueError):
@@ -102,11 +104,18 @@ class ObjectNode(Node):
     """An object; ``props`` in source order, duplicates included (built on first use when
     the fast path parsed the document)."""
 
-    __slots__ = ("_load", "_props")
+    __slots__ = ("_find", "_found", "_load", "_props")
 
-    def __init__(self, start: int, load: Callable[[ObjectNode], list[Property]] | None = None) -> None:
+    def __init__(
+        self,
+        start: int,
+        load: Callable[[ObjectNode], list[Property]] | None = None,
+        find: Callable[[ObjectNode, str], Property | bool | None] | None = None,
+    ) -> None:
         super().__init__(start, start, None)
         self._load = load
+        self._find = find
+        self._found: dict[str, Property | None] = {}
         self._props: list[Property] | None = None if load is not None else []
 
     @property
@@ -117,7 +126,16 @@ class ObjectNode(Node):
         return self._props
 
     def get(self, key: str) -> Property | None:
-        """The last property named ``key`` (VS Code's rule for duplicates)."""
+        """The last property named ``key`` (VS Code's rule for duplicates). In a big object
+        one key is found without building the others (see ``_Shallow.find``)."""
+        if self._props is None and self._find is not None:
+            if key in self._found:
+                return self._found[key]
+            found = self._find(self, key)
+            if found is not False:
+                prop = found if isinstance(found, Property) else None
+                self._found[key] = prop
+                return prop
         for prop in reversed(self.props):
             if prop.key == key:
                 return prop
@@ -422,7 +440,7 @@ class _Shallow:
     def node(self, start: int, end: int, value: Any) -> Node:
         ch = self.clean[start]
         if ch == "{":
-            obj = ObjectNode(start, self.object_props)
+            obj = ObjectNode(start, self.object_props, self.find)
             obj.end, obj.value = end, value
             return obj
         if ch == "[":
@@ -437,6 +455,42 @@ class _Shallow:
             return nxt
         i = bisect_left(self.commas, end)
         return self.commas[i] if i < len(self.commas) and self.commas[i] < nxt else -1
+
+    def find(self, obj: ObjectNode, key: str) -> Property | bool | None:
+        """The property ``key`` of ``obj``, found by searching the text for the key as written
+        (from the end: the fast path has no duplicate keys), without building the others;
+        ``None`` when ``obj`` has no such key, ``False`` when it cannot tell (the key is
+        written with escapes, or the object is small enough to build whole)."""
+        if not isinstance(obj.value, dict) or key not in obj.value:
+            return None if isinstance(obj.value, dict) else False
+        if obj.end - obj.start < _FIND_MIN:
+            return False
+        needle = json.dumps(key, ensure_ascii=False)
+        if "\\" in needle:
+            return False
+        clean, ws = self.clean, _WS
+        lo, hi = obj.start + 1, obj.end - 1
+        at = clean.rfind(needle, lo, hi)
+        while at >= 0:
+            j = at - 1
+            while j >= lo and clean[j] in " \t\r\n":
+                j -= 1
+            colon = ws.match(clean, at + len(needle)).end()  # type: ignore[union-attr]
+            if (j < lo or clean[j] == ",") and clean[colon] == ":" and self._level(lo, at, hi):
+                start = ws.match(clean, colon + 1).end()  # type: ignore[union-attr]
+                value, end = _DECODER.raw_decode(clean, start)
+                prop = Property(key, at, self.node(start, end, value))
+                prop.comma = self.comma_after(end, ws.match(clean, end).end())  # type: ignore[union-attr]
+                return prop
+            at = clean.rfind(needle, lo, at)
+        return False
+
+    def _level(self, lo: int, at: int, hi: int) -> bool:
+        """Whether offset ``at`` (outside any string) is directly inside the object whose
+        content is ``[lo, hi)``: the brackets outside strings balance on either side of it."""
+        part = self.clean[lo:at] if at - lo <= hi - at else self.clean[at:hi]
+        bare = _STRINGS.sub("", part)
+        return bare.count("{") + bare.count("[") == bare.count("}") + bare.count("]")
 
     def object_props(self, obj: ObjectNode) -> list[Property]:
         with _no_gc():

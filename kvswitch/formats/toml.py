@@ -14,8 +14,9 @@ import copy
 import json
 import re
 import tomllib
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.formats.jsonc import line_col, line_starts
@@ -23,7 +24,7 @@ from kvswitch.formats.jsonc import line_col, line_starts
 if TYPE_CHECKING:
     from kvswitch.edits import Edit
 
-__all__ = ["TomlDocument", "TomlSyntaxError", "locate_keys", "rename_table", "verify_toml"]
+__all__ = ["TomlDocument", "TomlSyntaxError", "locate_keys", "rename_table", "same_values", "verify_toml"]
 
 Path = tuple[str | int, ...]
 
@@ -33,6 +34,9 @@ _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _BASIC = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _LITERAL = re.compile(r"'[^'\n]*'")
 _WS = re.compile(r"[ \t]*")
+_DATE_SPACE = re.compile(r"\d{4}-\d\d-\d\d \d")
+_WS_NL = re.compile(r"(?:[ \t\r\n]+|#[^\r\n]*)*")
+_ML_BASIC = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""', re.S)
 _SCALAR_END = re.compile(r"[^\s,\]\}#]*")
 MAX_DEPTH = 100
 """Deepest nesting of arrays and tables accepted; tomlkit (the editor) refuses deeper text."""
@@ -51,10 +55,12 @@ class TomlSyntaxError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class KeySpot:
-    """Where a key and its value start (offsets into the text)."""
+    """Where a key and its value start, and where the value ends (offsets into the text;
+    ``end`` is -1 for a table, which has no value of its own)."""
 
     key: int
     value: int
+    end: int = -1
 
 
 class _TooDeep(Exception):
@@ -71,22 +77,22 @@ class _Scanner:
         self.n = len(text)
         self.spots: dict[Path, KeySpot] = {}
         self.aot: dict[Path, int] = {}
+        self.headers: dict[Path, int] = {}
+        """Where each table written with a ``[header]`` starts."""
+        self.body_end: dict[Path, int] = {}
+        """Where the last value under each ``[header]`` (``()``: before any header) ends."""
+        self.defined_in: dict[Path, Path] = {}
+        """For a table made by dotted keys (``a.b = 1``), the table whose lines made it."""
+        self.closed: set[Path] = set()
+        """The tables whose lines have all been seen (``()`` once a header comes)."""
+        self.finished = False
+        """Whether the scan reached the end of the text."""
 
     def ws(self, i: int) -> int:
         return _WS.match(self.t, i).end()  # type: ignore[union-attr]
 
     def ws_nl(self, i: int) -> int:
-        t = self.t
-        while i < self.n:
-            c = t[i]
-            if c in " \t\r\n":
-                i += 1
-            elif c == "#":
-                while i < self.n and t[i] not in "\r\n":
-                    i += 1
-            else:
-                break
-        return i
+        return _WS_NL.match(self.t, i).end()  # type: ignore[union-attr]
 
     def key(self, i: int) -> tuple[list[str], int]:
         parts: list[str] = []
@@ -96,7 +102,8 @@ class _Scanner:
             if t.startswith('"', i):
                 m = _BASIC.match(t, i)
                 assert m is not None
-                parts.append(tomllib.loads(f"k = {m.group()}")["k"])
+                quoted = m.group()
+                parts.append(tomllib.loads(f"k = {quoted}")["k"] if "\\" in quoted else quoted[1:-1])
             elif t.startswith("'", i):
                 m = _LITERAL.match(t, i)
                 assert m is not None
@@ -129,14 +136,20 @@ class _Scanner:
         for depth in range(1, len(path)):
             self.spots.setdefault(path[:depth], KeySpot(start, start))
 
-    def scan(self) -> dict[Path, KeySpot]:
+    def scan(self, done: Callable[[], bool] | None = None) -> dict[Path, KeySpot]:
+        """Scan the text; with ``done``, stop at a header once ``done()`` says so."""
         t = self.t
         i = 1 if t.startswith("\ufeff") else 0
         table: Path = ()
         while True:
             i = self.ws_nl(i)
             if i >= self.n:
+                self.finished = True
                 return self.spots
+            if t[i] == "[":
+                self.closed.add(table)
+                if done is not None and done():
+                    return self.spots
             if t.startswith("[[", i):
                 keys, j = self.key(i + 2)
                 parent = (*self.resolve(keys[:-1]), keys[-1])
@@ -144,15 +157,18 @@ class _Scanner:
                 table = (*parent, self.aot[parent])
                 self.prefixes(table, i)
                 self.spots[table] = KeySpot(i, i)
+                self.headers[table] = i
                 i = j + 2
             elif t[i] == "[":
                 keys, j = self.key(i + 1)
                 table = self.resolve(keys)
                 self.prefixes(table, i)
                 self.spots[table] = KeySpot(i, i)
+                self.headers[table] = i
                 i = j + 1
             else:
                 i = self.keyval(i, table)
+                self.body_end[table] = i
 
     def keyval(self, i: int, table: Path) -> int:
         keys, j = self.key(i)
@@ -162,26 +178,22 @@ class _Scanner:
             raise _TooDeep(i)
         for depth in range(len(table) + 1, len(path)):
             self.spots.setdefault(path[:depth], KeySpot(i, i))
-        self.spots[path] = KeySpot(i, j)
-        return self.value(j, path)
+            self.defined_in.setdefault(path[:depth], table)
+        end = self.value(j, path)
+        self.spots[path] = KeySpot(i, j, end)
+        return end
 
     def value(self, i: int, path: Path) -> int:
         t = self.t
         if len(path) > MAX_DEPTH:
             raise _TooDeep(i)
         if t.startswith('"""', i):
-            j = i + 3
-            while True:
-                c = t[j]
-                if c == "\\":
-                    j += 2  # an escape: skip the escaped character
-                elif t.startswith('"""', j):
-                    end = j
-                    while t.startswith('"', end + 3):
-                        end += 1  # up to two quotes may close the content: """a""""
-                    return end + 3
-                else:
-                    j += 1
+            m = _ML_BASIC.match(t, i)
+            assert m is not None
+            end = m.end() - 3
+            while t.startswith('"', end + 3):
+                end += 1  # up to two quotes may close the content: """a""""
+            return end + 3
         if t.startswith("'''", i):
             end = t.index("'''", i + 3)
             while t.startswith("'", end + 3):
@@ -216,7 +228,7 @@ class _Scanner:
         assert m is not None
         end = m.end()
         # dates with a space between date and time: "1979-05-27 07:32:00"
-        if re.match(r"\d{4}-\d\d-\d\d \d", t[i : end + 2]):
+        if end - i == 10 and _DATE_SPACE.match(t, i):
             m2 = _SCALAR_END.match(t, end + 1)
             assert m2 is not None
             end = m2.end()
@@ -251,6 +263,13 @@ class TomlDocument:
         if _depth(self.data) > MAX_DEPTH:
             self._too_deep()
 
+    @classmethod
+    def _known(cls, text: str, data: dict[str, Any]) -> TomlDocument:
+        """A document for ``text`` whose values were just read (by a verification)."""
+        doc = cls.__new__(cls)
+        doc.text, doc.data, doc._spots, doc._line_starts = text, data, None, None
+        return doc
+
     def _too_deep(self) -> None:
         """Raise the syntax error for a text nested deeper than ``MAX_DEPTH`` levels."""
         line: int | None = None
@@ -268,6 +287,11 @@ class TomlDocument:
         return self.data
 
     def line_col(self, offset: int) -> tuple[int, int]:
+        if self._line_starts is None and len(self.text) > 1 << 20:  # a big file: count, no index
+            text = self.text
+            line = text.count("\n", 0, offset) + 1
+            col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+            return line, col - (1 if line == 1 and text.startswith("\ufeff") and offset > 0 else 0)
         if self._line_starts is None:
             self._line_starts = line_starts(self.text)
         return line_col(self.text, offset, self._line_starts)
@@ -275,10 +299,19 @@ class TomlDocument:
     def locate(self, path: Sequence[str | int], *, key: bool = False) -> tuple[int, int] | None:
         """Line and column of the value at ``path`` (of the key with ``key=True``), or of the
         nearest existing ancestor; ``None`` when nothing on the path exists."""
-        if self._spots is None:
-            self._spots = locate_keys(self.text)
+        path = tuple(path)
+        spots = self._spots
+        if spots is None:
+            # scan only as far as it takes to see the path's table whole (a big file's
+            # finding near its top costs little); everything is kept once a scan reaches the end
+            scanner = _Scanner(self.text)
+            spots = scanner.scan(lambda: path in scanner.spots or (
+                len(path) > 1 and (path[:-1] if path[:-1] in scanner.headers else scanner.defined_in.get(path[:-1]))
+                in scanner.closed and path[:-1] in scanner.spots))
+            if scanner.finished:
+                self._spots = spots
         for depth in range(len(path), 0, -1):
-            spot = self._spots.get(tuple(path[:depth]))
+            spot = spots.get(path[:depth])
             if spot is not None:
                 use_key = key or depth < len(path)
                 return self.line_col(spot.key if use_key else spot.value)
@@ -289,10 +322,12 @@ class TomlDocument:
         return "\r\n" if "\r\n" in self.text else "\n"
 
     def apply(self, edits: Iterable[Edit]) -> str:
-        """The text after ``edits`` (set/delete by key path), made with tomlkit and verified
-        with tomllib; raises ``ValueError`` naming the first value that came out wrong.
+        """The text after ``edits`` (set/delete by key path), verified with tomllib; raises
+        ``ValueError`` naming the first value that came out wrong.
 
-        Untouched lines keep their bytes; a replaced scalar keeps its quoting style (literal
+        A scalar set where it stands, or a new key or table of scalars under a ``[header]``
+        table, is spliced into the text (linear in the file's size); anything else is made
+        with tomlkit. Untouched lines keep their bytes; a replaced scalar keeps its quoting style (literal
         strings stay literal) and its same-line comment in the same column where it fits; a
         new table gets a blank line before and after it; a CRLF file stays CRLF."""
         import tomlkit
@@ -307,6 +342,14 @@ class TomlDocument:
                 raise ValueError(f"{_show(edit.path)}: TOML documents take Set and Delete edits only")
             if not edit.path:
                 raise ValueError("an edit needs a key path")
+        expected: Any = self.data
+        for edit in edits:
+            if isinstance(edit, Delete) and get_path(expected, edit.path) is MISSING:
+                continue  # deleting what is not there changes nothing
+            expected = apply_to_data(expected, [edit])
+        spliced = _SpanEditor(self).apply(edits)
+        if spliced is not None:
+            return verified(spliced, expected)
         bom = "\ufeff" if self.text.startswith("\ufeff") else ""
         source = _strip_bom(self.text)
         try:
@@ -328,14 +371,160 @@ class TomlDocument:
             out = out.removesuffix("\r")
         if "\r\n" in source and not re.search(r"(?<!\r)\n", source):
             out = re.sub(r"(?<!\r)\n", "\r\n", out)  # a pure CRLF file stays CRLF everywhere
-        out = bom + out
-        expected: Any = copy.deepcopy(self.data)
+        return verified(bom + out, expected)
+
+
+class _SpanEditor:
+    """Edits a valid TOML text by splicing spans: a scalar replaced where it stands (its
+    quoting style kept), a new key or a new table of scalars added
+    after the last line of its ``[header]`` table. Anything else is left to tomlkit."""
+
+    def __init__(self, doc: TomlDocument) -> None:
+        self.doc = doc
+        self.text = doc.text
+        self.eol = "\r\n" if "\r\n" in self.text and not re.search(r"(?<!\r)\n", self.text) else "\n"
+
+    def apply(self, edits: Sequence[Edit]) -> str | None:
+        """The edited text (unverified), or ``None`` when these edits are not span edits."""
+        from kvswitch.edits import Set
+        from kvswitch.kinds import MISSING, get_path
+
+        if not edits or not all(isinstance(e, Set) and all(isinstance(p, str) for p in e.path) for e in edits):
+            return None
+        paths = [e.path for e in edits]
+        if len(set(paths)) != len(paths) or any(a != b and a[: len(b)] == b for a in paths for b in paths):
+            return None  # one edit inside another: tomlkit's business
+        data = self.doc.data
+        values: set[Path] = set()
+        tables: set[Path] = set()
         for edit in edits:
-            if isinstance(edit, Delete) and get_path(expected, edit.path) is MISSING:
-                continue  # deleting what is not there changes nothing
-            expected = apply_to_data(expected, [edit])
-        verify_toml(out, expected)
-        return out
+            value, old = getattr(edit, "value", None), get_path(data, edit.path)
+            if old is MISSING:
+                parent = get_path(data, edit.path[:-1])
+                if not isinstance(parent, dict) or not _plain(value, nested=True):
+                    return None
+                tables.add(edit.path[:-1])
+            elif _scalar(old) and _plain(value, nested=False):
+                values.add(edit.path)
+            else:
+                return None
+        scanner = _Scanner(self.text)
+
+        def done() -> bool:  # every value found, every table that gets a key seen whole
+            return values <= scanner.spots.keys() and all(
+                (t if t in scanner.headers else scanner.defined_in.get(t)) in scanner.closed for t in tables
+            )
+
+        try:
+            scanner.scan(done)
+        except (_TooDeep, AssertionError, IndexError, ValueError, RecursionError):
+            return None
+        splices: list[tuple[int, int, str]] = []
+        for edit in edits:
+            value = getattr(edit, "value", None)
+            if edit.path in values:
+                spot = scanner.spots.get(edit.path)
+                if spot is None or spot.end < 0:
+                    return None
+                splices.append(self._replace(spot, value))
+            else:
+                parent = edit.path[:-1]
+                if parent in scanner.headers:
+                    at = self._line_after(scanner.body_end.get(parent, scanner.headers[parent]))
+                    splices.append((at, at, self._addition(edit.path, value)))
+                    continue
+                home = scanner.defined_in.get(parent)
+                if home is None:
+                    return None  # an inline table: tomlkit's business
+                # a table made by dotted keys (cache.mode = …) gets dotted keys too
+                last = max((spot.end for p, spot in scanner.spots.items() if p[: len(parent)] == parent), default=-1)
+                if last < 0:
+                    return None
+                at = self._line_after(last)
+                splices.append((at, at, self._dotted(edit.path[len(home) :], value)))
+        splices.sort()
+        if any(a[1] > b[0] for a, b in pairwise(splices)):
+            return None
+        text = self.text
+        for start, end, new in reversed(splices):
+            text = text[:start] + new + text[end:]
+        return text
+
+    def _replace(self, spot: KeySpot, value: Any) -> tuple[int, int, str]:
+        """The value at ``spot`` replaced, in the same quoting style where it fits. Only the
+        value's characters change: a comment after it moves with it, so that a flip and the
+        way back give the same bytes (no rule that realigns comments can be undone exactly)."""
+        old = self.text[spot.value : spot.end]
+        literal = old.startswith("'") and not old.startswith("'" * 3)
+        return spot.value, spot.end, (_literal(value) if literal else None) or _toml_value(value)
+
+    def _line_after(self, pos: int) -> int:
+        """The start of the line after the one that holds ``pos`` (or the end of the text)."""
+        m = _REST_OF_LINE.match(self.text, pos)
+        assert m is not None
+        return m.end()
+
+    def _dotted(self, rel: Path, value: Any) -> str:
+        """Lines of dotted keys (``cache.split.x = …``) for ``value`` at ``rel``."""
+        eol = self.eol
+        lead = "" if not self.text or self.text.endswith(("\n", "\r")) else eol
+        items = value.items() if isinstance(value, dict) else [(None, value)]
+        lines = [".".join(_toml_key(p) for p in (*rel, *([k] if k is not None else []))) + f" = {_toml_value(v)}"
+                 for k, v in items]
+        return lead + "".join(line + eol for line in lines)
+
+    def _addition(self, path: Path, value: Any) -> str:
+        """Text for a new key (a line), or a new table (a blank line, its header, its keys)."""
+        eol = self.eol
+        lead = "" if not self.text or self.text.endswith(("\n", "\r")) else eol
+        if not isinstance(value, dict):
+            return f"{lead}{_toml_key(str(path[-1]))} = {_toml_value(value)}{eol}"
+        header = ".".join(_toml_key(str(p)) for p in path)
+        lines = [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()]
+        return lead + eol.join(["", f"[{header}]", *lines, ""])
+
+
+_REST_OF_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float)  # (a bool is an int)
+
+
+def _plain(value: Any, *, nested: bool) -> bool:
+    """A value the span editor writes: a scalar, or (``nested``) a table of scalars."""
+    if isinstance(value, dict):
+        return nested and all(isinstance(k, str) and _plain(v, nested=False) for k, v in value.items())
+    return _scalar(value) and not (isinstance(value, str) and _SURROGATE.search(value))
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE.fullmatch(key) else _toml_value(key)
+
+
+def _literal(value: Any) -> str | None:
+    """``value`` as a TOML literal string ('...'), when it can be one."""
+    if isinstance(value, str) and "'" not in value and not _CONTROL.search(value):
+        return f"'{value}'"
+    return None
+
+
+def _toml_value(value: Any) -> str:
+    """A scalar as TOML text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value:
+            return "nan"
+        if value in (float("inf"), float("-inf")):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    text = json.dumps(value, ensure_ascii=False)  # TOML's basic strings take JSON's escapes
+    return text.replace("\x7f", "\\u007f")
 
 
 _NEW_TABLE = "\x00"
@@ -532,22 +721,46 @@ def rename_table(doc: TomlDocument, path: tuple[str, ...], new: str) -> str:
 
 def verify_toml(text: str, expected: dict[str, Any]) -> None:
     """Re-read ``text`` with tomllib and compare with ``expected``; raise ``ValueError``."""
+    verified(text, expected)
+
+
+def verified(text: str, expected: dict[str, Any]) -> str:
+    """``text`` checked as :func:`verify_toml` does, returned with the document the check read,
+    so whoever reads the same text next does not parse it again."""
+    from kvswitch.formats.edited import EditedText
+
     try:
         got = tomllib.loads(_strip_bom(text))
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"the edited text does not parse: {exc}") from exc
-    if got != expected:
+    if got != expected and not same_values(got, expected):
         raise ValueError(f"the edited text reads back differently at {_first_difference(got, expected)}")
+    return EditedText.of(str(text), TomlDocument._known(str(text), got))
+
+
+def same_values(a: Any, b: Any) -> bool:
+    """``a == b`` for TOML values, except that ``nan`` equals ``nan`` (a file with a ``nan``
+    anywhere reads back as itself) and types must match (``1`` is not ``1.0``, ``true`` not
+    ``1``)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_values(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_values(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and a != a:
+        return bool(b != b)
+    return bool(a == b)
 
 
 def _first_difference(a: Any, b: Any, path: str = "") -> str:
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b), key=str):
-            if a.get(k, ...) != b.get(k, ...):
+            if k not in a or k not in b or not same_values(a[k], b[k]):
                 return _first_difference(a.get(k), b.get(k), f"{path}.{k}" if path else str(k))
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            if x != y:
+            if not same_values(x, y):
                 return _first_difference(x, y, f"{path}[{i}]")
     return path or "the top level"
 

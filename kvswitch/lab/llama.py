@@ -177,7 +177,8 @@ class LlamaServer:
             self.slot_save_path.mkdir(parents=True, exist_ok=True)
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log = self.log_path.open("ab")
+            fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            self._log = os.fdopen(fd, "ab")
         else:
             self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}

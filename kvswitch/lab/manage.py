@@ -9,7 +9,9 @@ so that they outlive the command. Where the machine has two cores or more, the
 prefill server is pinned to one core and the decode server to another (the merged server may
 use all). Every process gets a pidfile ``<state>/lab/<role>.pid`` (JSON: pid, start time in
 clock ticks since boot, port, URL). Then kvswitch's config gets (or has updated) a ``lab``
-profile, made active only when no profile is active.
+profile, made active only when no profile is active. A ``lab`` profile is the lab's when its
+provider is ``lab``; one the user made (any other provider) is never touched: ``up`` refuses
+before it starts anything. The lab's folders are 0700, its pidfiles and logs 0600.
 
 ``down`` stops exactly the processes in those pidfiles. A pid is trusted only when
 ``/proc/<pid>`` shows the recorded start time and a command line naming ``kvswitch.lab``: a
@@ -104,7 +106,8 @@ def model_alias(preset: str) -> str:
 
 def require_lab() -> None:
     """Raise :class:`LabUnavailableError` unless the ``lab`` extra's packages are installed."""
-    missing = [name for name in ("xllamacpp", "gguf", "numpy") if importlib.util.find_spec(name) is None]
+    needed = ("xllamacpp", "gguf", "numpy", "aiohttp")
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         raise LabUnavailableError(
             f"the lab needs the 'lab' extra ({', '.join(missing)} not installed): {INSTALL_HINT}"
@@ -253,11 +256,13 @@ def up(
         if p.pidfile is not None:
             with contextlib.suppress(FileNotFoundError):
                 p.pidfile.unlink()
+    _check_profile_is_ours()
     chunk = chunk_size or _profile_chunk_size() or DEFAULT_CHUNK_SIZE
     _check_port_free(port)
 
-    lab_dir().mkdir(mode=0o700, parents=True, exist_ok=True)
-    slot_dir().mkdir(mode=0o700, exist_ok=True)
+    from kvswitch.io import _private_dir
+
+    _private_dir(slot_dir())  # 0700, and so is every missing folder above it (state/, lab/)
     _remove_slot_files()
     model, generated = _ensure_model(preset)
     pins = _pins(threads)
@@ -302,6 +307,32 @@ def _profile_chunk_size() -> int | None:
     except KvswitchError:
         return None
     return profile.merged.chunk_size if profile is not None else None
+
+
+def _foreign_profile(provider: str) -> str:
+    return (
+        f"a profile named '{PROFILE}' exists that the lab did not make (its provider is "
+        f"{provider!r}, the lab's is '{PROFILE}'); the lab leaves it alone and starts nothing. "
+        f"Rename it (kvswitch profile rename {PROFILE} NEW-NAME) and run kvswitch lab up again, "
+        f"or set provider = \"{PROFILE}\" in it to let the lab keep its URLs, model and key "
+        "reference up to date"
+    )
+
+
+def _check_profile_is_ours() -> None:
+    """Refuse before anything starts when the ``lab`` profile is the user's own: a profile of
+    that name is the lab's when its provider is ``lab`` (what ``lab up`` and
+    ``kvswitch init --preset lab`` write)."""
+    from kvswitch.config import config_file, read_config
+
+    if not config_file().exists():
+        return
+    try:
+        profile = read_config().model.profiles.get(PROFILE)
+    except KvswitchError:  # a config that does not load is reported when the profile is registered
+        return
+    if profile is not None and profile.provider != PROFILE:
+        raise LabError(_foreign_profile(profile.provider))
 
 
 def _check_port_free(port: int) -> None:
@@ -451,6 +482,8 @@ def _register_profile(port: int, alias: str, chunk: int, prefill: str, decode: s
             target[key_path[-1]] = value
         edits.append(Set(("profiles", PROFILE), table))
         action = "added"
+    elif existing.provider != PROFILE:  # the user's own (made since up's first look): never touched
+        raise LabError(_foreign_profile(existing.provider))
     else:
         current = existing.model_dump(mode="python")
         for key_path, value in owned.items():

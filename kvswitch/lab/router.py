@@ -1,7 +1,8 @@
 """The lab router: one OpenAI-compatible URL in front of the lab's three llama.cpp servers.
 
-A learning and testing aid, not a production proxy. It is a small asyncio HTTP/1.1 server on
-127.0.0.1 that routes ``POST …/chat/completions`` (and ``…/completions``) by mode:
+A learning and testing aid, not a production proxy. It is an HTTP/1.1 server on 127.0.0.1
+(aiohttp's server and client) that routes ``POST /v1/chat/completions`` (and
+``/v1/completions``, ``/chat/completions``, ``/completions``) by mode:
 
 * the path prefix ``/merged/v1/…`` or ``/split/v1/…``, else
 * the ``X-Cache-Mode: merged|split`` header, else merged.
@@ -28,6 +29,13 @@ probe tells the modes apart) and every server's own ``/metrics`` with an
 ``instance="merged|prefill|decode"`` label. ``GET /lab/handoffs`` lists the latest hand-offs
 with their timings; ``GET /health``; ``GET /v1/models`` (the merged server's).
 
+It is not an open proxy: it connects only to the three servers it was started with, on the
+routes above; a request target that is not a path (``@host/…``, ``http://other/…``,
+``host:port``) is refused and never decides where anything goes. Request heads must arrive
+within 10 s, bodies within 60 s; at most 256 client connections are open at once (more get a
+503); malformed requests (RFC 9112 framing, checked by llhttp in strict mode) get a 400 and the
+connection is closed.
+
 Run as a process::
 
     python -m kvswitch.lab.router --port 18080 --merged http://127.0.0.1:A \\
@@ -43,17 +51,33 @@ import asyncio
 import collections
 import contextlib
 import json
+import logging
 import signal
-import socket
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HANDOFF_PREFIX", "INSTANCES", "Router", "main"]
+import aiohttp
+from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from yarl import URL
+
+from kvswitch.errors import KvswitchError
+
+__all__ = [
+    "BODY_TIMEOUT",
+    "HANDOFF_PREFIX",
+    "HEAD_TIMEOUT",
+    "INSTANCES",
+    "MAX_CONNECTIONS",
+    "Router",
+    "RouterError",
+    "main",
+]
 
 HANDOFF_PREFIX = "kvswitch-lab-"
 """Slot files the router writes are named ``kvswitch-lab-<hex>.bin``."""
@@ -61,18 +85,114 @@ HANDOFF_PREFIX = "kvswitch-lab-"
 INSTANCES = ("merged", "prefill", "decode")
 MODES = ("merged", "split")
 LISTENING = "LISTENING"
-_MAX_HEAD = 64 * 1024
+COMPLETIONS = frozenset(
+    {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions"}
+)
+"""The paths a completion request may have (after a ``/merged`` or ``/split`` prefix)."""
+HEAD_TIMEOUT = 10.0
+"""Seconds a connection may take to send a whole request head (from its opening, or from the
+end of the previous response)."""
+BODY_TIMEOUT = 60.0
+"""Seconds a request body may take to arrive."""
+MAX_CONNECTIONS = 256
+"""Client connections open at once; each may hold one upstream connection, so the router stays
+well inside a desktop's usual limit of 1024 open files."""
+_LINGER = 1.0
+"""Seconds the rest of a refused request's body is read (and dropped) before the close, so
+that the client reads the answer rather than a reset."""
+_MAX_LINE = 8190
+_MAX_HEADERS = 100
 _MAX_BODY = 64 * 1024 * 1024
-_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
-                  "content-length", "host", "accept-encoding"})
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 413: "Payload Too Large",
-            500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
+_MAX_UPSTREAM_BODY = 64 * 1024 * 1024
+_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authorization",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "content-length",
+        "host",
+        "accept-encoding",
+        "expect",
+    }
+)
 
 
-class _BadRequest(Exception):
+_log = logging.getLogger("kvswitch.lab.router")
+
+
+class RouterError(KvswitchError):
+    """The router cannot start as asked (an upstream that is not a plain ``http://host:port``)."""
+
+
+class _Refused(Exception):
+    """A request the router answers itself with ``status`` (and, for a malformed one, closes)."""
+
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+class _Upstream(Exception):
+    """A server could not be reached, or answered unreadably (502)."""
+
+
+class _TooLarge(Exception):
+    """An upstream body over the cap."""
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A whole upstream response."""
+
+    status: int
+    content_type: str
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def response(self) -> web.Response:
+        return web.Response(
+            status=self.status, body=self.body, headers={"Content-Type": self.content_type}
+        )
+
+
+class _QuietLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """aiohttp's server logger: a request its parser refused is one line at INFO (a client's
+    mistake, answered with a 400), not an ERROR with a traceback; anything else stays as is."""
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        exc_info = kwargs.get("exc_info")
+        exc = exc_info if isinstance(exc_info, BaseException) else None
+        if exc is None and exc_info:
+            exc = sys.exc_info()[1]
+        if isinstance(exc, HttpProcessingError):  # the first line only: the rest quotes the request
+            self.logger.info(
+                "refused a malformed request: %s", _first_line(exc.message or type(exc).__name__)
+            )
+            return
+        super().log(level, msg, *args, **kwargs)
+
+
+class _Refuse(asyncio.Protocol):
+    """A connection past the cap: a 503, then closed, without reading it."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        body = json.dumps(
+            _error("the lab router has too many open connections; try again", 503)
+        ).encode()
+        assert isinstance(transport, asyncio.Transport)
+        transport.write(
+            b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\nRetry-After: 1\r\n\r\n%b"
+            % (len(body), body)
+        )
+        transport.close()
 
 
 @dataclass
@@ -123,7 +243,10 @@ class _Stats:
     save: _Summary = field(default_factory=_Summary)
     restore: _Summary = field(default_factory=_Summary)
     decode_ttft: _Summary = field(default_factory=_Summary)
-    recent: collections.deque[Handoff] = field(default_factory=lambda: collections.deque(maxlen=100))
+    recent: collections.deque[Handoff] = field(
+        default_factory=lambda: collections.deque(maxlen=100)
+    )
+    refused: int = 0
 
 
 class _StreamWatch:
@@ -175,7 +298,10 @@ def _carries_token(event: dict[str, Any]) -> bool:
             continue
         delta = choice.get("delta")
         if isinstance(delta, dict):
-            if any(isinstance(delta.get(k), str) and delta[k] for k in ("content", "reasoning", "reasoning_content")):
+            if any(
+                isinstance(delta.get(k), str) and delta[k]
+                for k in ("content", "reasoning", "reasoning_content")
+            ):
                 return True
             if delta.get("tool_calls"):
                 return True
@@ -184,26 +310,16 @@ def _carries_token(event: dict[str, Any]) -> bool:
     return False
 
 
-class _Request:
-    def __init__(self, method: str, target: str, version: str, headers: dict[str, str], body: bytes) -> None:
-        self.method = method
-        self.target = target
-        self.version = version
-        self.headers = headers
-        self.body = body
-        path, _, query = target.partition("?")
-        self.path = path
-        self.query = query
-
-    @property
-    def keep_alive(self) -> bool:
-        if self.version == "HTTP/1.0":  # no keep-alive for 1.0 clients: a stream ends with the connection
-            return False
-        return self.headers.get("connection", "").lower() != "close"
-
-
 class Router:
-    """The router; ``await start()``, then ``url``; ``await close()``."""
+    """The router; ``await start()``, then ``url``; ``await close()``.
+
+    It forwards only to its three upstreams, by routes it knows: a request's target never
+    names where a request goes. Request heads must arrive within ``head_timeout`` seconds of
+    the connection opening (or of the previous response), bodies within ``body_timeout``; at
+    most ``max_connections`` client connections are open at once (more get a 503 and are
+    closed). Malformed requests get a 400 and the connection is closed; message framing is
+    aiohttp's llhttp parser in strict mode (RFC 9112: ``Content-Length`` with
+    ``Transfer-Encoding``, two ``Content-Length``, bare LF and obs-fold are all refused)."""
 
     def __init__(
         self,
@@ -217,184 +333,201 @@ class Router:
         prefill_slots: int | None = None,
         decode_slots: int | None = None,
         upstream_timeout: float = 600.0,
+        head_timeout: float = HEAD_TIMEOUT,
+        body_timeout: float = BODY_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
-        self.upstreams = {"merged": merged.rstrip("/"), "prefill": prefill.rstrip("/"), "decode": decode.rstrip("/")}
+        self.upstreams = {
+            "merged": merged.rstrip("/"),
+            "prefill": prefill.rstrip("/"),
+            "decode": decode.rstrip("/"),
+        }
+        self._origins = {name: _origin(name, url) for name, url in self.upstreams.items()}
         self.slot_dir = Path(slot_dir)
         self.host = host
         self.port = port
+        self.head_timeout = head_timeout
+        self.body_timeout = body_timeout
+        self.max_connections = max_connections
         self._slot_counts = {"prefill": prefill_slots, "decode": decode_slots}
         self._pools: dict[str, asyncio.Queue[int]] = {}
         self._pool_lock = asyncio.Lock()
         self.stats = _Stats()
-        self._server: asyncio.base_events.Server | None = None
-        self._client: Any = None
+        self._listener: asyncio.base_events.Server | None = None
+        self._web: web.Server | None = None
+        self._session: aiohttp.ClientSession | None = None
         self._timeout = upstream_timeout
-        self._connections: set[asyncio.Task[None]] = set()
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
     async def start(self) -> None:
-        import httpx
-
         # a new connection per upstream request: llama.cpp closes a connection right after a
         # streamed response although it advertises keep-alive, and a pooled one reused in that
         # instant fails
-        self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(self._timeout, connect=10.0), trust_env=False,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=0),
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(force_close=True, limit=0, use_dns_cache=False),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=self._timeout),
+            auto_decompress=False,
+            trust_env=False,
+            skip_auto_headers=("User-Agent",),
+            cookie_jar=aiohttp.DummyCookieJar(),
         )
-        self._server = await asyncio.start_server(self._connection, self.host, self.port, limit=_MAX_HEAD,
-                                                  backlog=512)
-        self.port = self._server.sockets[0].getsockname()[1]
+        # aiohttp arms keepalive_timeout when a connection opens and after every response, and
+        # closes the connection then unless a whole request head has arrived: the head timeout
+        self._web = web.Server(
+            self._handle,
+            access_log=None,
+            logger=_QuietLogger(_log, {}),
+            keepalive_timeout=self.head_timeout,
+            max_line_size=_MAX_LINE,
+            max_field_size=_MAX_LINE,
+            max_headers=_MAX_HEADERS,
+            lingering_time=_LINGER,
+            # a client that goes away cancels its request: the upstream connection is closed
+            # at once, even while the server is silent (e.g. still prefilling)
+            handler_cancellation=True,
+        )
+        loop = asyncio.get_running_loop()
+        self._listener = await loop.create_server(self._protocol, self.host, self.port, backlog=512)
+        self.port = self._listener.sockets[0].getsockname()[1]
 
     async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
-        if self._server is not None:
+        if self._listener is not None:
+            self._listener.close()
+        if self._web is not None:
+            await self._web.shutdown(1.0)
+        if self._listener is not None:
             with contextlib.suppress(Exception):
-                await self._server.wait_closed()
-        if self._client is not None:
-            await self._client.aclose()
+                await self._listener.wait_closed()
+        if self._session is not None:
+            await self._session.close()
         self._remove_files(HANDOFF_PREFIX + "*")
 
-    # -- HTTP/1.1 ----------------------------------------------------------------------------
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._connections.add(task)
-        sock = writer.get_extra_info("socket")
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            while True:
-                try:
-                    request = await self._read_request(reader, writer)
-                except _BadRequest as exc:
-                    await self._send_json(writer, exc.status, _error(str(exc), exc.status), keep_alive=False)
-                    break
-                if request is None:
-                    break
-                keep = await self._dispatch(request, writer) and request.keep_alive
-                if not keep:
-                    break
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass
-        finally:
-            if task is not None:
-                self._connections.discard(task)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+    def _protocol(self) -> asyncio.BaseProtocol:
+        """A new connection: aiohttp's handler, or a 503 and close past the cap."""
+        assert self._web is not None
+        if len(self._web.connections) >= self.max_connections:
+            self.stats.refused += 1
+            return _Refuse()
+        return self._web()
 
-    async def _read_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> _Request | None:
+    # -- requests ------------------------------------------------------------------------------
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial.strip():
-                raise _BadRequest(400, "incomplete request head") from None
-            return None
-        except asyncio.LimitOverrunError:
-            raise _BadRequest(400, "request head too large") from None
-        lines = head.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ")
-        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-            raise _BadRequest(400, f"not an HTTP/1.x request line: {lines[0][:80]!r}")
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            if ":" in line:
-                key, value = line.split(":", 1)
-                headers[key.strip().lower()] = value.strip()
-        if headers.get("expect", "").lower() == "100-continue":  # curl, for large bodies
-            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-            await writer.drain()
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            body = await self._read_chunked(reader)
-        else:
-            try:
-                length = int(headers.get("content-length", "0") or 0)
-            except ValueError:
-                raise _BadRequest(400, "bad Content-Length") from None
-            if length < 0 or length > _MAX_BODY:
-                raise _BadRequest(413, "request body too large")
-            body = await reader.readexactly(length) if length else b""
-        return _Request(parts[0].upper(), parts[1], parts[2], headers, body)
+            if request.version.major != 1:
+                raise _Refused(
+                    505,
+                    f"HTTP/{request.version.major}.{request.version.minor} is not supported; "
+                    "the lab router speaks HTTP/1.1",
+                )
+            path = self._route_path(request)
+            body = await self._body(request)
+            return await self._dispatch(request, path, body)
+        except _Refused as exc:
+            response = _json(exc.status, _error(str(exc), exc.status))
+            response.force_close()
+            return response
 
-    async def _read_chunked(self, reader: asyncio.StreamReader) -> bytes:
+    def _route_path(self, request: web.BaseRequest) -> str:
+        """The request's path, from an origin-form target (``/v1/…``), or an absolute-form one
+        naming this router; anything else is refused: the router is not a proxy."""
+        target = request.raw_path
+        if target.startswith("/") and not target.startswith("//"):
+            return target.partition("?")[0].partition("#")[0]
+        url = request.url if target.lower().startswith(("http://", "https://")) else None
+        if (
+            url is not None
+            and url.scheme == "http"
+            and url.user is None
+            and url.password is None
+            and url.host in {self.host, "localhost", "127.0.0.1"}
+            and url.port == self.port
+            and url.raw_path.startswith("/")
+            and not url.raw_path.startswith("//")
+        ):
+            return url.raw_path
+        if url is not None:
+            raise _Refused(
+                421,
+                "the lab router forwards only to its own servers; the request target "
+                f"names another one ({_shown(target)})",
+            )
+        raise _Refused(
+            400,
+            f"the request target must be a path such as /v1/chat/completions, not {_shown(target)}",
+        )
+
+    async def _body(self, request: web.BaseRequest) -> bytes:
+        expect = request.headers.get("Expect", "")
+        if expect:
+            if expect.lower() != "100-continue":
+                raise _Refused(417, f"unsupported Expect: {_shown(expect)}")
+            if request.version >= aiohttp.HttpVersion11:  # curl, for large bodies
+                await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         body = bytearray()
-        while True:
-            size_line = await reader.readuntil(b"\r\n")
-            try:
-                size = int(size_line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise _BadRequest(400, "bad chunk size") from None
-            if size == 0:
-                while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
-                    pass
-                return bytes(body)
-            if len(body) + size > _MAX_BODY:
-                raise _BadRequest(413, "request body too large")
-            body += await reader.readexactly(size)
-            await reader.readexactly(2)
+        try:
+            async with asyncio.timeout(self.body_timeout):
+                async for chunk in request.content.iter_any():
+                    body += chunk
+                    if len(body) > _MAX_BODY:
+                        raise _Refused(413, f"the request body is larger than {_MAX_BODY} bytes")
+        except TimeoutError:
+            raise _Refused(
+                408, f"the request body did not arrive within {self.body_timeout:g} s"
+            ) from None
+        except web.RequestPayloadError as exc:  # llhttp refused its framing (a bad chunk size…)
+            raise _Refused(400, f"malformed request body: {_first_line(exc)}") from None
+        return bytes(body)
 
-    async def _send(self, writer: asyncio.StreamWriter, status: int, headers: dict[str, str], body: bytes, *,
-                    keep_alive: bool) -> None:
-        head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}"]
-        head += [f"{k}: {v}" for k, v in headers.items()]
-        head += [f"Content-Length: {len(body)}", f"Connection: {'keep-alive' if keep_alive else 'close'}", "", ""]
-        writer.write("\r\n".join(head).encode("latin-1") + body)
-        await writer.drain()
-
-    async def _send_json(self, writer: asyncio.StreamWriter, status: int, data: Any, *, keep_alive: bool) -> None:
-        body = json.dumps(data).encode()
-        await self._send(writer, status, {"Content-Type": "application/json; charset=utf-8"}, body,
-                         keep_alive=keep_alive)
-
-    # -- routing -------------------------------------------------------------------------------
-    async def _dispatch(self, request: _Request, writer: asyncio.StreamWriter) -> bool:
-        """Answer one request; returns whether the connection may be reused."""
-        keep = request.keep_alive
-        path = request.path
+    async def _dispatch(
+        self, request: web.BaseRequest, path: str, body: bytes
+    ) -> web.StreamResponse:
         mode_from_path = None
         for mode in MODES:
             if path == f"/{mode}" or path.startswith(f"/{mode}/"):
-                mode_from_path, path = mode, path[len(mode) + 1:] or "/"
+                mode_from_path, path = mode, path[len(mode) + 1 :] or "/"
                 break
+        method = request.method
         try:
-            if request.method == "GET":
+            if method == "GET":
                 if path == "/health":
                     status, data = await self._health()
-                    await self._send_json(writer, status, data, keep_alive=keep)
-                elif path == "/metrics":
+                    return _json(status, data)
+                if path == "/metrics":
                     text = await self._metrics()
-                    await self._send(writer, 200, {"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
-                                     text.encode(), keep_alive=keep)
-                elif path in ("/v1/models", "/models"):
-                    await self._proxy_plain("merged", "GET", path, request, writer)
-                elif path == "/lab/handoffs":
-                    await self._send_json(writer, 200, {"handoffs": [h.as_dict() for h in self.stats.recent]},
-                                          keep_alive=keep)
-                else:
-                    await self._send_json(writer, 404, _error(f"no route for GET {request.path}", 404), keep_alive=keep)
-                return keep
-            if request.method == "POST" and path.endswith(("/chat/completions", "/completions")):
-                mode = mode_from_path or request.headers.get("x-cache-mode", "merged").strip().lower() or "merged"
+                    return web.Response(
+                        status=200,
+                        body=text.encode(),
+                        headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
+                    )
+                if path in ("/v1/models", "/models"):
+                    answer = await self._call(
+                        "merged", "GET", path, None, _forward_headers(request.headers)
+                    )
+                    return answer.response()
+                if path == "/lab/handoffs":
+                    return _json(200, {"handoffs": [h.as_dict() for h in self.stats.recent]})
+                return _json(404, _error(f"no route for GET {_shown(path)}", 404))
+            if method == "POST" and path in COMPLETIONS:
+                mode = (
+                    mode_from_path
+                    or request.headers.get("X-Cache-Mode", "merged").strip().lower()
+                    or "merged"
+                )
                 if mode not in MODES:
-                    await self._send_json(writer, 400, _error(
-                        f"X-Cache-Mode must be merged or split, not {mode!r}", 400), keep_alive=keep)
-                    return keep
+                    return _json(
+                        400,
+                        _error(f"X-Cache-Mode must be merged or split, not {_shown(mode)}", 400),
+                    )
                 self.stats.requests[mode] += 1
                 self.stats.in_flight[mode] += 1
                 try:
                     if mode == "merged":
-                        ok = await self._merged(path, request, writer)
+                        response, ok = await self._merged(path, request, body)
                     else:
-                        ok = await self._split(path, request, writer)
+                        response, ok = await self._split(path, request, body)
                 except BaseException:
                     self.stats.errors[mode] += 1
                     raise
@@ -402,86 +535,138 @@ class Router:
                     self.stats.in_flight[mode] -= 1
                 if not ok:
                     self.stats.errors[mode] += 1
-                return keep
-            await self._send_json(writer, 404 if request.method in ("GET", "POST") else 405,
-                                  _error(f"no route for {request.method} {request.path}", 404), keep_alive=keep)
-            return keep
+                return response
+            if method in ("GET", "POST"):
+                return _json(404, _error(f"no route for {method} {_shown(path)}", 404))
+            response = _json(405, _error(f"no route for {_shown(method)} {_shown(path)}", 405))
+            response.headers["Allow"] = "GET, POST"
+            if method == "CONNECT":
+                response.force_close()
+            return response
         except _Upstream as exc:
-            await self._send_json(writer, 502, _error(str(exc), 502, "upstream_error"), keep_alive=keep)
-            return keep
+            return _json(502, _error(str(exc), 502, "upstream_error"))
+
+    # -- upstream calls ---------------------------------------------------------------------------
+    def _url(self, instance: str, path: str) -> URL:
+        """``path`` on ``instance``'s origin: host and port come from the router's own settings,
+        never from the request."""
+        return self._origins[instance].with_path(path, encoded=True)
+
+    async def _call(
+        self,
+        instance: str,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str],
+        timeout: float | None = None,
+        *,
+        query: dict[str, str] | None = None,
+    ) -> _Answer:
+        """One whole upstream exchange (the body read in full, up to a cap)."""
+        assert self._session is not None
+        url = self._url(instance, path)
+        if query:
+            url = url.with_query(query)
+        limit = (
+            aiohttp.ClientTimeout(total=timeout) if timeout is not None else self._session.timeout
+        )
+        try:
+            async with self._session.request(
+                method, url, data=body, headers=headers, timeout=limit
+            ) as resp:
+                data = await _read_capped(resp)
+                return _Answer(
+                    resp.status, resp.headers.get("Content-Type", "application/json"), data
+                )
+        except (aiohttp.ClientError, TimeoutError, _TooLarge) as exc:
+            raise _Upstream(f"{instance} server ({url}): {_why(exc)}") from exc
+
+    async def _post(
+        self,
+        instance: str,
+        path: str,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        *,
+        query: dict[str, str] | None = None,
+    ) -> _Answer:
+        return await self._call(
+            instance,
+            "POST",
+            path,
+            json.dumps(body).encode(),
+            {**headers, "Content-Type": "application/json"},
+            query=query,
+        )
 
     # -- merged ------------------------------------------------------------------------------
-    async def _merged(self, path: str, request: _Request, writer: asyncio.StreamWriter) -> bool:
+    async def _merged(
+        self, path: str, request: web.BaseRequest, body: bytes
+    ) -> tuple[web.StreamResponse, bool]:
         t0 = time.perf_counter()
         watch = _StreamWatch(t0)
-        status = await self._relay("merged", path, request.body, _forward_headers(request.headers), request,
-                                   writer, watch)
+        response, status = await self._relay(
+            "merged", path, body, _forward_headers(request.headers), request, watch
+        )
         if status == 200 and watch.ttft is not None:
             self.stats.ttft["merged"].observe(watch.ttft)
-        return status == 200
+        return response, status == 200
 
-    async def _relay(self, instance: str, path: str, body: bytes, headers: dict[str, str], request: _Request,
-                     writer: asyncio.StreamWriter, watch: _StreamWatch) -> int:
-        """Send ``body`` to ``instance`` and pass its response on: SSE chunked as it arrives,
-        anything else whole. Returns the upstream status."""
-        import httpx
-
-        url = self.upstreams[instance] + path
+    async def _relay(
+        self,
+        instance: str,
+        path: str,
+        body: bytes,
+        headers: dict[str, str],
+        request: web.BaseRequest,
+        watch: _StreamWatch,
+    ) -> tuple[web.StreamResponse, int]:
+        """Send ``body`` to ``instance`` and pass its response on: SSE as it arrives (chunked
+        to HTTP/1.1 clients; to HTTP/1.0 ones until the connection closes), anything else
+        whole. Returns the response and the upstream status (0: the stream broke midway)."""
+        assert self._session is not None
+        url = self._url(instance, path)
         try:
-            async with self._client.stream("POST", url, content=body, headers=headers) as response:
-                content_type = response.headers.get("content-type", "application/json")
-                if response.status_code == 200 and content_type.startswith("text/event-stream"):
-                    await self._stream_out(writer, response.status_code, content_type, response.aiter_raw(), watch,
-                                           keep_alive=request.keep_alive, version=request.version)
-                else:
-                    data = await response.aread()
-                    if response.status_code == 200:
-                        watch.whole(data)
-                    await self._send(writer, response.status_code, {"Content-Type": content_type}, data,
-                                     keep_alive=request.keep_alive)
-                return int(response.status_code)
-        except httpx.HTTPError as exc:
-            raise _Upstream(f"{instance} server ({url}): {type(exc).__name__}: {exc}") from exc
+            async with self._session.post(url, data=body, headers=headers) as resp:
+                content_type = resp.headers.get("Content-Type", "application/json")
+                if resp.status == 200 and content_type.startswith("text/event-stream"):
+                    return await self._stream_out(request, resp, content_type, watch)
+                data = await _read_capped(resp)
+                if resp.status == 200:
+                    watch.whole(data)
+                return _Answer(resp.status, content_type, data).response(), resp.status
+        except (aiohttp.ClientError, TimeoutError, _TooLarge) as exc:
+            raise _Upstream(f"{instance} server ({url}): {_why(exc)}") from exc
 
-    async def _stream_out(self, writer: asyncio.StreamWriter, status: int, content_type: str,
-                          chunks: AsyncIterator[bytes], watch: _StreamWatch, *, keep_alive: bool,
-                          version: str = "HTTP/1.1") -> None:
-        """Pass a stream on as it arrives: chunked to HTTP/1.1 clients; to an HTTP/1.0 one,
-        raw bytes, and the connection closes at the end (1.0 requests are never kept alive)."""
-        chunked = version != "HTTP/1.0"
-        head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", f"Content-Type: {content_type}",
-                "Cache-Control: no-cache", "X-Accel-Buffering: no",
-                *(["Transfer-Encoding: chunked"] if chunked else []),
-                f"Connection: {'keep-alive' if keep_alive else 'close'}", "", ""]
-        writer.write("\r\n".join(head).encode("latin-1"))
-        await writer.drain()
-        import httpx
-
+    async def _stream_out(
+        self,
+        request: web.BaseRequest,
+        resp: aiohttp.ClientResponse,
+        content_type: str,
+        watch: _StreamWatch,
+    ) -> tuple[web.StreamResponse, int]:
+        out = web.StreamResponse(
+            status=resp.status,
+            headers={
+                "Content-Type": content_type,
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            },
+        )
         try:
-            async for chunk in chunks:
-                if not chunk:
-                    continue
-                writer.write(b"%x\r\n%b\r\n" % (len(chunk), chunk) if chunked else chunk)
-                await writer.drain()
+            await out.prepare(request)
+            async for chunk in resp.content.iter_any():
+                await out.write(chunk)
                 watch.feed(chunk)
-        except httpx.HTTPError as exc:  # the response has begun: all that is left is to cut it off
-            raise _Aborted(f"the server's stream broke: {type(exc).__name__}") from exc
-        if chunked:
-            writer.write(b"0\r\n\r\n")
-        await writer.drain()
-
-    async def _proxy_plain(self, instance: str, method: str, path: str, request: _Request,
-                           writer: asyncio.StreamWriter) -> None:
-        import httpx
-
-        url = self.upstreams[instance] + path
-        try:
-            response = await self._client.request(method, url, headers=_forward_headers(request.headers))
-        except httpx.HTTPError as exc:
-            raise _Upstream(f"{instance} server ({url}): {type(exc).__name__}: {exc}") from exc
-        await self._send(writer, response.status_code,
-                         {"Content-Type": response.headers.get("content-type", "application/json")},
-                         response.content, keep_alive=request.keep_alive)
+            await out.write_eof()
+        except (aiohttp.ClientError, TimeoutError, ConnectionError):
+            # the server's stream broke, or the client went away: the response has begun, so
+            # all that is left is to cut the client's connection (it sees a broken stream, not
+            # a clean end); leaving the caller's block closes the server's connection
+            _cut(request)
+            return out, 0
+        return out, resp.status
 
     # -- split -------------------------------------------------------------------------------
     async def _pool(self, instance: str) -> asyncio.Queue[int]:
@@ -495,24 +680,24 @@ class Router:
             return self._pools[instance]
 
     async def _count_slots(self, instance: str) -> int:
-        with contextlib.suppress(Exception):
-            response = await self._client.get(self.upstreams[instance] + "/slots", timeout=10)
-            if response.status_code == 200:
-                slots = response.json()
+        with contextlib.suppress(_Upstream, ValueError):
+            answer = await self._call(instance, "GET", "/slots", None, {}, timeout=10)
+            if answer.status == 200:
+                slots = answer.json()
                 if isinstance(slots, list) and slots:
                     return len(slots)
         return 1
 
-    async def _split(self, path: str, request: _Request, writer: asyncio.StreamWriter) -> bool:
+    async def _split(
+        self, path: str, request: web.BaseRequest, raw: bytes
+    ) -> tuple[web.StreamResponse, bool]:
         t0 = time.perf_counter()
         try:
-            data = json.loads(request.body or b"null")
+            data = json.loads(raw or b"null")
         except ValueError:
             data = None
         if not isinstance(data, dict):
-            await self._send_json(writer, 400, _error("the request body must be a JSON object", 400),
-                                  keep_alive=request.keep_alive)
-            return False
+            return _json(400, _error("the request body must be a JSON object", 400)), False
         headers = _forward_headers(request.headers)
         record = Handoff(id=uuid.uuid4().hex[:12])
         self.stats.recent.append(record)
@@ -528,17 +713,23 @@ class Router:
                 t = time.perf_counter()
                 response = await self._post("prefill", path, body, headers)
                 record.prefill_ms = (time.perf_counter() - t) * 1000
-                if response.status_code != 200:
-                    return await self._fail(writer, request, record, response, "prefill")
+                if response.status != 200:
+                    return self._fail(record, response, "prefill"), False
                 with contextlib.suppress(ValueError, AttributeError):
                     timings = response.json().get("timings") or {}
                     record.prefill_prompt_n = timings.get("prompt_n")
                 self.stats.prefill.observe(record.prefill_ms / 1000)
                 t = time.perf_counter()
-                response = await self._post("prefill", f"/slots/{s}?action=save", {"filename": filename}, headers)
+                response = await self._post(
+                    "prefill",
+                    f"/slots/{s}",
+                    {"filename": filename},
+                    headers,
+                    query={"action": "save"},
+                )
                 record.save_ms = (time.perf_counter() - t) * 1000
-                if response.status_code != 200:
-                    return await self._fail(writer, request, record, response, "slot save")
+                if response.status != 200:
+                    return self._fail(record, response, "slot save"), False
                 with contextlib.suppress(ValueError, AttributeError):
                     saved = response.json()
                     record.n_saved, record.bytes = saved.get("n_saved"), saved.get("n_written")
@@ -551,11 +742,17 @@ class Router:
             record.decode_slot = d
             try:
                 t = time.perf_counter()
-                response = await self._post("decode", f"/slots/{d}?action=restore", {"filename": filename}, headers)
+                response = await self._post(
+                    "decode",
+                    f"/slots/{d}",
+                    {"filename": filename},
+                    headers,
+                    query={"action": "restore"},
+                )
                 record.restore_ms = (time.perf_counter() - t) * 1000
                 self._remove_files(filename)
-                if response.status_code != 200:
-                    return await self._fail(writer, request, record, response, "slot restore")
+                if response.status != 200:
+                    return self._fail(record, response, "slot restore"), False
                 with contextlib.suppress(ValueError, AttributeError):
                     record.n_restored = response.json().get("n_restored")
                 self.stats.restore.observe(record.restore_ms / 1000)
@@ -565,8 +762,9 @@ class Router:
                 decode_body = {**data, "id_slot": d, "cache_prompt": True}
                 t = time.perf_counter()
                 watch = _StreamWatch(t)
-                status = await self._relay("decode", path, json.dumps(decode_body).encode(), headers, request,
-                                           writer, watch)
+                out, status = await self._relay(
+                    "decode", path, json.dumps(decode_body).encode(), headers, request, watch
+                )
                 record.status = status
                 if watch.ttft is not None:
                     record.decode_ttft_ms = watch.ttft * 1000
@@ -575,7 +773,7 @@ class Router:
                 if watch.timings:
                     record.decode_prompt_n = watch.timings.get("prompt_n")
                     record.decode_cache_n = watch.timings.get("cache_n")
-                return status == 200
+                return out, status == 200
             finally:
                 decode_pool.put_nowait(d)
         finally:
@@ -583,25 +781,11 @@ class Router:
             self._remove_files(filename)
             record.total_ms = (time.perf_counter() - t0) * 1000
 
-    async def _post(self, instance: str, path: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
-        import httpx
-
-        url = self.upstreams[instance] + path
-        try:
-            return await self._client.post(url, content=json.dumps(body).encode(),
-                                           headers={**headers, "Content-Type": "application/json"})
-        except httpx.HTTPError as exc:
-            raise _Upstream(f"{instance} server ({url}): {type(exc).__name__}: {exc}") from exc
-
-    async def _fail(self, writer: asyncio.StreamWriter, request: _Request, record: Handoff, response: Any,
-                    step: str) -> bool:
+    def _fail(self, record: Handoff, answer: _Answer, step: str) -> web.Response:
         """Pass a server's error on with its status and body."""
-        record.status = int(response.status_code)
-        record.error = f"{step}: HTTP {response.status_code}"
-        await self._send(writer, response.status_code,
-                         {"Content-Type": response.headers.get("content-type", "application/json")},
-                         response.content, keep_alive=request.keep_alive)
-        return False
+        record.status = answer.status
+        record.error = f"{step}: HTTP {answer.status}"
+        return answer.response()
 
     def _remove_files(self, pattern: str) -> None:
         for path in self.slot_dir.glob(pattern):
@@ -611,15 +795,17 @@ class Router:
     # -- health and metrics ----------------------------------------------------------------------
     async def _get_text(self, instance: str, path: str, timeout: float = 5.0) -> tuple[int, str]:
         try:
-            response = await self._client.get(self.upstreams[instance] + path, timeout=timeout)
-        except Exception as exc:  # noqa: BLE001 - reported, never raised
-            return 0, f"{type(exc).__name__}: {exc}"
-        return int(response.status_code), response.text
+            answer = await self._call(instance, "GET", path, None, {}, timeout=timeout)
+        except _Upstream as exc:  # reported, never raised
+            return 0, str(exc)
+        return answer.status, answer.body.decode("utf-8", "replace")
 
     async def _health(self) -> tuple[int, dict[str, Any]]:
         answers = await asyncio.gather(*(self._get_text(i, "/health", 2.0) for i in INSTANCES))
-        upstreams = {i: ("ok" if status == 200 else (f"HTTP {status}" if status else text))
-                     for i, (status, text) in zip(INSTANCES, answers, strict=True)}
+        upstreams = {
+            i: ("ok" if status == 200 else (f"HTTP {status}" if status else text))
+            for i, (status, text) in zip(INSTANCES, answers, strict=True)
+        }
         ok = all(v == "ok" for v in upstreams.values())
         return (200 if ok else 503), {"status": "ok" if ok else "degraded", "upstreams": upstreams}
 
@@ -628,7 +814,9 @@ class Router:
         st = self.stats
         lines: list[str] = []
 
-        def family(name: str, kind: str, help_text: str, samples: Sequence[tuple[str, float]]) -> None:
+        def family(
+            name: str, kind: str, help_text: str, samples: Sequence[tuple[str, float]]
+        ) -> None:
             lines.append(f"# HELP {name} {help_text}")
             lines.append(f"# TYPE {name} {kind}")
             lines.extend(f"{sample} {_num(value)}" for sample, value in samples)
@@ -640,48 +828,152 @@ class Router:
                 lines.append(f"{name}_sum{labels} {_num(s.total)}")
                 lines.append(f"{name}_count{labels} {s.count}")
 
-        family("kvswitch_lab:requests_total", "counter", "Completion requests the lab router received, by mode.",
-               [(f'kvswitch_lab:requests_total{{mode="{m}"}}', st.requests[m]) for m in MODES])
-        family("kvswitch_lab:request_errors_total", "counter", "Requests that did not end with HTTP 200, by mode.",
-               [(f'kvswitch_lab:request_errors_total{{mode="{m}"}}', st.errors[m]) for m in MODES])
-        family("kvswitch_lab:requests_in_flight", "gauge", "Requests being served now, by mode.",
-               [(f'kvswitch_lab:requests_in_flight{{mode="{m}"}}', st.in_flight[m]) for m in MODES])
-        family("kvswitch_lab:kv_handoffs_total", "counter",
-               "KV caches handed from the prefill server to the decode server (slot save + restore).",
-               [("kvswitch_lab:kv_handoffs_total", st.handoffs)])
-        family("kvswitch_lab:kv_handoff_bytes_total", "counter", "Bytes of slot files handed over.",
-               [("kvswitch_lab:kv_handoff_bytes_total", st.handoff_bytes)])
-        family("kvswitch_lab:kv_handoff_tokens_total", "counter", "Prompt tokens restored on the decode server.",
-               [("kvswitch_lab:kv_handoff_tokens_total", st.handoff_tokens)])
-        summary("kvswitch_lab:ttft_seconds", "Router-side time to first token, request in to first token out.",
-                {f'{{mode="{m}"}}': st.ttft[m] for m in MODES})
-        summary("kvswitch_lab:prefill_seconds", "Split: the prefill request on the prefill server.",
-                {"": st.prefill})
-        summary("kvswitch_lab:slot_save_seconds", "Split: POST /slots/{id}?action=save on the prefill server.",
-                {"": st.save})
-        summary("kvswitch_lab:slot_restore_seconds", "Split: POST /slots/{id}?action=restore on the decode server.",
-                {"": st.restore})
-        summary("kvswitch_lab:decode_ttft_seconds",
-                "Split: the decode request (KV restored) to its first token.", {"": st.decode_ttft})
-        family("kvswitch_lab:upstream_up", "gauge", "Whether each server's /metrics answered.",
-               [(f'kvswitch_lab:upstream_up{{instance="{i}"}}', 1 if status == 200 else 0)
-                for i, (status, _) in zip(INSTANCES, answers, strict=True)])
-        lines += _relabel([(i, text) for i, (status, text) in zip(INSTANCES, answers, strict=True) if status == 200])
+        family(
+            "kvswitch_lab:requests_total",
+            "counter",
+            "Completion requests the lab router received, by mode.",
+            [(f'kvswitch_lab:requests_total{{mode="{m}"}}', st.requests[m]) for m in MODES],
+        )
+        family(
+            "kvswitch_lab:request_errors_total",
+            "counter",
+            "Requests that did not end with HTTP 200, by mode.",
+            [(f'kvswitch_lab:request_errors_total{{mode="{m}"}}', st.errors[m]) for m in MODES],
+        )
+        family(
+            "kvswitch_lab:requests_in_flight",
+            "gauge",
+            "Requests being served now, by mode.",
+            [(f'kvswitch_lab:requests_in_flight{{mode="{m}"}}', st.in_flight[m]) for m in MODES],
+        )
+        family(
+            "kvswitch_lab:kv_handoffs_total",
+            "counter",
+            "KV caches handed from the prefill server to the decode server (slot save + restore).",
+            [("kvswitch_lab:kv_handoffs_total", st.handoffs)],
+        )
+        family(
+            "kvswitch_lab:kv_handoff_bytes_total",
+            "counter",
+            "Bytes of slot files handed over.",
+            [("kvswitch_lab:kv_handoff_bytes_total", st.handoff_bytes)],
+        )
+        family(
+            "kvswitch_lab:kv_handoff_tokens_total",
+            "counter",
+            "Prompt tokens restored on the decode server.",
+            [("kvswitch_lab:kv_handoff_tokens_total", st.handoff_tokens)],
+        )
+        summary(
+            "kvswitch_lab:ttft_seconds",
+            "Router-side time to first token, request in to first token out.",
+            {f'{{mode="{m}"}}': st.ttft[m] for m in MODES},
+        )
+        summary(
+            "kvswitch_lab:prefill_seconds",
+            "Split: the prefill request on the prefill server.",
+            {"": st.prefill},
+        )
+        summary(
+            "kvswitch_lab:slot_save_seconds",
+            "Split: POST /slots/{id}?action=save on the prefill server.",
+            {"": st.save},
+        )
+        summary(
+            "kvswitch_lab:slot_restore_seconds",
+            "Split: POST /slots/{id}?action=restore on the decode server.",
+            {"": st.restore},
+        )
+        summary(
+            "kvswitch_lab:decode_ttft_seconds",
+            "Split: the decode request (KV restored) to its first token.",
+            {"": st.decode_ttft},
+        )
+        family(
+            "kvswitch_lab:upstream_up",
+            "gauge",
+            "Whether each server's /metrics answered.",
+            [
+                (f'kvswitch_lab:upstream_up{{instance="{i}"}}', 1 if status == 200 else 0)
+                for i, (status, _) in zip(INSTANCES, answers, strict=True)
+            ],
+        )
+        lines += _relabel(
+            [
+                (i, text)
+                for i, (status, text) in zip(INSTANCES, answers, strict=True)
+                if status == 200
+            ]
+        )
         return "\n".join(lines) + "\n"
 
 
-class _Upstream(Exception):
-    """A server could not be reached (502)."""
+def _origin(name: str, url: str) -> URL:
+    """An upstream's ``http://host:port``, checked once at start."""
+    parsed = URL(url)
+    if (
+        parsed.scheme != "http"
+        or not parsed.host
+        or parsed.user is not None
+        or parsed.password is not None
+        or parsed.path not in ("", "/")
+        or parsed.query_string
+        or parsed.fragment
+    ):
+        raise RouterError(f"the {name} server must be a plain http://host:port URL, not {url!r}")
+    return parsed
 
 
-class _Aborted(ConnectionError):
-    """A server's stream broke after the response began: the client's connection is closed."""
-
-
-def _forward_headers(headers: dict[str, str]) -> dict[str, str]:
-    out = {k: v for k, v in headers.items() if k not in _HOP and not k.startswith("x-cache-mode")}
-    out["accept-encoding"] = "identity"
+def _forward_headers(headers: Any) -> dict[str, str]:
+    """A client's headers as sent on to a server: hop-by-hop ones (and those ``Connection``
+    names) and ``X-Cache-Mode`` dropped, no compression asked for."""
+    named = {t.strip().lower() for v in headers.getall("Connection", ()) for t in v.split(",")}
+    out: dict[str, str] = {}
+    for key, value in headers.items():
+        low = key.lower()
+        if low in _HOP or low in named or low.startswith("x-cache-mode"):
+            continue
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    out["Accept-Encoding"] = "identity"
     return out
+
+
+async def _read_capped(resp: aiohttp.ClientResponse) -> bytes:
+    data = bytearray()
+    async for chunk in resp.content.iter_any():
+        data += chunk
+        if len(data) > _MAX_UPSTREAM_BODY:
+            raise _TooLarge(f"the response is larger than {_MAX_UPSTREAM_BODY} bytes")
+    return bytes(data)
+
+
+def _cut(request: web.BaseRequest) -> None:
+    """Close a client's connection midway (a response that cannot be completed)."""
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+
+
+def _json(status: int, data: Any) -> web.Response:
+    return web.Response(
+        status=status,
+        body=json.dumps(data).encode(),
+        headers={"Content-Type": "application/json; charset=utf-8"},
+    )
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """A client's text quoted for a message: cut short, control characters escaped."""
+    return repr(text[:limit] + ("…" if len(text) > limit else ""))
+
+
+def _first_line(what: BaseException | str) -> str:
+    text = what if isinstance(what, str) else str(what)
+    return (text.strip().splitlines() or [type(what).__name__])[0][:200]
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {_first_line(exc)}" if str(exc).strip() else type(exc).__name__
 
 
 def _error(message: str, status: int, kind: str = "invalid_request_error") -> dict[str, Any]:
@@ -719,11 +1011,13 @@ def _relabel(texts: Sequence[tuple[str, str]]) -> list[str]:
                     if entry[key] is None:
                         entry[key] = line
                 continue
-            name_end = min((i for i in (line.find("{"), line.find(" ")) if i >= 0), default=len(line))
+            name_end = min(
+                (i for i in (line.find("{"), line.find(" ")) if i >= 0), default=len(line)
+            )
             name = line[:name_end]
             label = f'instance="{instance}"'
-            if line[name_end:name_end + 1] == "{":
-                inner = line[name_end + 1:]
+            if line[name_end : name_end + 1] == "{":
+                inner = line[name_end + 1 :]
                 sample = f"{name}{{{label}{',' if not inner.startswith('}') else ''}{inner}"
             else:
                 sample = f"{name}{{{label}}}{line[name_end:]}"
@@ -739,22 +1033,51 @@ def _relabel(texts: Sequence[tuple[str, str]]) -> list[str]:
 
 # -- the process ---------------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m kvswitch.lab.router", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m kvswitch.lab.router",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=18080, help="0: any free port (see the LISTENING line)")
+    ap.add_argument(
+        "--port", type=int, default=18080, help="0: any free port (see the LISTENING line)"
+    )
     ap.add_argument("--merged", required=True, help="the merged server, http://host:port")
     ap.add_argument("--prefill", required=True, help="the prefill server, http://host:port")
     ap.add_argument("--decode", required=True, help="the decode server, http://host:port")
-    ap.add_argument("--slot-dir", required=True, help="the --slot-save-path both split servers share")
+    ap.add_argument(
+        "--slot-dir", required=True, help="the --slot-save-path both split servers share"
+    )
     ap.add_argument("--prefill-slots", type=int, default=None, help="default: the server's /slots")
     ap.add_argument("--decode-slots", type=int, default=None, help="default: the server's /slots")
+    ap.add_argument(
+        "--head-timeout",
+        type=float,
+        default=HEAD_TIMEOUT,
+        help=f"seconds a client may take to send a request head ({HEAD_TIMEOUT:g})",
+    )
+    ap.add_argument(
+        "--max-connections",
+        type=int,
+        default=MAX_CONNECTIONS,
+        help=f"client connections open at once; more get a 503 ({MAX_CONNECTIONS})",
+    )
     return ap
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    router = Router(args.merged, args.prefill, args.decode, args.slot_dir, host=args.host, port=args.port,
-                    prefill_slots=args.prefill_slots, decode_slots=args.decode_slots)
+    router = Router(
+        args.merged,
+        args.prefill,
+        args.decode,
+        args.slot_dir,
+        host=args.host,
+        port=args.port,
+        prefill_slots=args.prefill_slots,
+        decode_slots=args.decode_slots,
+        head_timeout=args.head_timeout,
+        max_connections=args.max_connections,
+    )
     await router.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

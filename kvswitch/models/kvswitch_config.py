@@ -1,6 +1,6 @@
 """kvswitch's own config (kind ``kvswitch``): profiles, the active profile and mode, and the
 registered client files. It never holds a plaintext key: a profile's ``key`` is a reference,
-``keyring`` (the OS keyring, service ``kvswitch``) or ``env:NAME``.
+``keyring`` (the OS keyring, service ``kvswitch``), ``env:NAME`` or ``none`` (no key).
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ class Profile(StrictModel):
     )
     model: str = Field(..., description="Model id.")
     key: str = Field(
-        "keyring", description="Key reference: 'keyring' or 'env:NAME'. Never a plaintext key."
+        "keyring",
+        description="Key reference: 'keyring', 'env:NAME' or 'none' (send no key). Never a plaintext key.",
     )
     merged: MergedProfile = Field(default_factory=MergedProfile, description="Merged-mode settings.")
     split: SplitProfile = Field(default_factory=SplitProfile, description="Split-mode settings.")
@@ -95,7 +96,9 @@ class ClientEntry(StrictModel):
 
     path: str = Field(..., description="The client file; ~ is your home directory.")
     kind: Literal["cline", "ccswitch"] = Field(..., description="Which format the file is.")
-    name: str | None = Field(None, description="How messages call the client (e.g. 'VS Code').")
+    name: str | None = Field(
+        None, description="How messages call the client (e.g. 'vscode'): letters, digits, '.', '_', '-'."
+    )
     write_key: bool = Field(True, description="Write the profile's key into this file.")
     allow_key_in_repo: bool = Field(
         False, description="Allow writing the key even inside a git work tree (D-7)."

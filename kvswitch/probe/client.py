@@ -13,12 +13,19 @@ stamped as it arrives, before JSON parsing; the events it completes share that s
 
 A failure is a failure, never a TTFT of 0: HTTP status ≠ 200 (with the body's message), an
 error event inside a 200 stream, a stream without any token, a stream that ends without
-``[DONE]``, no data for ``stall_timeout`` seconds, a connection error.
+``[DONE]``, no data for ``stall_timeout`` seconds, a connection error, a response that breaks
+HTTP framing or a cap (a line, an event, the header block or the body too long; far more token
+events than ``max_tokens`` asked for).
+
+Every text taken from the server (an error body, an error event, an unreadable event, a protocol
+error) goes through ``redact`` before it is cut short and kept, so an echoed key never reaches
+a report.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,7 +33,14 @@ from typing import Any
 
 __all__ = ["RequestResult", "chat_body", "stream_chat"]
 
-_ERROR_BODY_LIMIT = 2000
+_ERROR_BODY_LIMIT = 64 * 1024
+"""The most bytes of a failed request's body that are read (the message shown is far shorter)."""
+_MESSAGE = 300
+"""The most characters of a server's message kept in a result."""
+
+
+def _same(text: str) -> str:
+    return text
 
 
 @dataclass
@@ -87,6 +101,15 @@ def chat_body(model: str, prompt: str, max_tokens: int, *, extra: dict[str, Any]
     return body
 
 
+def _no_constant(name: str) -> Any:
+    """``NaN`` and ``Infinity`` are not JSON: read as ``null``, so no such number gets into a result."""
+    return None
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+"""JSON as the probe reads an event (made once: ``json.loads`` with options builds a decoder per call)."""
+
+
 def _token_bearing(delta: Any) -> tuple[bool, bool]:
     """(carries a token, carries answer content) for one ``choices[i].delta``."""
     if not isinstance(delta, dict):
@@ -99,19 +122,20 @@ def _token_bearing(delta: Any) -> tuple[bool, bool]:
     return has_content or other, has_content
 
 
-def _error_text(body: bytes) -> str:
-    text = body[:_ERROR_BODY_LIMIT].decode("utf-8", "replace").strip()
+def _error_text(body: bytes, redact: Callable[[str], str] = _same) -> str:
+    """The message of an error body, redacted before it is cut short."""
+    text = redact(body[:_ERROR_BODY_LIMIT].decode("utf-8", "replace").strip())
     try:
         data = json.loads(text)
     except ValueError:
-        return text or "(empty body)"
+        return text[:_MESSAGE] or "(empty body)"
     if isinstance(data, dict):
         err = data.get("error", data)
         if isinstance(err, dict):
-            msg = err.get("message") or err.get("type") or json.dumps(err)[:300]
-            return str(msg)
-        return str(err)
-    return text
+            msg = err.get("message") or err.get("type") or json.dumps(err, ensure_ascii=False)
+            return redact(str(msg))[:_MESSAGE]
+        return redact(str(err))[:_MESSAGE]
+    return text[:_MESSAGE]
 
 
 async def stream_chat(
@@ -125,13 +149,16 @@ async def stream_chat(
     total_timeout: float = 300.0,
     background: bool = False,
     on_token: Callable[[float, float | None], None] | None = None,
+    redact: Callable[[str], str] = _same,
 ) -> RequestResult:
-    """Send one streaming chat request with the ``httpx.AsyncClient`` ``client``."""
+    """Send one streaming chat request with the ``httpx.AsyncClient`` ``client``; ``redact``
+    masks the run's keys in every text taken from the server."""
     import asyncio
 
     import httpx
 
-    from kvswitch.probe.sse import SSEParser
+    from kvswitch.probe.sse import SSEError, SSEParser
+    from kvswitch.probe.transport import BadResponse
 
     result = RequestResult(mode=mode, background=background)
     marks: dict[str, float] = {}
@@ -153,6 +180,8 @@ async def stream_chat(
     fallback_t0 = time.perf_counter()
     parser = SSEParser()
     last_token: float | None = None
+    asked = body.get("max_tokens")
+    most_tokens = 4 * asked + 256 if isinstance(asked, int) and asked > 0 else 1_000_000
 
     async def run() -> None:
         nonlocal last_token
@@ -174,7 +203,7 @@ async def stream_chat(
                     if len(raw) > _ERROR_BODY_LIMIT:
                         break
                 result.ttfb = time.perf_counter() - t0
-                result.error = f"HTTP {response.status_code}: {_error_text(raw)}"
+                result.error = f"HTTP {response.status_code}: {_error_text(raw, redact)}"
                 return
             async for chunk in response.aiter_raw():
                 now = reads[-1] if reads else time.perf_counter()
@@ -198,16 +227,16 @@ async def stream_chat(
             result.done = True
             return True
         try:
-            payload = json.loads(data)
+            payload = _DECODER.decode(data)
         except ValueError:
-            result.error = f"unreadable event: {data[:120]!r}"
+            result.error = f"unreadable event: {redact(data)[:120]!r}"
             return False
         if not isinstance(payload, dict):
             return True
         if payload.get("error") is not None or payload.get("object") == "error":
             err = payload.get("error", payload)
             msg = err.get("message") if isinstance(err, dict) else err
-            result.error = f"error event in the stream: {msg}"
+            result.error = f"error event in the stream: {redact(str(msg))[:_MESSAGE]}"
             return False
         usage = payload.get("usage")
         if isinstance(usage, dict):
@@ -219,8 +248,9 @@ async def stream_chat(
             if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
                 result.cached_tokens = details["cached_tokens"]
         timings = payload.get("timings")
-        if isinstance(timings, dict) and isinstance(timings.get("prompt_ms"), int | float):
-            result.server_prompt_ms = float(timings["prompt_ms"])
+        prompt_ms = timings.get("prompt_ms") if isinstance(timings, dict) else None
+        if isinstance(prompt_ms, int | float) and not isinstance(prompt_ms, bool) and math.isfinite(prompt_ms):
+            result.server_prompt_ms = float(prompt_ms)
         for choice in payload.get("choices") or []:
             if not isinstance(choice, dict):
                 continue
@@ -228,6 +258,9 @@ async def stream_chat(
             if not token:
                 continue
             result.token_events += 1
+            if result.token_events > most_tokens:
+                result.error = f"the server sent more than {most_tokens} token events for max_tokens {asked}"
+                return False
             if result.ttft is None:
                 result.ttft = at
             if content and result.ttfot is None:
@@ -245,16 +278,25 @@ async def stream_chat(
         await asyncio.wait_for(run(), timeout=total_timeout)
     except TimeoutError:
         result.error = f"no complete answer within {total_timeout:g} s"
-    except httpx.ReadTimeout:
-        result.error = f"stalled: no data for {stall_timeout:g} s"
+    except httpx.ReadTimeout as exc:
+        result.error = (f"stalled: no complete response head within {stall_timeout:g} s" if "head" in str(exc)
+                        else f"stalled: no data for {stall_timeout:g} s")
     except httpx.ConnectTimeout:
         result.error = f"cannot connect within {stall_timeout:g} s"
     except httpx.ConnectError as exc:
         result.error = f"cannot connect: {exc}"
+    except BadResponse as exc:
+        result.error = f"bad response: {exc}"
     except httpx.RemoteProtocolError as exc:
         result.error = f"connection broken mid-stream: {exc}"
     except httpx.HTTPError as exc:
         result.error = f"{type(exc).__name__}: {exc}"
+    except SSEError as exc:
+        result.error = f"bad stream: {exc}"
+    except (ValueError, UnicodeError) as exc:  # a malformed response that httpx's own stack rejects
+        result.error = f"bad response: {type(exc).__name__}: {exc}"
+    if result.error is not None:
+        result.error = redact(result.error)
     if result.error is None:
         if result.ttft is None:
             result.error = "the stream carried no token (no non-empty content, reasoning or tool call)"

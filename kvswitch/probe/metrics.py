@@ -8,6 +8,7 @@ names seen in the wild (reference notes on engines, §1.6, §2.5; llama.cpp's ``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -33,6 +34,9 @@ INTERESTING: dict[str, tuple[str, ...]] = {
 """Report name → the metric names engines use for it (first found wins)."""
 
 _GAUGES = frozenset({"kv_cache_usage", "sglang_cache_hit_rate", "requests_running"})
+
+MAX_METRICS_BYTES = 16 * 1024 * 1024
+"""The most bytes of one ``/metrics`` answer that are read (vLLM's is tens of kilobytes)."""
 
 
 def metrics_url(base_url: str) -> str:
@@ -60,32 +64,45 @@ class MetricsSnapshot:
 
 
 def parse_metrics(text: str) -> dict[str, float]:
-    """Prometheus text → ``name{labels}`` → value (prometheus_client's own parser)."""
+    """Prometheus text → ``name{labels}`` → value (prometheus_client's own parser); NaN and
+    infinite samples are left out (they are no count and not JSON)."""
     from prometheus_client.parser import text_string_to_metric_families
 
     out: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             labels = ",".join(f'{k}="{v}"' for k, v in sorted(sample.labels.items()))
-            out[f"{sample.name}{{{labels}}}" if labels else sample.name] = float(sample.value)
+            value = float(sample.value)
+            if math.isfinite(value):
+                out[f"{sample.name}{{{labels}}}" if labels else sample.name] = value
     return out
 
 
 async def scrape(client: Any, base_url: str, headers: dict[str, str], timeout: float = 5.0) -> MetricsSnapshot:
     """Scrape ``/metrics`` of the server behind ``base_url`` (never raises)."""
+    import asyncio
+
     import httpx
 
     url = metrics_url(base_url)
+    body = bytearray()
     try:
-        response = await client.get(url, headers=headers, timeout=timeout)
+        async with asyncio.timeout(timeout * 2):  # an answer that trickles forever ends too
+            async with client.stream("GET", url, headers=headers, timeout=timeout) as response:
+                if response.status_code != 200:
+                    return MetricsSnapshot(error=f"{url}: HTTP {response.status_code}")
+                async for chunk in response.aiter_bytes():  # decoded: a gzip bomb meets the cap too
+                    body += chunk
+                    if len(body) > MAX_METRICS_BYTES:
+                        return MetricsSnapshot(error=f"{url}: over {MAX_METRICS_BYTES // (1024 * 1024)} MiB")
+    except TimeoutError:
+        return MetricsSnapshot(error=f"{url}: no complete answer within {timeout * 2:g} s")
     except httpx.HTTPError as exc:
         return MetricsSnapshot(error=f"{url}: {type(exc).__name__}")
-    if response.status_code != 200:
-        return MetricsSnapshot(error=f"{url}: HTTP {response.status_code}")
     try:
-        return MetricsSnapshot(parse_metrics(response.text))
-    except (ValueError, TypeError) as exc:
-        return MetricsSnapshot(error=f"{url}: not Prometheus text ({exc})")
+        return MetricsSnapshot(parse_metrics(body.decode("utf-8", "replace")))
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
+        return MetricsSnapshot(error=f"{url}: not Prometheus text ({str(exc)[:200]})")
 
 
 def deltas(before: MetricsSnapshot, after: MetricsSnapshot) -> dict[str, float | None]:

@@ -11,8 +11,8 @@ from typing import Any
 
 from kvswitch.probe.stats import percentile, ratio_interval, summarize
 
-__all__ = ["TIMELINE_POINTS", "TTFT_DEFINITION", "build_report", "export_report", "gpu_timeline", "history_path",
-           "load_history", "save_history"]
+__all__ = ["TIMELINE_POINTS", "TTFT_DEFINITION", "build_report", "dumps", "export_report", "finite", "gpu_timeline",
+           "history_path", "load_history", "save_history"]
 
 TTFT_DEFINITION = (
     "TTFT = time from sending the request to the first streamed delta that carries a token "
@@ -31,7 +31,23 @@ TIMELINE_POINTS = 600
 
 
 def _ms(values: list[float]) -> list[float]:
-    return [v * 1000 for v in values]
+    return [v * 1000 for v in values if math.isfinite(v)]
+
+
+def finite(value: Any) -> Any:
+    """A JSON-like value with every NaN or infinity replaced by ``None`` (they are not JSON)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
+
+
+def dumps(report: dict[str, Any], *, indent: int | None = None) -> str:
+    """A report as strict JSON: non-finite numbers become ``null``, never a bare ``NaN``."""
+    return json.dumps(finite(report), ensure_ascii=False, indent=indent, allow_nan=False)
 
 
 def gpu_timeline(samples: list[Any], max_points: int = TIMELINE_POINTS) -> list[list[Any]]:
@@ -60,8 +76,9 @@ def gpu_timeline(samples: list[Any], max_points: int = TIMELINE_POINTS) -> list[
 
 
 def build_report(raw: dict[str, Any]) -> dict[str, Any]:
-    """A JSON-ready report from :func:`kvswitch.probe.runner.run_probe`'s output (no key)."""
-    from kvswitch.probe.runner import metric_deltas
+    """A JSON-ready report from :func:`kvswitch.probe.runner.run_probe`'s output: no key of the
+    run in any form (every string redacted), no NaN or infinity (``None`` instead)."""
+    from kvswitch.probe.runner import metric_deltas, redactor
 
     s = raw["settings"]
     results = raw["results"]
@@ -78,6 +95,7 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
         modes[mode] = {
             "url": route.url,
             "routed_by": route.how,
+            "key": getattr(route, "key", "none"),
             "requests": len(mine),
             "failures": len(mine) - len(ok),
             "failure_causes": dict(Counter(r.error for r in mine if not r.ok)),
@@ -127,7 +145,9 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
         notes.append("each prompt starts with a unique nonce, so the prefix cache cannot serve it (S-28)")
     else:
         notes.append("prompts repeat: with the prefix cache on, later requests may be served from it (S-28)")
-    return {
+    withheld = sorted({m["key"] for m in modes.values() if m["key"] not in ("sent", "none")})
+    notes += [f"{w} (its requests went without a key)" for w in withheld]
+    report = {
         "kvswitch_probe": 1,
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "settings": {
@@ -146,6 +166,7 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
         "comparison": comparison,
         "notes": notes,
     }
+    return finite(redactor(s).data(report))  # type: ignore[no-any-return]
 
 
 def export_report(report: dict[str, Any], path: Any) -> None:
@@ -155,19 +176,27 @@ def export_report(report: dict[str, Any], path: Any) -> None:
 
     from kvswitch.io import atomic_write
 
-    data = (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    data = (dumps(report, indent=2) + "\n").encode("utf-8")
     atomic_write(Path(path), data, backup=False)
 
 
 def combine_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
     """One side-by-side report from reports of single modes taken apart (e.g. after switching a
-    deployment between them): modes gathered, the comparison recomputed from the samples."""
+    deployment between them): modes gathered, the comparison recomputed from the samples.
+    ``ValueError`` (saying which report and why) for anything that is not a probe report."""
     if not reports:
         raise ValueError("no reports to combine")
     modes: dict[str, Any] = {}
-    for r in reports:
+    for i, r in enumerate(reports, 1):
+        if not isinstance(r, dict) or not isinstance(r.get("modes"), dict) or not isinstance(r.get("settings"), dict):
+            raise ValueError(f"report {i} is not a kvswitch probe report (no modes or settings)")
         for mode, data in r["modes"].items():
-            modes[mode] = data  # a later report of the same mode wins
+            samples = data.get("ttft_samples_ms") if isinstance(data, dict) else None
+            if not isinstance(samples, list) or not all(
+                    isinstance(x, int | float) and not isinstance(x, bool) for x in samples):
+                raise ValueError(f"report {i}: mode {str(mode)[:40]!r} has no list of TTFT samples")
+            modes[str(mode)] = finite({**data, "ttft_samples_ms": [x for x in samples if math.isfinite(x)]})
+    reports = [finite(r) for r in reports]
     combined = {**reports[-1], "modes": modes, "comparison": {}}
     combined["settings"] = {**reports[0]["settings"], "modes": list(modes),
                             "combined_from": [r.get("time") for r in reports]}
@@ -175,9 +204,13 @@ def combine_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
         ci = ratio_interval(modes["split"]["ttft_samples_ms"], modes["merged"]["ttft_samples_ms"])
         if ci:
             combined["comparison"]["ttft_median_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
-    notes = [n for r in reports for n in r.get("notes", [])]
+    notes = [n for r in reports for n in _list(r.get("notes")) if isinstance(n, str)]
     combined["notes"] = list(dict.fromkeys([*notes, "modes were measured one after the other, not interleaved: a drift over time counts against one of them"]))
-    return combined
+    return finite(combined)  # type: ignore[no-any-return]
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def history_path() -> Any:
@@ -190,7 +223,7 @@ def save_history(report: dict[str, Any]) -> None:
     """Append the report (one JSON line) to ``<history>/probe.jsonl``."""
     from kvswitch.io import append_private
 
-    append_private(history_path(), (json.dumps(report, ensure_ascii=False) + "\n").encode("utf-8"))
+    append_private(history_path(), (dumps(report) + "\n").encode("utf-8"))
 
 
 def load_history(limit: int = 50) -> list[dict[str, Any]]:

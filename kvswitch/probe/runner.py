@@ -13,6 +13,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from kvswitch.addresses import is_loopback_url
+from kvswitch.key_scope import KeyScope, Origin
 from kvswitch.probe.client import RequestResult, chat_body, stream_chat
 from kvswitch.probe.gpu import GpuSampler
 from kvswitch.probe.metrics import MetricsSnapshot, deltas, scrape
@@ -29,11 +30,15 @@ Routing = Literal["auto", "header", "endpoint", "switch"]
 
 @dataclass
 class ProbeSettings:
-    """What to measure and how. ``api_key`` is sent only to the URLs given here."""
+    """What to measure and how. ``api_key`` is sent only to ``key_origins`` (the origins the
+    profile names; by default the origin of ``base_url`` alone), never to another endpoint;
+    ``redact_keys`` are further keys the run knows, masked like ``api_key`` in every report."""
 
     base_url: str
     model: str
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    key_origins: frozenset[Origin] | None = None
+    redact_keys: tuple[str, ...] = field(default=(), repr=False)
     modes: Sequence[str] = ("merged", "split")
     routing: Routing = "auto"
     endpoints: dict[str, str] = field(default_factory=dict)
@@ -65,8 +70,23 @@ class Route:
     mode: str
     url: str  # the chat completions URL
     base_url: str
-    headers: dict[str, str]
+    headers: dict[str, str] = field(repr=False)
     how: str  # "header X-Cache-Mode", "endpoint", "client switch"
+    key: str = "none"  # "sent", "none", or why the key was withheld
+
+
+def key_scope(s: ProbeSettings) -> KeyScope:
+    """Where the probe's key may go: ``s.key_origins``, else the origin of ``s.base_url``."""
+    if s.key_origins is not None:
+        return KeyScope(s.api_key or None, s.key_origins)
+    return KeyScope.of(s.api_key, [s.base_url])
+
+
+def redactor(s: ProbeSettings) -> Any:
+    """The :class:`~kvswitch.redact.Redactor` of every key the run knows."""
+    from kvswitch.redact import Redactor
+
+    return Redactor([s.api_key, *s.redact_keys])
 
 
 def chat_url(base_url: str, convention: str | None = None) -> str:
@@ -81,7 +101,7 @@ def chat_url(base_url: str, convention: str | None = None) -> str:
 def resolve_routes(s: ProbeSettings) -> dict[str, Route]:
     """Per-mode endpoints where given, else the ``X-Cache-Mode`` header on the one base URL
     (D-9); ``switch`` routing flips the registered clients before each mode's runs."""
-    auth = {"Authorization": f"Bearer {s.api_key}"} if s.api_key else {}
+    scope = key_scope(s)
     routes = {}
     for mode in s.modes:
         endpoint = s.endpoints.get(mode)
@@ -90,14 +110,16 @@ def resolve_routes(s: ProbeSettings) -> dict[str, Route]:
         if routing in ("auto", "switch"):
             routing = "endpoint" if endpoint else "header"
         base = endpoint if routing == "endpoint" and endpoint else s.base_url
-        headers = dict(auth)
+        url = chat_url(base, s.url_convention)
+        headers = scope.headers(url)
+        key = "sent" if headers else scope.withheld(url) or "none"
         how = "per-mode endpoint"
         if routing == "header":
             headers["X-Cache-Mode"] = mode
             how = "X-Cache-Mode header (experimental: only some endpoints honour it, S-21)"
         if switched:
             how = f"client config switched first, then {how}"
-        routes[mode] = Route(mode, chat_url(base, s.url_convention), base, headers, how)
+        routes[mode] = Route(mode, url, base, headers, how, key)
     return routes
 
 
@@ -163,6 +185,7 @@ async def run_probe(
     from kvswitch.probe.transport import StampedTransport
 
     transport = StampedTransport()
+    redact = redactor(s)
     async with httpx.AsyncClient(transport=transport, limits=limits, timeout=None, trust_env=False) as client:
         await asyncio.sleep(0.3 if s.gpu and not gpu.unavailable else 0)
         t_baseline = time.perf_counter()
@@ -173,7 +196,8 @@ async def run_probe(
             body = chat_body(s.model, make_prompt(s, nonce), s.background_max_tokens if background else s.max_tokens,
                              extra=s.extra_body)
             return await stream_chat(client, route.url, body, route.headers, mode=mode, background=background,
-                                     stall_timeout=s.stall_timeout, total_timeout=s.request_timeout, on_token=on_token)
+                                     stall_timeout=s.stall_timeout, total_timeout=s.request_timeout, on_token=on_token,
+                                     redact=redact.text)
 
         async def batch(mode: str, record: bool) -> None:
             started = asyncio.Event()

@@ -5,13 +5,26 @@ and its LF starts the next); ``data:`` lines join with ``\\n``; lines starting w
 comments (keep-alives); a BOM may start the stream; ``data:x`` without the space is legal.
 A CR that ends one read ends its line at once (an LF that starts the next read is then part
 of the same line end). An event still open when the stream ends is dropped, as the spec says.
+
+Nothing a server sends can make the parser hold more than ``max_line`` bytes of an unfinished
+line and ``max_event`` characters of an unfinished event: past either, :class:`SSEError`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["SSEEvent", "SSEParser"]
+__all__ = ["MAX_EVENT", "MAX_LINE", "SSEError", "SSEEvent", "SSEParser"]
+
+MAX_LINE = 1 << 20
+"""The longest line (bytes) the parser holds while it waits for the line's end."""
+
+MAX_EVENT = 4 << 20
+"""The most ``data`` (characters, over all its lines) one event may carry."""
+
+
+class SSEError(ValueError):
+    """The stream broke a limit (a line or an event too long): the request fails with this reason."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,10 +38,13 @@ class SSEEvent:
 class SSEParser:
     """Feed bytes as they arrive; get the events completed so far."""
 
-    __slots__ = ("_data", "_event", "_pending", "_skip_lf", "_started", "comments")
+    __slots__ = ("_data", "_event", "_max_event", "_max_line", "_pending", "_size", "_skip_lf", "_started",
+                 "comments")
 
-    def __init__(self) -> None:
-        self._pending = b""
+    def __init__(self, *, max_line: int = MAX_LINE, max_event: int = MAX_EVENT) -> None:
+        self._max_line, self._max_event = max_line, max_event
+        self._size = 0  # characters of data in the open event
+        self._pending: bytes | bytearray = b""
         self._skip_lf = False
         self._data: list[str] = []
         self._event = ""
@@ -37,7 +53,16 @@ class SSEParser:
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """The events that ``chunk`` completes."""
-        buf = self._pending + chunk
+        if self._pending and self._started and b"\n" not in chunk and b"\r" not in chunk:
+            # the open line goes on: nothing to scan again (a long line costs linear time)
+            if len(self._pending) + len(chunk) > self._max_line:
+                self._pending = b""
+                raise SSEError(f"a line longer than {self._max_line // 1024} KiB without a line break")
+            if not isinstance(self._pending, bytearray):
+                self._pending = bytearray(self._pending)
+            self._pending += chunk
+            return []
+        buf = bytes(self._pending) + chunk
         if self._skip_lf and buf:
             # the previous read ended in CR: a CRLF split across reads is one line end
             buf = buf.removeprefix(b"\n")
@@ -68,7 +93,10 @@ class SSEParser:
                 end, nxt = lf, lf + 1
             self._line(buf[start:end].decode("utf-8", "replace"), out)
             start = nxt
-        self._pending = buf[start:]
+        self._pending = buf[start:] if start else buf
+        if len(self._pending) > self._max_line:
+            self._pending = b""
+            raise SSEError(f"a line longer than {self._max_line // 1024} KiB without a line break")
         return out
 
     def close(self) -> list[SSEEvent]:
@@ -76,16 +104,16 @@ class SSEParser:
         never got its blank line is dropped."""
         out: list[SSEEvent] = []
         if self._pending:
-            self._line(self._pending.decode("utf-8", "replace").rstrip("\r"), out)
+            self._line(bytes(self._pending).decode("utf-8", "replace").rstrip("\r"), out)
             self._pending = b""
-        self._data, self._event = [], ""
+        self._data, self._event, self._size = [], "", 0
         return out
 
     def _line(self, line: str, out: list[SSEEvent]) -> None:
         if not line:
             if self._data:
                 out.append(SSEEvent("\n".join(self._data), self._event or "message"))
-            self._data, self._event = [], ""
+            self._data, self._event, self._size = [], "", 0
             return
         if line.startswith(":"):
             self.comments += 1
@@ -93,7 +121,11 @@ class SSEParser:
         field, _, value = line.partition(":")
         value = value.removeprefix(" ")
         if field == "data":
+            self._size += len(value) + 1
+            if self._size > self._max_event:
+                self._data, self._size = [], 0
+                raise SSEError(f"an event longer than {self._max_event // 1024} KiB without a blank line")
             self._data.append(value)
         elif field == "event":
-            self._event = value
+            self._event = value[:256]
         # id and retry do not matter to the probe

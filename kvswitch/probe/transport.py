@@ -7,12 +7,17 @@ the socket and the probe seeing it. This transport reads the socket itself, reco
 newest last) and when the request was written (``"kvswitch.sent"``), decodes chunked bodies
 with plain buffer scans, and keeps connections alive per origin. The probe still speaks httpx
 (requests, responses, errors); only the wire work is done here.
+
+It trusts no server: the header block, a chunk-size line, the trailers and the whole body have
+caps; a status line, Content-Length or chunk size that is not what RFC 9112 allows is a
+:class:`BadResponse` (an ``httpx.RemoteProtocolError``) that says what was wrong, never a crash.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import ssl
 import time
 from collections.abc import AsyncIterator
@@ -20,9 +25,22 @@ from typing import Any
 
 import httpx
 
-__all__ = ["StampedTransport"]
+__all__ = ["MAX_BODY", "MAX_HEAD", "BadResponse", "StampedTransport"]
 
 _READ = 65536
+MAX_HEAD = 64 * 1024
+"""The most bytes of a response's status line and headers, and of a chunked body's trailers."""
+MAX_BODY = 64 * 1024 * 1024
+"""The most bytes of one response body (a long streamed answer is well under a megabyte)."""
+_MAX_CHUNK_LINE = 4096
+_HEAD_TIMEOUT = "no complete response head within the read timeout"
+_STATUS = re.compile(rb"HTTP/1\.[01] ([1-5][0-9]{2})(?: .*)?")
+_DIGITS = re.compile(r"[0-9]{1,18}")
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+
+
+class BadResponse(httpx.RemoteProtocolError):
+    """A response that breaks HTTP/1.1 framing or one of the transport's caps."""
 
 
 class _Conn:
@@ -42,8 +60,9 @@ class _Body(httpx.AsyncByteStream):
 
     def __init__(self, transport: StampedTransport, key: tuple[str, str, int], conn: _Conn, rest: bytes,
                  length: int | None, chunked: bool, keep: bool, reads: list[float], timeout: float | None,
-                 request: httpx.Request) -> None:
+                 request: httpx.Request, max_body: int = MAX_BODY) -> None:
         self._t, self._key, self._conn = transport, key, conn
+        self._max_body, self._got = max_body, 0
         self._buf = rest
         self._length, self._chunked, self._keep = length, chunked, keep
         self._reads, self._timeout, self._request = reads, timeout, request
@@ -60,6 +79,13 @@ class _Body(httpx.AsyncByteStream):
         self._reads.append(time.perf_counter())
         return data
 
+    def _count(self, n: int) -> None:
+        self._got += n
+        if self._got > self._max_body:
+            self._keep = False
+            raise BadResponse(f"the response body is over {self._max_body // (1024 * 1024)} MiB",
+                              request=self._request)
+
     async def __aiter__(self) -> AsyncIterator[bytes]:
         if self._chunked:
             async for piece in self._dechunk():
@@ -69,6 +95,7 @@ class _Body(httpx.AsyncByteStream):
             if self._buf:
                 piece, self._buf = self._buf[:left], b""
                 left -= len(piece)
+                self._count(len(piece))
                 yield piece
             while left > 0:
                 data = await self._more()
@@ -76,18 +103,23 @@ class _Body(httpx.AsyncByteStream):
                     raise httpx.RemoteProtocolError("connection closed before the body ended", request=self._request)
                 piece = data[:left]
                 left -= len(piece)
+                self._count(len(piece))
                 yield piece
             self._complete = True
         else:
             if self._buf:
+                self._count(len(self._buf))
                 yield self._buf
                 self._buf = b""
             while data := await self._more():
+                self._count(len(data))
                 yield data
             self._keep = False
             self._complete = True
 
-    async def _need(self, buf: bytes, what: str) -> bytes:
+    async def _need(self, buf: bytes, what: str, cap: int | None = None) -> bytes:
+        if cap is not None and len(buf) > cap:
+            raise BadResponse(f"{what} is longer than {cap} bytes", request=self._request)
         data = await self._more()
         if not data:
             raise httpx.RemoteProtocolError(f"connection closed inside {what}", request=self._request)
@@ -97,15 +129,19 @@ class _Body(httpx.AsyncByteStream):
         buf = self._buf
         while True:
             while (eol := buf.find(b"\r\n")) < 0:
-                buf = await self._need(buf, "a chunk header")
-            try:
-                size = int(buf[:eol].split(b";", 1)[0], 16)
-            except ValueError:
-                raise httpx.RemoteProtocolError("bad chunk size", request=self._request) from None
+                buf = await self._need(buf, "a chunk header", _MAX_CHUNK_LINE)
+            if eol > _MAX_CHUNK_LINE:
+                raise BadResponse(f"a chunk header is longer than {_MAX_CHUNK_LINE} bytes", request=self._request)
+            field = buf[:eol]
+            if _HEX.fullmatch(field) is None:  # not bare hex digits: extensions, or not a size at all
+                field = field.split(b";", 1)[0].strip(b" \t")
+                if _HEX.fullmatch(field) is None:
+                    raise BadResponse(f"bad chunk size {field[:20]!r}", request=self._request)
+            size = int(field, 16)
             buf = buf[eol + 2 :]
             if size == 0:
                 while not buf.startswith(b"\r\n") and b"\r\n\r\n" not in buf:
-                    buf = await self._need(buf, "the trailers")  # trailers end with an empty line
+                    buf = await self._need(buf, "the trailers", MAX_HEAD)  # trailers end with an empty line
                 self._complete = True
                 return
             while size > 0:  # the chunk's data, passed up as soon as it arrives
@@ -113,9 +149,14 @@ class _Body(httpx.AsyncByteStream):
                     buf = await self._need(buf, "a chunk")
                 piece, buf = buf[:size], buf[size:]
                 size -= len(piece)
+                self._got += len(piece)
+                if self._got > self._max_body:
+                    self._count(0)
                 yield piece
             while len(buf) < 2:
                 buf = await self._need(buf, "a chunk")
+            if not buf.startswith(b"\r\n"):
+                raise BadResponse("a chunk is longer than its size says", request=self._request)
             buf = buf[2:]
 
     async def aclose(self) -> None:
@@ -128,7 +169,8 @@ class _Body(httpx.AsyncByteStream):
 class StampedTransport(httpx.AsyncBaseTransport):
     """HTTP/1.1 over asyncio streams, with keep-alive per origin and stamped reads."""
 
-    def __init__(self, *, verify: bool = True) -> None:
+    def __init__(self, *, verify: bool = True, max_body: int = MAX_BODY) -> None:
+        self._max_body = max_body
         self._idle: dict[tuple[str, str, int], list[_Conn]] = {}
         self._ssl = ssl.create_default_context() if verify else ssl._create_unverified_context()
 
@@ -172,6 +214,8 @@ class StampedTransport(httpx.AsyncBaseTransport):
             try:
                 async with asyncio.timeout(read_timeout):
                     while (end := buf.find(b"\r\n\r\n")) < 0:
+                        if len(buf) > MAX_HEAD:
+                            break
                         data = await conn.reader.read(_READ)
                         reads.append(time.perf_counter())
                         if not data:
@@ -179,30 +223,29 @@ class StampedTransport(httpx.AsyncBaseTransport):
                         buf += data
             except TimeoutError:
                 conn.close()
-                raise httpx.ReadTimeout("no response within the read timeout", request=request) from None
+                raise httpx.ReadTimeout(_HEAD_TIMEOUT if buf else "no response within the read timeout",
+                                        request=request) from None
             except OSError as exc:
                 conn.close()
                 if reused and attempt == 1 and not buf:
                     continue
                 raise httpx.ReadError(str(exc), request=request) from exc
-            if end < 0:
+            if end < 0 and len(buf) <= MAX_HEAD:
                 conn.close()
                 if reused and attempt == 1 and not buf:
                     continue
                 raise httpx.RemoteProtocolError("connection closed before a response", request=request)
             break
-        lines = buf[:end].decode("latin-1").split("\r\n")
-        try:
-            status = int(lines[0].split(" ", 2)[1])
-        except (IndexError, ValueError):
+        if end < 0 or end > MAX_HEAD:
             conn.close()
-            raise httpx.RemoteProtocolError(f"not an HTTP response: {lines[0][:80]!r}", request=request) from None
-        headers = [tuple(line.split(":", 1)) for line in lines[1:] if ":" in line]
-        hdr = {k.strip().lower(): v.strip() for k, v in headers}
-        chunked = "chunked" in hdr.get("transfer-encoding", "").lower()
-        length = int(hdr["content-length"]) if "content-length" in hdr and not chunked else None
-        keep = hdr.get("connection", "").lower() != "close"
-        stream = _Body(self, key, conn, buf[end + 4 :], length, chunked, keep, reads, read_timeout, request)
+            raise BadResponse(f"the response's header block is over {MAX_HEAD // 1024} KiB", request=request)
+        try:
+            status, headers, length, chunked, keep = _head(buf[:end])
+        except ValueError as exc:
+            conn.close()
+            raise BadResponse(str(exc), request=request) from None
+        stream = _Body(self, key, conn, buf[end + 4 :], length, chunked, keep, reads, read_timeout, request,
+                       self._max_body)
         return httpx.Response(
             status, headers=[(k.strip(), v.strip()) for k, v in headers], stream=stream,
             extensions={"kvswitch.sent": sent, "kvswitch.reads": reads, "kvswitch.connect": connect},
@@ -236,3 +279,37 @@ class StampedTransport(httpx.AsyncBaseTransport):
             for conn in conns:
                 conn.close()
         self._idle.clear()
+
+
+def _head(block: bytes) -> tuple[int, list[tuple[str, str]], int | None, bool, bool]:
+    """(status, headers, Content-Length, chunked, keep-alive) of a response head (RFC 9112);
+    ``ValueError`` saying what is wrong with it."""
+    lines = block.split(b"\r\n")
+    m = _STATUS.fullmatch(lines[0])
+    if m is None:
+        raise ValueError(f"not an HTTP response: {lines[0][:80].decode('latin-1')!r}")
+    status = int(m.group(1))
+    headers: list[tuple[str, str]] = []
+    for raw in lines[1:]:
+        name, sep, value = raw.decode("latin-1").partition(":")
+        if not sep or not name or name != name.strip() or any(c in name for c in " \t\0"):
+            raise ValueError(f"a malformed header line ({len(raw)} bytes)")
+        headers.append((name, value.strip(" \t")))
+    lower = [(k.lower(), v) for k, v in headers]
+    codings = [c.strip().lower() for k, v in lower if k == "transfer-encoding" for c in v.split(",") if c.strip()]
+    chunked = bool(codings) and codings[-1] == "chunked"
+    lengths = {part.strip() for k, v in lower if k == "content-length" for part in v.split(",")}
+    length: int | None = None
+    if lengths and not codings:
+        if len(lengths) > 1:
+            raise ValueError("the response has more than one Content-Length")
+        (value,) = lengths
+        if not _DIGITS.fullmatch(value):
+            raise ValueError(f"bad Content-Length {value[:20]!r}")
+        length = int(value)
+    connection = {t.strip().lower() for k, v in lower if k == "connection" for t in v.split(",")}
+    # a body framed by Transfer-Encoding and Content-Length both, or read until close, ends the connection
+    keep = "close" not in connection and not (codings and lengths) and (chunked or length is not None)
+    if status in (204, 304) or 100 <= status < 200:
+        length, chunked = 0, False
+    return status, headers, length, chunked, keep

@@ -64,6 +64,8 @@ class SSEServer:
     port: int = 0
     stamps: list[Stamp] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)
+    auth_log: list[tuple[str, str]] = field(default_factory=list)
+    """(path, Authorization header or "") of every request, so a test can see where a key went."""
     _loop: asyncio.AbstractEventLoop | None = None
     _thread: threading.Thread | None = None
     _server: asyncio.base_events.Server | None = None
@@ -165,6 +167,7 @@ class SSEServer:
         self, method: str, target: str, headers: dict[str, str], body: bytes, writer: asyncio.StreamWriter, received: float
     ) -> bool:
         path = target.split("?", 1)[0]
+        self.auth_log.append((path, headers.get("authorization", "")))
         if "//" in path:
             await self._send(writer, 401, _err("invalid api key (the path has '//': a base URL with a trailing slash?)", 401))
             return True

@@ -95,7 +95,7 @@ def test_add_from_a_preset_with_fields_and_refusals() -> None:
     assert again.rc == 1 and "exists" in again.err, again
     assert cli("profile", "add", "C", "--preset", "nope", "--model", "m").rc == 2
     plain = cli("profile", "add", "C", "--base-url", B_URL, "--model", "m", "--key", KEY_A)
-    assert plain.rc == 1 and "KVS213" in plain.err and KEY_A not in plain.err, plain
+    assert plain.rc == 2 and "KVS213" in plain.err and KEY_A not in plain.err, plain  # a usage error
     assert cli("profile", "add", "C", "--base-url", B_URL, "--model", "m", "--max-tokens", "many").rc == 2
     assert sorted(config_data()["profiles"]) == ["A", "B"]
 
@@ -309,7 +309,7 @@ def test_client_add_detects_the_kind_and_leaves_the_file_alone(tmp_path: Path) -
     before = settings.read_bytes(), toml.read_bytes()
     # (the plain form, without --command, is test_client_add_without_a_nudge_command)
     for path, kind in ((settings, "cline"), (toml, "ccswitch")):
-        result = cli("client", "add", str(path), "--name", f"my {kind}", "--nudge", "command", "--command", "true")
+        result = cli("client", "add", str(path), "--name", f"my-{kind}", "--nudge", "command", "--command", "true")
         assert result.rc == 0, result
         assert result.out.strip() == f"registered {path} ({kind})"
     assert (settings.read_bytes(), toml.read_bytes()) == before
@@ -317,8 +317,8 @@ def test_client_add_detects_the_kind_and_leaves_the_file_alone(tmp_path: Path) -
     assert [(c["path"], c["kind"], c.get("name"), c.get("nudge")) for c in clients] == [
         (str(cline_file()), "cline", None, None),
         (str(ccswitch_file()), "ccswitch", None, None),
-        (str(settings), "cline", "my cline", {"kind": "command", "argv": ["true"]}),
-        (str(toml), "ccswitch", "my ccswitch", {"kind": "command", "argv": ["true"]}),
+        (str(settings), "cline", "my-cline", {"kind": "command", "argv": ["true"]}),
+        (str(toml), "ccswitch", "my-ccswitch", {"kind": "command", "argv": ["true"]}),
     ]
     listed = cli("client", "list")
     assert listed.rc == 0 and listed.out.splitlines()[2:] == [

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+import textwrap
 import time
 
 import pytest
@@ -94,6 +97,68 @@ def test_status_without_clients() -> None:
     init("--no-cline", "--no-ccswitch")
     result = cli("status")
     assert result.rc == 0 and "no clients registered" in result.out, result
+
+
+# -- after a crash ------------------------------------------------------------------------------
+
+CRASHING_SWITCH = """
+    import os, sys
+    import kvswitch.io as kio
+    from kvswitch.cli import main
+    real = kio.PreparedWrite.commit
+    clients = set(sys.argv[1:])
+    def commit(self):
+        if str(self.target) in clients and getattr(self, "verify", True):
+            clients.clear()
+            real(self)
+            os._exit(9)  # the process dies after the first client's swap: no except, no finally
+        real(self)
+    kio.PreparedWrite.commit = commit
+    sys.exit(main(["switch", "split"]))
+"""
+
+
+def _crash_half_way() -> None:
+    """``kvswitch switch split`` in a child that dies after writing the first client."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(CRASHING_SWITCH), str(cline_file()),
+                           str(ccswitch_file())], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 9, done
+    assert (kvswitch_home() / "state" / "journal.json").exists()
+
+
+def test_status_finishes_an_interrupted_switch_before_it_reports() -> None:
+    """Before: status read the half-switched files as they were (one client split, the rest
+    merged) and left the journal for some later command."""
+    init()
+    _crash_half_way()
+    result = cli("status")
+    assert "kvswitch: completed a switch that was interrupted" in result.err, result
+    assert not (kvswitch_home() / "state" / "journal.json").exists()
+    assert result.rc == 0, result
+    assert result.out.splitlines()[0].startswith("profile A · mode split")
+    assert f"- {cline_file()} [cline] mode split · in sync" in result.out
+    assert f"- {ccswitch_file()} [ccswitch] mode split · in sync" in result.out
+    assert cli("status").err == ""  # said once: the journal is gone
+
+
+def test_status_json_after_an_interrupted_switch_is_still_json() -> None:
+    init()
+    _crash_half_way()
+    result = cli("status", "--format", "json")
+    assert "completed a switch that was interrupted" in result.err
+    data = json.loads(result.out)  # the note goes to stderr, never into the JSON
+    assert data["mode"] == "split" and data["in_sync"] is True
+
+
+def test_restore_finishes_an_interrupted_switch_first() -> None:
+    init()
+    merged = ccswitch_file().read_bytes()
+    _crash_half_way()
+    result = cli("restore", str(ccswitch_file()))
+    assert "kvswitch: completed a switch that was interrupted" in result.err, result
+    assert result.rc == 0, result
+    assert ccswitch_file().read_bytes() == merged  # the switch's own write is what was replaced
+    assert not (kvswitch_home() / "state" / "journal.json").exists()
 
 
 # -- restore ---------------------------------------------------------------------------------

@@ -74,7 +74,6 @@ def test_a_failed_write_exits_1_and_leaves_everything_as_it_was(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import errno
-    import os
 
     import kvswitch.io
 

@@ -767,7 +767,7 @@ def test_delete_keeps_a_trailing_comma_style(key: str, expected: str) -> None:
         ('{\n    "a": 1,\n}', "{\n}"),
         ('{\n    "a": 1 // gone\n}', "{\n}"),
         ('{"a": 1}', "{}"),
-        ('{ "a": 1, }', "{  }"),
+        ('{ "a": 1, }', "{ }"),
     ],
 )
 def test_delete_the_only_property(text: str, expected: str) -> None:
@@ -776,20 +776,23 @@ def test_delete_the_only_property(text: str, expected: str) -> None:
     assert JsoncDocument(out).value == {}
 
 
-def test_same_line_comments_go_with_the_deleted_property() -> None:
+def test_same_line_comments_and_comment_lines_above_go_with_the_deleted_property() -> None:
     text = (
         "{\n"
-        "    // about a (its own line: stays)\n"
+        "    // about a (the line above it: goes with it)\n"
         '    "a": 1, // a\'s note\n'
         '    "b": 2, /* b1 */ /* b2 */ // b3\n'
         '    "c": 3 // c\'s note\n'
         "}\n"
     )
     doc = JsoncDocument(text)
-    assert doc.delete(("a",)).text == text.replace('    "a": 1, // a\'s note\n', "")
+    assert doc.delete(("a",)).text == text.replace(
+        '    // about a (the line above it: goes with it)\n    "a": 1, // a\'s note\n', ""
+    )
     assert doc.delete(("b",)).text == text.replace('    "b": 2, /* b1 */ /* b2 */ // b3\n', "")
     assert doc.delete(("c",)).text == (
-        '{\n    // about a (its own line: stays)\n    "a": 1, // a\'s note\n    "b": 2 /* b1 */ /* b2 */ // b3\n}\n'
+        '{\n    // about a (the line above it: goes with it)\n    "a": 1, // a\'s note\n'
+        '    "b": 2 /* b1 */ /* b2 */ // b3\n}\n'
     )
 
 
@@ -961,7 +964,7 @@ def test_apply_edits_at_different_places() -> None:
 
 def test_apply_raises_when_the_result_does_not_read_back(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = JsoncDocument('{"a": 1}')
-    monkeypatch.setattr(JsoncDocument, "_apply_each", lambda self, edits: '{"a": 2}')
+    monkeypatch.setattr(JsoncDocument, "_apply_each", lambda self, edits, cuts=None: '{"a": 2}')
     with pytest.raises(ValueError, match=r"does not read back as the intended values \(at a\)"):
         doc.apply([Set(("a",), 3)])
 
@@ -979,20 +982,20 @@ def test_apply_raises_when_the_result_does_not_read_back(monkeypatch: pytest.Mon
 )
 def test_apply_names_where_the_result_differs(monkeypatch: pytest.MonkeyPatch, written: str, where: str) -> None:
     doc = JsoncDocument('{"a": 1, "b": {"c": 1}}')
-    monkeypatch.setattr(JsoncDocument, "_apply_each", lambda self, edits: written)
+    monkeypatch.setattr(JsoncDocument, "_apply_each", lambda self, edits, cuts=None: written)
     with pytest.raises(ValueError, match=f"at {where}"):
         doc.apply([Set(("a",), 3)])
 
 
 def test_apply_accepts_an_int_read_back_as_a_float(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = JsoncDocument('{"a": 1}')
-    monkeypatch.setattr(JsoncDocument, "_apply_each", lambda self, edits: '{"a": 3.0}')
+    monkeypatch.setattr(JsoncDocument, "_apply_each", lambda self, edits, cuts=None: '{"a": 3.0}')
     assert doc.apply([Set(("a",), 3)]) == '{"a": 3.0}'
 
 
 def test_apply_raises_when_the_result_does_not_parse(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = JsoncDocument('{"a": 1}')
-    monkeypatch.setattr(JsoncDocument, "_apply_each", lambda self, edits: '{"a": 3')
+    monkeypatch.setattr(JsoncDocument, "_apply_each", lambda self, edits, cuts=None: '{"a": 3')
     with pytest.raises(ValueError, match="does not parse") as info:
         doc.apply([Set(("a",), 3)])
     assert not isinstance(info.value, JsoncSyntaxError)
@@ -1002,7 +1005,7 @@ def test_apply_raises_when_the_sub_document_result_is_wrong(monkeypatch: pytest.
     doc = JsoncDocument('{"o": {"a": 1, "b": 2}}')
     real = JsoncDocument._apply_each
 
-    def wrong(self: JsoncDocument, edits: Any) -> str:
+    def wrong(self: JsoncDocument, edits: Any, cuts: Any = None) -> str:
         return real(self, edits).replace("10", "11")
 
     monkeypatch.setattr(JsoncDocument, "_apply_each", wrong)

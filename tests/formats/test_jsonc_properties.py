@@ -97,7 +97,8 @@ def allowed_window(doc: JsoncDocument, kind: str, edit: Edit) -> tuple[int, int]
         for i, prop in enumerate(props):
             if prop.key != path[-1]:
                 continue
-            lo = props[i - 1].value.end if i else prop.key_start
+            # the comment lines above it go with it
+            lo = props[i - 1].value.end if i else parent.start + 1
             hi = props[i + 1].key_start if i + 1 < len(props) else prop.end
             spans.append(whole_lines(text, lo, hi))
         return min(s for s, _ in spans), max(e for _, e in spans)
@@ -164,6 +165,54 @@ def test_a_property_taken_out_and_put_back_restores_the_value(value: dict[str, A
     assert same(got, value), (text, removed, back)
     if after is not None and not doc.duplicates:  # (with duplicates a key's place is its first)
         assert list(got) == keys, (text, back)
+
+
+@PROPS
+@given(value=objects, seed=seeds)
+def test_a_cut_property_pasted_back_gives_the_same_bytes(value: dict[str, Any], seed: int) -> None:
+    """``cut`` takes a property out with its comments; ``paste`` is its exact inverse."""
+    assume(value)
+    rng = random.Random(seed)
+    text = render(value, rng)
+    key = rng.choice(list(value))
+    doc = JsoncDocument(text)
+    assume(not doc.duplicates)  # (an anchor is named by its key; with duplicates that is ambiguous)
+    found = doc.cut((), key)
+    assert found is not None
+    without, cut = found
+    assert key not in JsoncDocument(without.text).value
+    back = JsoncDocument(without.text).paste((), cut)
+    assert back is not None, (text, without.text, cut)
+    assert back.text == text, (text, without.text, cut)
+
+
+@PROPS
+@given(value=objects, seed=seeds)
+def test_finding_one_key_agrees_with_building_every_property(value: dict[str, Any], seed: int) -> None:
+    """A big object finds one key by searching the text; it must be the property (key,
+    value span, comma) that building the whole object gives, or say it cannot tell."""
+    from kvswitch.formats import jsonc_tree
+
+    text = render(value, random.Random(seed))
+    full = JsoncDocument(text).root
+    assume(isinstance(full, ObjectNode) and not JsoncDocument(text).duplicates)
+    assert isinstance(full, ObjectNode)
+    keys = [*value, "missing", *(k + "x" for k in value)]
+    old = jsonc_tree._FIND_MIN
+    jsonc_tree._FIND_MIN = 0
+    try:
+        root = JsoncDocument(text).root
+        assert isinstance(root, ObjectNode)
+        found = {key: root.get(key) for key in keys}
+    finally:
+        jsonc_tree._FIND_MIN = old
+    for key, prop in found.items():
+        want = full.get(key)
+        if want is None or prop is None:
+            assert want is prop, (text, key)
+            continue
+        got_spans = (prop.key_start, prop.value.start, prop.value.end, prop.comma)
+        assert got_spans == (want.key_start, want.value.start, want.value.end, want.comma), (text, key)
 
 
 @PROPS

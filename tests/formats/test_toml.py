@@ -327,7 +327,7 @@ def test_round_trip_with_bom_is_byte_identical(path: Path) -> None:
     assert TomlDocument(text).apply([]) == text
 
 
-def test_set_scalar_changes_exactly_one_line_and_keeps_comment_and_alignment() -> None:
+def test_set_scalar_changes_exactly_one_line_and_keeps_its_comment() -> None:
     text = read(FIXTURES / "ccswitch" / "rich.toml")
     out = TomlDocument(text).apply([Set(("cache", "chunk_size"), 512)])
     assert changed_lines(text, out) == ["-chunk_size     = 1_024", "+chunk_size     = 512"]
@@ -338,7 +338,9 @@ def test_set_scalar_changes_exactly_one_line_and_keeps_comment_and_alignment() -
     old_line, new_line = diff[0][1:], diff[1][1:]
     assert new_line.startswith('name     = "vllm"')
     assert new_line.endswith("# aligned on purpose")
-    assert new_line.index("#") == old_line.index("#")  # the comment stays in its column
+    # only the value's characters change: the comment moves with it (a realignment could not
+    # be undone exactly by the way back)
+    assert new_line == old_line.replace('"local-vllm"', '"vllm"')
 
 
 def test_set_scalar_with_trailing_comment_in_simple_file() -> None:
@@ -346,7 +348,7 @@ def test_set_scalar_with_trailing_comment_in_simple_file() -> None:
     out = TomlDocument(text).apply([Set(("cache", "mode"), "split")])
     assert changed_lines(text, out) == [
         '-mode = "merged"            # "merged" | "split"',
-        '+mode = "split"             # "merged" | "split"',
+        '+mode = "split"            # "merged" | "split"',
     ]
 
 
@@ -354,15 +356,18 @@ def test_set_scalar_with_trailing_comment_in_simple_file() -> None:
     ("text", "value", "expected"),
     [
         ('a = "x" # c\n', "much longer", 'a = "much longer" # c\n'),
-        ("a = 1  # c\n", 1000, "a = 1000  # c\n"),  # does not fit: the old gap
-        ("a = 1          # c\n", 1000, "a = 1000       # c\n"),  # fits: the same column
-        ("a = 1000       # c\n", 1, "a = 1          # c\n"),
-        ("a = 1\t# c\n", 1000, "a = 1000\t# c\n"),  # tabs are kept as they are
+        ("a = 1  # c\n", 1000, "a = 1000  # c\n"),
+        ("a = 1          # c\n", 1000, "a = 1000          # c\n"),
+        ("a = 1000       # c\n", 1, "a = 1       # c\n"),
+        ("a = 1\t# c\n", 1000, "a = 1000\t# c\n"),
         ("a = 1\n", 1000, "a = 1000\n"),
     ],
 )
-def test_comment_column_after_a_value_changes_width(text: str, value: Any, expected: str) -> None:
-    assert TomlDocument(text).apply([Set(("a",), value)]) == expected
+def test_the_gap_before_a_comment_is_kept_when_a_value_changes_width(text: str, value: Any, expected: str) -> None:
+    """Only the value changes, so setting the old value back gives the same bytes."""
+    out = TomlDocument(text).apply([Set(("a",), value)])
+    assert out == expected
+    assert TomlDocument(out).apply([Set(("a",), TomlDocument(text).data["a"])]) == text
 
 
 def test_literal_string_style_is_kept() -> None:

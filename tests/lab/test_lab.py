@@ -254,7 +254,7 @@ def test_plain_http_clients(in_lab: Lab) -> None:
         sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: lab\r\nX-Cache-Mode: split\r\n"
                      b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%b" % (len(payload), payload))
         status, headers, body = _read_response(sock)
-        assert status == "HTTP/1.1 200 OK" and headers["connection"] == "keep-alive"
+        assert status == "HTTP/1.1 200 OK" and headers.get("connection", "keep-alive") == "keep-alive"
         assert headers["content-type"].startswith("text/event-stream") and body.count(b"data: ") == 6
         assert body.rstrip().endswith(b"data: [DONE]")
         sock.sendall(b"POST /merged/v1/chat/completions HTTP/1.1\r\nHost: lab\r\nExpect: 100-continue\r\n"
@@ -268,7 +268,8 @@ def test_plain_http_clients(in_lab: Lab) -> None:
         sock.sendall(b"POST /split/v1/chat/completions HTTP/1.0\r\nContent-Length: %d\r\n\r\n%b"
                      % (len(payload), payload))
         status, headers, body = _read_response(sock)
-        assert status == "HTTP/1.1 200 OK" and "transfer-encoding" not in headers
+        # aiohttp answers an HTTP/1.0 request in HTTP/1.0 (RFC 9110 §2.5 allows it)
+        assert status in ("HTTP/1.0 200 OK", "HTTP/1.1 200 OK") and "transfer-encoding" not in headers
         assert body.count(b"data: ") == 6 and body.rstrip().endswith(b"data: [DONE]")
 
 

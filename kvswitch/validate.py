@@ -1,0 +1,375 @@
+"""One validation for every value that enters kvswitch: URLs, profile and client names, API
+keys and profile values, whether they come from the command line, the library, the tray's
+form or a config file.
+
+The answers use the codes ``kvswitch lint`` uses for the same problem in a file (KVS202 for a
+URL that is not a bare http(s) address, KVS101 for a chunk size off the 64 grid…). A value
+lint would fix is given back fixed, with a note saying so; a value lint would call an error
+raises :class:`InvalidValueError`. Every value echoed in a message goes through :func:`show`:
+control and invisible characters escaped, long text cut, key-looking text masked.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from kvswitch.errors import KvswitchError, Location
+
+if TYPE_CHECKING:
+    from kvswitch.models import ClientEntry, Profile
+
+__all__ = [
+    "NAME_MAX",
+    "QUERY_PROBLEM",
+    "InvalidValueError",
+    "Note",
+    "check_name",
+    "check_profile_input",
+    "check_url",
+    "clean_url",
+    "invisible",
+    "is_key_reference",
+    "key_problem",
+    "name_problem",
+    "profile_value",
+    "redact_url",
+    "shell_word",
+    "show",
+    "show_name",
+    "text_problem",
+    "url_problem",
+]
+
+NAME_MAX = 64
+"""The longest profile or client name, in characters."""
+
+_URL_CODES = {
+    "base_url": "KVS202",
+    "prefill_base_url": "KVS110",
+    "decode_base_url": "KVS110",
+    "probe_url": "KVS202",
+}
+_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+_ENV_REF = re.compile(r"env:[A-Za-z_][A-Za-z0-9_]*")
+_TEXT_MAX = 1000
+_NOT_TEXT = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})  # controls, format, line breaks, lone surrogates
+QUERY_PROBLEM = "it has a query string or fragment; write the bare address"
+
+
+class InvalidValueError(KvswitchError):
+    """A value given to kvswitch cannot be used; ``code`` is lint's code for the same problem."""
+
+    def __init__(
+        self, message: str, code: str = "KVS002", location: Location | None = None
+    ) -> None:
+        super().__init__(message, location)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A value was changed on its way in, as ``lint --fix`` would have changed it."""
+
+    code: str
+    message: str
+
+
+# -- showing values safely -----------------------------------------------------------------
+
+
+def _escape(ch: str) -> str:
+    n = ord(ch)
+    if n < 0x100:
+        return f"\\x{n:02x}"
+    return f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+
+
+def _unsafe(ch: str) -> bool:
+    """Characters a terminal would act on or a reader could not see."""
+    return ch != " " and unicodedata.category(ch) in {*_INVISIBLE, "Cs", "Co", "Cn"}
+
+
+def _escaped(text: str, quoted: bool) -> str:
+    out = []
+    for ch in text:
+        if quoted and ch in "\\'":
+            out.append("\\" + ch)
+        else:
+            out.append(_escape(ch) if _unsafe(ch) else ch)
+    return "".join(out)
+
+
+def _masked(text: str) -> str:
+    from kvswitch.redact import looks_like_key, mask, redact_likely
+
+    return mask(text) if looks_like_key(text) else redact_likely(text)
+
+
+def show(value: object, limit: int = 80) -> str:
+    """``value`` for a message, quoted: control, invisible and unassigned characters escaped
+    (``'a\\x1b[31m'``), text past ``limit`` characters cut (``… (5000 characters)``), and
+    key-looking text masked (``sk-…abcd``). Other values are shown as ``repr`` shows them."""
+    if isinstance(value, int | float | bool | None):
+        return repr(value)
+    quoted = isinstance(value, str)
+    text = _masked(value if isinstance(value, str) else repr(value))
+    cut = len(text) > limit
+    body = _escaped(text[:limit], quoted) + ("…" if cut else "")
+    return (f"'{body}'" if quoted else body) + (f" ({len(text)} characters)" if cut else "")
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one shell word: quoted, or ANSI-C quoted (``$'a\\x1b'``) when it holds
+    characters a terminal would act on, so a hint can be pasted as it is shown."""
+    import shlex
+
+    if not any(_unsafe(ch) for ch in text):
+        return shlex.quote(text)
+    return "$'" + _escaped(text, True) + "'"
+
+
+def show_name(name: str) -> str:
+    """A profile or client name for output: as it is when it is a valid name, else :func:`show`."""
+    return name if name_problem(name) is None else show(name, NAME_MAX)
+
+
+# -- names ---------------------------------------------------------------------------------
+
+
+def _name_char(ch: str) -> bool:
+    return ch in "._-" or unicodedata.category(ch)[0] in "LM" or unicodedata.category(ch) == "Nd"
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` is not a valid profile or client name, or ``None``: 1–64 letters (any
+    script), digits and ``._-``, starting with a letter or digit."""
+    if not name:
+        return "it is empty"
+    if len(name) > NAME_MAX:
+        return f"it has {len(name)} characters (at most {NAME_MAX})"
+    first = unicodedata.category(name[0])
+    if not (first[0] == "L" or first == "Nd"):
+        return "it must start with a letter or digit"
+    bad = next((ch for ch in name if not _name_char(ch)), None)
+    if bad is not None:
+        what = "a space" if bad == " " else f"the character {show(bad)}"
+        return f"it contains {what}; use letters, digits, '.', '_' and '-'"
+    return None
+
+
+def check_name(name: str, what: str = "profile") -> str:
+    """``name`` when it is a valid ``what`` name, else :class:`InvalidValueError`."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise InvalidValueError(f"{what} name {show(name, NAME_MAX)} is not allowed: {problem}")
+    return name
+
+
+# -- URLs ----------------------------------------------------------------------------------
+
+
+def invisible(text: str) -> str | None:
+    """The first whitespace, control or format character in ``text`` (U+200B, U+FEFF…), named."""
+    for ch in text:
+        if unicodedata.category(ch) in _INVISIBLE:
+            name = unicodedata.name(ch, "").lower() or "control character"
+            return f"U+{ord(ch):04X} ({name})"
+    return None
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` is not a bare http(s) address, or ``None``. A trailing ``/`` is no problem
+    here (lint fixes it, :func:`clean_url` strips it)."""
+    hidden = invisible(url)
+    if hidden is not None:
+        return f"it contains {hidden}"
+    if not url.isascii():
+        return "it contains a non-ASCII character (write the host in its xn-- form)"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return (
+            "its port is not a number from 1 to 65535"
+            if "port" in str(exc).lower()
+            else f"it does not parse ({exc})"
+        )
+    if parts.scheme not in ("http", "https"):
+        shown = f"'{parts.scheme}:'" if parts.scheme else "none"
+        return f"only http:// and https:// addresses are allowed (scheme: {shown})"
+    if not parts.hostname:
+        return "it has no host"
+    if "@" in parts.netloc:
+        return "it holds a user name or password; keep the key in the keyring (kvswitch key set)"
+    if port is not None and not 1 <= port <= 65535:
+        return "its port is not a number from 1 to 65535"
+    if parts.netloc.endswith(":"):
+        return "its port is empty"
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        return QUERY_PROBLEM
+    return None
+
+
+def check_url(url: str, label: str = "base URL", code: str = "KVS202") -> str:
+    """``url`` when it is a bare http(s) address (a trailing ``/`` allowed), else
+    :class:`InvalidValueError` with ``code``."""
+    problem = url_problem(url)
+    if problem is not None:
+        shown = show(redact_url(url))
+        if problem == QUERY_PROBLEM:
+            raise InvalidValueError(
+                f"{label} {shown} has a query string or fragment; write the bare address", code
+            )
+        raise InvalidValueError(f"{label} {shown} is not an http(s) URL: {problem}", code)
+    return url
+
+
+def clean_url(url: str, label: str = "base URL", code: str = "KVS202") -> tuple[str, Note | None]:
+    """``url`` checked (:func:`check_url`) and without its trailing ``/`` (KVS201), with a
+    note when one was taken off."""
+    check_url(url.strip(), label, code)
+    url = url.strip()
+    bare = url.rstrip("/")
+    if bare != url and urlsplit(bare).hostname:
+        return bare, Note("KVS201", f"{label} ends with '/'; stored without it: {show(bare)}")
+    return url, None
+
+
+def redact_url(url: str) -> str:
+    """``url`` without what may be a credential: user info, query and fragment become ``…``.
+    Works on the raw text (no parsing that drops characters), so :func:`show` sees them all."""
+    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+    base, tail = url[:cut], url[cut:]
+    start = base.find("://") + 3 if "://" in base else 0
+    end = base.find("/", start)
+    end = len(base) if end < 0 else end
+    if "@" in base[start:end]:
+        base = base[:start] + "…@" + base[start:end].rsplit("@", 1)[1] + base[end:]
+    return base + ("?…" if tail.startswith("?") else "#…" if tail else "")
+
+
+# -- keys and text -------------------------------------------------------------------------
+
+
+def is_key_reference(value: str) -> bool:
+    """Whether ``value`` is what kvswitch's config may hold as a profile's key: a reference
+    (``keyring``, ``env:NAME``, or ``none``: the profile sends no key), never a key."""
+    return value in ("keyring", "none") or _ENV_REF.fullmatch(value) is not None
+
+
+def key_problem(key: str) -> str | None:
+    """Why ``key`` cannot be an API key (it would break the request header), or ``None``. The
+    answer never contains the key."""
+    if not key:
+        return "the key is empty"
+    if key != key.strip() or any(c in key for c in "\r\n"):
+        return "the key has leading/trailing whitespace or a line break (KVS210); paste it again"
+    hidden = invisible(key)
+    if hidden is not None:
+        return (
+            f"the key contains {hidden}, an invisible or space character (KVS210); paste it again"
+        )
+    if not key.isascii():
+        return (
+            "the key contains a non-ASCII character; API keys are ASCII, so it was changed in "
+            "copying (KVS210)"
+        )
+    return None
+
+
+def text_problem(value: str) -> str | None:
+    """Why a plain text value (a model id, a provider name) cannot be stored, or ``None``."""
+    bad = next((ch for ch in value if unicodedata.category(ch) in _NOT_TEXT), None)
+    if bad is not None:
+        return f"it contains a control or invisible character ({show(bad)})"
+    if len(value) > _TEXT_MAX:
+        return f"it has {len(value)} characters (at most {_TEXT_MAX})"
+    return None
+
+
+# -- profile values --------------------------------------------------------------------------
+
+
+def profile_value(path: Sequence[str], value: Any) -> tuple[Any, Note | None]:
+    """A value for the key ``path`` inside a profile (``("merged", "chunk_size")``), checked
+    and normalised as lint would fix it; :class:`InvalidValueError` when lint would call it an
+    error. The whole profile is checked again by lint when it is written."""
+    field = ".".join(path)
+    last = path[-1]
+    if isinstance(value, str) and last in _URL_CODES:
+        return clean_url(value, field, _URL_CODES[last])
+    if isinstance(value, str):
+        if last == "key":
+            if not is_key_reference(value):
+                raise InvalidValueError(
+                    f"{field}: a key reference is 'keyring', 'env:NAME' or 'none', never the key "
+                    "itself; "
+                    "store the key with: kvswitch key set PROFILE",
+                    "KVS213",
+                )
+            return value, None
+        problem = text_problem(value)
+        if problem is None and not value.strip() and last == "model":
+            problem = "it is empty"
+        if problem is not None:
+            raise InvalidValueError(f"{field} {show(value)} is not usable: {problem}")
+        return value, None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidValueError(f"{field}: {value!r} is not a finite number")
+    if isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) >= 2**63:
+            raise InvalidValueError(f"{field}: {value} is out of range")
+        if last == "chunk_size" and value >= 1 and value % 64:
+            from kvswitch.rules import nearest_chunk_size
+
+            new = nearest_chunk_size(value)
+            return new, Note(
+                "KVS101", f"chunk_size {value} is not a multiple of 64; it becomes {new}"
+            )
+        if last == "max_transfer_concurrency" and value < 1:
+            raise InvalidValueError(f"{field}: {value} must be at least 1", "KVS112")
+    return value, None
+
+
+_PROFILE_TEXT = ("provider", "base_url", "model", "key")
+_PROFILE_URLS = (
+    ("split", "prefill_base_url"),
+    ("split", "decode_base_url"),
+    ("split", "probe_url"),
+)
+
+
+def check_profile_input(
+    name: str, profile: Profile, clients: Sequence[ClientEntry] = ()
+) -> Profile:
+    """A new profile (and the clients registered with it) as the library takes it in, e.g. from
+    ``kvswitch init``: the names checked, the values through :func:`profile_value` (so the
+    profile comes back normalised: no trailing ``/``, chunk size on the 64 grid)."""
+    check_name(name)
+    for entry in clients:
+        if entry.name is not None:
+            check_name(entry.name, "client")
+    top: dict[str, Any] = {}
+    for field in _PROFILE_TEXT:
+        value, _ = profile_value((field,), getattr(profile, field))
+        if value != getattr(profile, field):
+            top[field] = value
+    split: dict[str, Any] = {}
+    for path in _PROFILE_URLS:
+        current = getattr(profile.split, path[1])
+        if current is not None:
+            value, _ = profile_value(path, current)
+            if value != current:
+                split[path[1]] = value
+    chunk, _ = profile_value(("merged", "chunk_size"), profile.merged.chunk_size)
+    if split:
+        top["split"] = profile.split.model_copy(update=split)
+    if chunk != profile.merged.chunk_size:
+        top["merged"] = profile.merged.model_copy(update={"chunk_size": chunk})
+    return profile.model_copy(update=top) if top else profile
