@@ -172,7 +172,10 @@ def snapshot() -> Snapshot:
     history = load_history(limit=1)
     last = probe_summary(history[-1]) if history else None
     common: dict[str, Any] = {"log_path": log, "log_exists": log.exists(), "last_probe": last}
+    from kvswitch.transaction import recover
+
     try:
+        recover()  # a switch a crash interrupted is finished or rolled back first, as status does
         config = read_config()
         st = status()
     except KvswitchError as exc:

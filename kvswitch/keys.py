@@ -62,11 +62,11 @@ def check_key(key: str) -> None:
     from kvswitch.rules import looks_like_placeholder
     from kvswitch.validate import key_problem
 
+    if looks_like_placeholder(key):  # first: "sk-你的Key" is a placeholder before it is non-ASCII
+        raise InvalidKeyError("that is a placeholder, not a key (KVS211)")
     problem = key_problem(key)
     if problem is not None:
         raise InvalidKeyError(problem)
-    if looks_like_placeholder(key):
-        raise InvalidKeyError("that is a placeholder, not a key (KVS211)")
 
 
 def _backend() -> Any:

@@ -127,6 +127,16 @@ def _decode_unit(m: re.Match[str]) -> str:
         return ""
 
 
+_PREFIX = re.compile(r"(?:[A-Za-z][A-Za-z0-9]{0,11}[-_]){1,3}")
+
+
+def _public_prefix(key: str) -> int:
+    """Length of a key's vendor prefix (``sk-``, ``sk-live-``, ``sk-ant-api03-``): a piece
+    that lies wholly inside it is shared by every key of that vendor, so it marks none."""
+    m = _PREFIX.match(key)
+    return min(m.end(), 16) if m else 0
+
+
 class Redactor:
     """Masks the given keys in any text, in every form it can take (see the module's notes).
 
@@ -134,6 +144,7 @@ class Redactor:
 
     def __init__(self, keys: Iterable[str | None]) -> None:
         self._owner: dict[str, str] = {}  # a piece of a key → that key
+        self._lead: dict[str, str] = {}  # a piece → what comes before it in its key
         seen: set[str] = set()
         for key in keys:
             if not key:
@@ -143,8 +154,13 @@ class Redactor:
                     continue
                 seen.add(variant)
                 n = min(PIECE, len(variant))
+                public = _public_prefix(variant)
                 for i in range(len(variant) - n + 1):
-                    self._owner.setdefault(variant[i:i + n], key)
+                    if i + n <= public < len(variant):
+                        continue  # "sk-live-" alone is every such key's, not this one's
+                    if variant[i:i + n] not in self._owner:
+                        self._owner[variant[i:i + n]] = key
+                        self._lead[variant[i:i + n]] = variant[:i]
         self._pieces = sorted(self._owner, key=len, reverse=True)
         self._shortest = min((len(p) for p in self._pieces), default=0)
         self._pattern = (re.compile("(?=(" + "|".join(map(re.escape, self._pieces)) + "))")
@@ -215,7 +231,10 @@ class Redactor:
             return
         for m in self._pattern.finditer(text):
             piece = m.group(1)
-            start, end = _back(readings, m.start(), m.start() + len(piece))
+            begin, lead = m.start(), self._lead[piece]
+            if lead and text.endswith(lead, 0, begin):
+                begin -= len(lead)  # the key's prefix goes with it
+            start, end = _back(readings, begin, m.start() + len(piece))
             found.append((start, end, self._owner[piece]))
 
     def _encoded(self, text: str, found: list[tuple[int, int, str]], readings: list[_Reading], depth: int) -> None:

@@ -273,7 +273,7 @@ def key_problem(key: str) -> str | None:
     hidden = invisible(key)
     if hidden is not None:
         return (
-            f"the key contains {hidden}, an invisible or space character (KVS210); paste it again"
+            f"the key contains {hidden}, an invisible or whitespace character (KVS210); paste it again"
         )
     if not key.isascii():
         return (

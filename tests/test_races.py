@@ -91,7 +91,7 @@ def test_a_save_in_the_window_without_rebuild_stays_in_the_file(tmp_path: Path, 
     with pytest.raises(ChangedOnDiskError, match="nothing was written"):
         atomic_write(cfg, NEW, expected=OLD)
     assert cfg.read_bytes() == theirs
-    assert list_backups(cfg) == []  # nothing written: no backup of the version still there
+    assert _all_backups(cfg) == [theirs]  # kept the moment it raced; no backup of OLD (not written)
     assert temps_under(tmp_path) == []
 
 

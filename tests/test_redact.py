@@ -167,3 +167,13 @@ def test_dry_run_diff_masks_a_key_written_with_escapes(written: str, tmp_path: P
     out = capsys.readouterr().out
     assert '"cline.openAiApiKey": "sk-…fXYZ"' in out  # the line is in the diff, masked
     assert_masked(out, KEY)
+
+
+def test_another_key_of_the_same_vendor_is_not_taken_for_this_one() -> None:
+    """``sk-live-`` is every such key's prefix: a piece inside it marks no key, so another key
+    keeps its own mask and the masked key keeps its prefix whole (not ``ssk-…``)."""
+    from kvswitch.redact import Redactor
+
+    mine, theirs = "sk-live-7f3kQ9zR2mX8vB1nL4aA", "sk-live-Jw5pT0cY6hG2dS9eK3bB"
+    out = Redactor([mine]).text(f"a {theirs} b {mine} c sk-live-7f3kQ9zR d")
+    assert out == f"a {theirs} b sk-…L4aA c sk-…L4aA d"

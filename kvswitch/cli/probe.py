@@ -73,12 +73,17 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     from kvswitch.cli._handler import UsageError
     from kvswitch.key_scope import KeyScope, origin
     from kvswitch.probe.runner import ProbeSettings
+    from kvswitch.validate import InvalidValueError, check_url, show
 
     endpoints = {}
     for item in args.endpoint:
         mode, _, url = item.partition("=")
         if mode not in ("merged", "split") or not url:
-            raise UsageError(f"--endpoint takes MODE=URL, not {item!r}")
+            raise UsageError(f"--endpoint takes MODE=URL, not {show(item)}")
+        try:
+            url = check_url(url, "address")
+        except InvalidValueError as exc:
+            raise UsageError(f"--endpoint {mode}=…: {exc.code} {exc.message}") from None
         if origin(url) is None:
             raise UsageError(f"--endpoint {mode}=…: not an http(s) URL with a host")
         endpoints[mode] = url

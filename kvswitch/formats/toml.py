@@ -308,6 +308,11 @@ class TomlDocument:
             spots = scanner.scan(lambda: path in scanner.spots or (
                 len(path) > 1 and (path[:-1] if path[:-1] in scanner.headers else scanner.defined_in.get(path[:-1]))
                 in scanner.closed and path[:-1] in scanner.spots))
+            if not scanner.finished and path not in spots:
+                # not where its table was: it may still be a later header ([cache.split],
+                # [[cache.split]] after other tables), so look through the whole text
+                scanner = _Scanner(self.text)
+                spots = scanner.scan()
             if scanner.finished:
                 self._spots = spots
         for depth in range(len(path), 0, -1):

@@ -212,3 +212,17 @@ def test_a_config_with_names_kvswitch_no_longer_allows_still_loads_and_says_how_
 def test_a_hostile_file_name_is_shown_escaped_in_errors(tmp_path: Path) -> None:
     result = cli("lint", str(tmp_path / "x\x1b[31m.json"))
     assert result.rc == 2 and "\x1b" not in result.err and "x\\x1b[31m.json" in result.err, result
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "javascript:alert(1)", "http://127.0.0.1:99999/v1",
+                                 "http://127.0.0.1:9/v1?x=1", "http://u:p@127.0.0.1:9/v1",
+                                 "http://127.0.0.1:9/v1\r\nX: 1"])
+def test_probe_refuses_a_bad_endpoint_url_before_any_connection(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_connect(self: socket.socket, address: object) -> None:
+        raise AssertionError(f"connected to {address}")
+
+    monkeypatch.setattr(socket.socket, "connect", no_connect)
+    result = cli("probe", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--endpoint", f"split={url}")
+    assert result.rc == 2, result
+    assert "--endpoint split=" in result.err and "KVS202" in result.err
+    assert "\r" not in result.err and "\x1b" not in result.err

@@ -69,7 +69,7 @@ def test_save_is_atomic_and_keeps_comments(qtbot: Any, dialog: SettingsDialog, k
         qtbot.mouseClick(dialog2.save_button, Qt.MouseButton.LeftButton)
     assert saved.args == ["taotoken", False]
     text = config.read_text()
-    assert "chunk_size = 1024 # my comment" in text  # the comment stays (in its column)
+    assert "chunk_size = 1024  # my comment" in text  # the comment stays, its gap as written
     assert "# split mode: prefill/decode endpoints" in text
     data = tomllib.loads(text)["profiles"]["taotoken"]
     assert data["split"]["prefill_base_url"] == "http://127.0.0.1:8100"
