@@ -51,9 +51,9 @@ def main() -> int:
     ap.add_argument("rev", help="the earlier commit")
     ap.add_argument("script", help="the bench script, e.g. bench/profile_switch.py")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("args", nargs=argparse.REMAINDER, help="-- then the script's own options")
-    ns = ap.parse_args()
-    args = ns.args[1:] if ns.args[:1] == ["--"] else ns.args
+    argv = sys.argv[1:]
+    args = argv[argv.index("--") + 1:] if "--" in argv else []  # the script's own options
+    ns = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     before_tree = unpack(ns.rev)
     outputs: dict[str, list[list[str]]] = {"before": [], "after": []}
     for i in range(ns.rounds):

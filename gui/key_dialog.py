@@ -79,8 +79,13 @@ class KeyDialog(QDialog):
         return bool(self._tasks)
 
     def _on_loaded(self, info: jobs.KeyInfo) -> None:
+        import html
+
+        from kvswitch.validate import show_name
+
         self.info, self.profile = info, info.profile
-        self.title.setText(f"<b>API key of profile {info.profile}</b><br>Kept in the OS keyring; written only "
+        self.title.setText(f"<b>API key of profile {html.escape(show_name(info.profile))}</b><br>"
+                           "Kept in the OS keyring; written only "
                            "into the client files that need it.")
         self.current.setText(info.masked or "none")
         if info.reference != "keyring":

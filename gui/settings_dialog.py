@@ -192,7 +192,7 @@ class SettingsDialog(QDialog):
         self.config, self.profile = form.config, form.name
         other = "split" if form.mode == "merged" else "merged"
         self.title.setText(
-            f"<b>Profile {form.name}</b> — {form.base_url} · {form.model}<br>"
+            f"<b>Profile {_html(form.name)}</b> — {_html(form.base_url)} · {_html(form.model)}<br>"
             f"The clients are in {form.mode} mode; the {other} settings take effect when you switch."
         )
         self.set_values(form.values)
@@ -352,3 +352,11 @@ def _set_float(spin: QDoubleSpinBox, value: float, decimals: int) -> None:
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
+
+def _html(text: str) -> str:
+    """``text`` for a rich-text label: shown safely (no control characters), HTML escaped."""
+    import html
+
+    from kvswitch.validate import show_name
+
+    return html.escape(show_name(text))

@@ -224,6 +224,7 @@ def _clean_key(key: str) -> str:
 def _target_from_settings(s: DoctorSettings, config: Config | None) -> tuple[Target | None, Check | None]:
     """The target, or a check that says why there is none."""
     from kvswitch.errors import KvswitchError
+    from kvswitch.validate import show_name
 
     key: str | None = None
     note: str | None = None
@@ -266,7 +267,7 @@ def _target_from_settings(s: DoctorSettings, config: Config | None) -> tuple[Tar
     urls = (profile.base_url, prefill, decode, profile.split.probe_url)
     allowed = frozenset(o for o in (_origin(u) for u in urls) if o is not None)
     return Target(
-        label=f"profile {name}", profile=name, base_url=profile.base_url, model=profile.model,
+        label=f"profile {show_name(name)}", profile=name, base_url=profile.base_url, model=profile.model,
         mode=s.mode or config.model.mode, url_convention=profile.url_convention, prefill=prefill, decode=decode,
         probe_url=profile.split.probe_url, prefix_cache=profile.cache.prefix_cache, key=key, key_note=note,
         key_ref=profile.key, allowed=allowed,

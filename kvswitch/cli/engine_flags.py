@@ -42,7 +42,9 @@ def render_text(result: Any) -> str:
 
     names = {"merged": "merged instance", "prefill": "prefill instance", "decode": "decode instance",
              "router": "router"}
-    profile = f" · profile {result.profile}" if result.profile else ""
+    from kvswitch.validate import show_name
+
+    profile = f" · profile {show_name(result.profile)}" if result.profile else ""
     backend = f" · {result.transfer_backend}" if result.transfer_backend else ""
     lines = [f"kvswitch engine-flags · {ENGINE_NAMES[result.engine]} · {result.mode}{backend}{profile}", ""]
     if not result.ok:

@@ -58,7 +58,9 @@ def _status(args: argparse.Namespace) -> int:
             ],
         }, indent=2))
     else:
-        print(f"profile {st.profile} · mode {st.mode}  ({st.config})")
+        from kvswitch.validate import show_name
+
+        print(f"profile {show_name(st.profile or '')} · mode {st.mode}  ({st.config})")
         if not st.clients:
             print("no clients registered (kvswitch client add PATH)")
         for c in st.clients:
