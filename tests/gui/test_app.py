@@ -135,7 +135,7 @@ BANNED_MODULES = {"httpx", "subprocess", "socket", "requests", "urllib", "shutil
 BANNED_ATTRS = {"read_text", "read_bytes", "write_text", "write_bytes", "open", "mkdir", "unlink", "touch",
                 "rmdir", "iterdir", "glob", "rglob", "exists", "stat", "is_file", "is_dir", "resolve"}
 # what the views may use from the library at run time: pure values and exception classes
-LIBRARY_ALLOWED = {"WatcherBusyError", "KvswitchError", "check_key"}
+LIBRARY_ALLOWED = {"WatcherBusyError", "KvswitchError", "check_key", "show_name"}  # pure: no I/O
 # worker functions the views may call directly because they do no I/O
 JOBS_PURE = {"probe_summary", "Snapshot"}
 
