@@ -52,7 +52,6 @@ _TMP_TAG = ".kvswitch-"
 _TMP_RE = re.compile(r"^\.(.+)\.kvswitch-([0-9]+)-[0-9a-f]{8}(?:-([0-9a-f]+))?\.tmp$", re.DOTALL)
 _RENAME_NOREPLACE = 1
 _RENAME_EXCHANGE = 2
-_SWAP_ROUNDS = 8  # a save racing every swap back gives up after this many (all of them kept)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -271,7 +270,8 @@ class PreparedWrite:
     """A temp file holding the new bytes, fsynced and ready to take the place of ``target``.
 
     A verified write (``verify``) checks that the swap displaced exactly ``old`` (``None``:
-    that there was no file); ``keep`` stores a version that raced in (default: a backup)."""
+    that there was no file); ``keep`` stores a version that raced in (default: a backup).
+    With ``undo`` (a roll back) a raced version is kept and the new bytes stay in place."""
 
     path: Path
     target: Path
@@ -282,6 +282,7 @@ class PreparedWrite:
     old_mode: int | None = None  # the replaced file's permission bits (a roll back restores them)
     verify: bool = False
     keep: Callable[[bytes], object] | None = field(default=None, repr=False)
+    undo: bool = False  # a roll back: a save on top of what it undoes is kept, not left in place
 
     def commit(self) -> None:
         """Put the temp file in the target's place and fsync the directory. A verified write
@@ -339,29 +340,29 @@ class PreparedWrite:
         if out == self.old:
             self.temp.unlink()
             return
+        if self.undo:
+            self._replace_keeping(out or b"")
+            return
         self._put_back(out or b"")
 
     def _put_back(self, out: bytes) -> None:
-        """Someone saved ``out`` between the look and the swap: swap it back, keeping every
-        version that ends up outside the file, and raise :class:`RacedError`."""
-        # kept even when it goes straight back: an editor that read the file in the moment
-        # kvswitch's version was in place may save on top of it and drop this one itself
+        """Someone saved ``out`` between the look and the swap: swap it back and raise
+        :class:`RacedError`. A save that landed on kvswitch's file in the meantime holds
+        kvswitch's unfinished edit, so it is not left in the file: it is kept as a backup.
+        ``out`` is kept too (an editor that read kvswitch's file in that instant may save on
+        top of ``out`` and drop it itself)."""
         self._keep(out)
-        seen = {_digest(out)}
-        kept = {_digest(out)}
-        for _ in range(_SWAP_ROUNDS):
-            _rename(self.temp, self.target, _RENAME_EXCHANGE)  # what came out goes back in
-            came = read_optional(self.temp) or b""
-            if came == self.data:
-                break  # the file holds the saved version again; nothing else was displaced
-            digest = _digest(came)
-            if digest not in kept:  # a newer save landed on ours: it is out of the file now
-                self._keep(came)
-                kept.add(digest)
-            if digest in seen:
-                break  # the newest save is back in the file; the older one is kept
-            seen.add(digest)
+        _rename(self.temp, self.target, _RENAME_EXCHANGE)  # what came out goes back in
+        came = read_optional(self.temp) or b""
+        if came != self.data and _digest(came) != _digest(out):
+            self._keep(came)
         raise self._raced()
+
+    def _replace_keeping(self, out: bytes) -> None:
+        """A roll back found a save on top of the version it undoes: the old bytes stay in
+        place (the switch did not happen) and that save is kept as a backup."""
+        self._keep(out)
+        self.temp.unlink()
 
     def _keep(self, version: bytes) -> None:
         try:

@@ -228,10 +228,9 @@ def _drop(backups: list[Path | None]) -> None:
 def _roll_back(done: list[PreparedWrite]) -> list[tuple[PreparedWrite, Path | None]]:
     """Put the old bytes back into files already replaced; the ones that could not be.
 
-    Each is swapped back only if it still holds what was written: a save made since stays
-    in the file (what it replaced was kvswitch's own version, so nothing of the user's is
-    lost), and a version displaced by a race is kept as a backup."""
-    from kvswitch.io import RacedError, _rename
+    The swap checks what comes out: a save made on top of kvswitch's version since is kept
+    as a backup (it holds the switch that did not happen), and the file gets its old bytes."""
+    from kvswitch.io import _rename
 
     stuck: list[tuple[PreparedWrite, Path | None]] = []
     for p in reversed(done):
@@ -239,17 +238,17 @@ def _roll_back(done: list[PreparedWrite]) -> list[tuple[PreparedWrite, Path | No
             if p.old is None:
                 _unwrite(p, _rename)
             else:
-                prepare_write(p.target, p.old, mode=p.old_mode, old=p.data, verify=True).commit()
-        except RacedError:
-            continue  # a save since: it stays
+                undo = prepare_write(p.target, p.old, mode=p.old_mode, old=p.data, verify=True)
+                undo.undo = True  # a save on top of what is undone is kept as a backup
+                undo.commit()
         except (OSError, KvswitchError):
             stuck.append((p, None))
     return stuck
 
 
 def _unwrite(p: PreparedWrite, rename: Callable[..., None]) -> None:
-    """Remove a file this write created, unless someone wrote it since."""
-    from kvswitch.io import _RENAME_NOREPLACE, _digest
+    """Remove a file this write created; a save made on top of it since is kept as a backup."""
+    from kvswitch.io import _digest
 
     aside = p.target.with_name(f".{p.target.name}.kvswitch-{os.getpid()}-{os.urandom(4).hex()}.tmp")
     try:
@@ -258,13 +257,9 @@ def _unwrite(p: PreparedWrite, rename: Callable[..., None]) -> None:
         return
     came = read_optional(aside)
     if came is not None and _digest(came) != _digest(p.data):
-        try:
-            rename(aside, p.target, _RENAME_NOREPLACE)  # theirs goes back
-            return
-        except OSError:
-            from kvswitch.backups import save_backup
+        from kvswitch.backups import save_backup
 
-            save_backup(p.target, came)
+        save_backup(p.target, came)
     aside.unlink(missing_ok=True)
     with contextlib.suppress(OSError):
         _fsync_dir(p.target.parent)

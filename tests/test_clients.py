@@ -437,7 +437,7 @@ def test_a_concurrent_writer_never_loses_an_edit_kvswitch_has_seen(
                 assert result.rc == 1, result
                 assert "changed on disk" in result.err and str(toml) in result.err, result
                 assert (cline_file().read_bytes(), config_file().read_bytes()) == (cline_before, config_before)
-            assert re.search(rf'^mode = "{mode}" ', toml.read_text(), re.M)
+            assert re.search(rf'^mode = "{mode}" ', toml.read_text(), re.M), (mode, result, toml.read_text())
             time.sleep(0.005)
     finally:
         stop.touch()
@@ -453,8 +453,8 @@ def test_a_concurrent_writer_never_loses_an_edit_kvswitch_has_seen(
     assert 0 < len(lines) <= written
     # apart from the writer's lines the file is exactly the skeleton in the last mode
     rest = _LINE.sub("", final)
-    expected = merged_text if mode == "merged" else merged_text.replace(
-        'mode = "merged"        #', 'mode = "split"         #'
+    expected = merged_text if mode == "merged" else merged_text.replace(  # the gap before # kept
+        'mode = "merged"        #', 'mode = "split"        #'
     )
     assert rest == expected
 
