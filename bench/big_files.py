@@ -28,6 +28,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _settings import user_settings  # bench/ is on the path when a benchmark runs
+
 MIB = 1024 * 1024
 
 
@@ -35,22 +37,7 @@ def big_settings(target: int, seed: int = 7) -> tuple[str, str]:
     """A Cline settings.json of about ``target`` bytes (user settings with comments and
     trailing commas, then the Cline block), and the same text as plain JSON: comments and
     trailing commas blanked with spaces, so the two have the same size and layout."""
-    rnd = random.Random(seed)
-    parts = ["{\n    // generated for the benchmark\n"]
-    size = i = 0
-    while size < target:
-        key = f"ext{i % 97}.setting{i}"
-        kind = rnd.random()
-        if kind < 0.5:
-            value = json.dumps(rnd.choice([True, 42, "value " * 3, 3.5]))
-            line = f'    "{key}": {value}, // note {i}\n'
-        elif kind < 0.8:
-            line = f'    "{key}": {{\n        "a": [1, 2, 3,],\n        /* block {i} */ "b": "x"\n    }},\n'
-        else:
-            line = f'    "[lang{i}]": {{"editor.tabSize": 2, "editor.wordWrap": "on"}},\n'
-        parts.append(line)
-        size += len(line)
-        i += 1
+    parts = user_settings(target, seed)
     parts.append('    "cline.openAiBaseUrl": "http://127.0.0.1:8000/v1",\n')
     parts.append(
         '    "cline.cacheStrategy": {\n        "mode": "merged", // merged | split\n'

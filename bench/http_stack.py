@@ -205,7 +205,6 @@ async def serve_httptools(port: int, host: str, up: int) -> None:
             self.body = bytearray()
             self.done = False
             self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-            self.status = 0
 
         def on_url(self, url: bytes) -> None:
             self.url += url

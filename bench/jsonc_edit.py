@@ -10,12 +10,12 @@ Goals (issue 2): one edit ≤ 150 ms on 1 MB, ≤ 1 ms on 1 KB.
 from __future__ import annotations
 
 import gc
-import json
-import random
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from _settings import user_settings  # bench/ is on the path when a benchmark runs
 
 from kvswitch.document import parse_config
 from kvswitch.edits import Set
@@ -29,22 +29,7 @@ PATH = ("cline.cacheStrategy", "mode")
 
 def big_settings(target_bytes: int, seed: int = 7) -> str:
     """A settings.json of about ``target_bytes``: nested objects, comments, trailing commas."""
-    rnd = random.Random(seed)
-    parts = ["{\n    // generated for the benchmark\n"]
-    size = 0
-    i = 0
-    while size < target_bytes:
-        key = f"ext{i % 97}.setting{i}"
-        kind = rnd.random()
-        if kind < 0.5:
-            line = f'    "{key}": {json.dumps(rnd.choice([True, 42, "value " * 3, 3.5]))}, // note {i}\n'
-        elif kind < 0.8:
-            line = f'    "{key}": {{\n        "a": [1, 2, 3,],\n        /* block {i} */ "b": "x"\n    }},\n'
-        else:
-            line = f'    "[lang{i}]": {{"editor.tabSize": 2, "editor.wordWrap": "on"}},\n'
-        parts.append(line)
-        size += len(line)
-        i += 1
+    parts = user_settings(target_bytes, seed)
     parts.append('    "cline.openAiBaseUrl": "https://taotoken.net/api",\n')
     parts.append('    "cline.cacheStrategy": {\n        "mode": "merged", // merged | split\n'
                  '        "chunkSize": 512,\n        "kvCacheDtype": "auto",\n        "enablePrefixCache": true\n    },\n}\n')

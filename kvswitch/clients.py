@@ -8,7 +8,6 @@ says a mode the clients are not in.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 from collections.abc import Callable
@@ -318,7 +317,9 @@ def nudge_changed(changes: list[ClientChange]) -> tuple[Any, ...]:
 def switch_clients(mode: CacheMode, *, dry_run: bool = False) -> list[ClientChange]:
     """``kvswitch switch MODE``: flip every registered client (a mode flip: remembered
     values come back, the active profile fills what was never there; keys are not touched)."""
-    with _switching(dry_run):
+    from kvswitch.locks import unless_dry_run
+
+    with unless_dry_run(dry_run):
         config = read_config()
         name, profile = config.profile()
         return _apply(config, name, profile, mode, profile_wins=False, with_keys=False, dry_run=dry_run,
@@ -328,18 +329,14 @@ def switch_clients(mode: CacheMode, *, dry_run: bool = False) -> list[ClientChan
 def apply_profile(name: str | None = None, *, dry_run: bool = False) -> list[ClientChange]:
     """``kvswitch profile use NAME``: make NAME active and render it into every client in the
     current mode (the profile's values win; its key is written where D-7 allows)."""
-    with _switching(dry_run):
+    from kvswitch.locks import unless_dry_run
+
+    with unless_dry_run(dry_run):
         config = read_config()
         name, profile = config.profile(name)
         return _apply(config, name, profile, config.model.mode, profile_wins=True, with_keys=True,
                       dry_run=dry_run, set_active=True)
 
-
-def _switching(dry_run: bool) -> contextlib.AbstractContextManager[None]:
-    """The switch lock around a read–plan–commit; a dry run reads without it."""
-    from kvswitch.locks import switch_lock
-
-    return contextlib.nullcontext() if dry_run else switch_lock()
 
 
 @dataclass(frozen=True)
@@ -413,7 +410,9 @@ def status() -> Status:
 def restore(path: Path, backup_id: str | None = None) -> tuple[Backup, WriteResult]:
     """Put a backup of ``path`` back (default: the newest that differs from the file now).
     The restore is an atomic write, so the current version is backed up first."""
-    with _switching(False):
+    from kvswitch.locks import switch_lock
+
+    with switch_lock():
         return _restore(path, backup_id)
 
 

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from kvswitch.addresses import is_loopback_url
-from kvswitch.key_scope import key_for
+from kvswitch.key_scope import KeyScope, key_for
 from kvswitch.key_scope import origin as _origin
 
 if TYPE_CHECKING:
@@ -265,7 +265,7 @@ def _target_from_settings(s: DoctorSettings, config: Config | None) -> tuple[Tar
     prefill = profile.split.prefill_base_url or profile.base_url
     decode = profile.split.decode_base_url or profile.base_url
     urls = (profile.base_url, prefill, decode, profile.split.probe_url)
-    allowed = frozenset(o for o in (_origin(u) for u in urls) if o is not None)
+    allowed = KeyScope.of(key, urls).origins
     return Target(
         label=f"profile {show_name(name)}", profile=name, base_url=profile.base_url, model=profile.model,
         mode=s.mode or config.model.mode, url_convention=profile.url_convention, prefill=prefill, decode=decode,

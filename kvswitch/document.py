@@ -81,11 +81,18 @@ def parse_config(
     try:
         doc: Document = JsoncDocument(text) if KIND_FORMAT[kind] == "jsonc" else TomlDocument(text)
     except JsoncSyntaxError as exc:
-        line, col = line_col(text, exc.offset)
-        raise ConfigParseError(exc.message + _json5_hint(text), Location(path, line, col)) from exc
+        raise ConfigParseError(exc.message + _json5_hint(text), _where(text, path, exc)) from exc
     except TomlSyntaxError as exc:
-        raise ConfigParseError(exc.message, Location(path, exc.line, exc.column)) from exc
+        raise ConfigParseError(exc.message, _where(text, path, exc)) from exc
     return ConfigFile(path, kind, data, doc)
+
+
+def _where(text: str, path: Path | None, fault: JsoncSyntaxError | TomlSyntaxError) -> Location:
+    """Where in ``text`` the syntax error ``fault`` lies."""
+    if isinstance(fault, JsoncSyntaxError):
+        line, col = line_col(text, fault.offset)
+        return Location(path, line, col)
+    return Location(path, fault.line, fault.column)
 
 
 def _detect(path: Path | None, text: str) -> FileKind:
@@ -103,16 +110,11 @@ def _detect(path: Path | None, text: str) -> FileKind:
             raise  # plain text, say: nothing to point at
         try:
             JsoncDocument(text) if looks_json else TomlDocument(text)
-        except JsoncSyntaxError as fault:
-            line, col = line_col(text, fault.offset)
+        except (JsoncSyntaxError, TomlSyntaxError) as fault:
             raise UnknownKindError(
-                f"not valid JSONC: {fault.message}, so kvswitch cannot tell which kind of file this is",
-                Location(path, line, col),
-            ) from exc
-        except TomlSyntaxError as fault:
-            raise UnknownKindError(
-                f"not valid TOML: {fault.message}, so kvswitch cannot tell which kind of file this is",
-                Location(path, fault.line, fault.column),
+                f"not valid {'JSONC' if looks_json else 'TOML'}: {fault.message}, "
+                "so kvswitch cannot tell which kind of file this is",
+                _where(text, path, fault),
             ) from exc
         raise
 

@@ -167,12 +167,6 @@ def _temp_parts(name: str) -> tuple[str, int, int | None] | None:
     return m.group(1), int(m.group(2)), int(m.group(3), 16) if m.group(3) else None
 
 
-def _temp_owner(name: str) -> int | None:
-    """The pid in a kvswitch temp file's name (``.<file>.kvswitch-<pid>-<hex>.tmp``), else None."""
-    parts = _temp_parts(name)
-    return parts[1] if parts else None
-
-
 def _sweep_stale_temps(directory: Path) -> None:
     """Remove temp files a killed kvswitch left in ``directory`` (their pid is gone).
 
@@ -354,7 +348,7 @@ class PreparedWrite:
         self._keep(out)
         _rename(self.temp, self.target, _RENAME_EXCHANGE)  # what came out goes back in
         came = read_optional(self.temp) or b""
-        if came != self.data and _digest(came) != _digest(out):
+        if came != self.data:
             self._keep(came)
         raise self._raced()
 

@@ -180,7 +180,7 @@ def resolve_key(profile: str, reference: str) -> str | None:
 def env_key(name: str) -> str | None:
     """The key in the environment variable ``name`` (``--api-key-env``), checked like a stored
     one (:func:`resolve_key`); ``None`` when it is not set or empty."""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+    if not _ENV_REF.fullmatch(f"env:{name}"):
         from kvswitch.validate import show
 
         raise InvalidKeyError(f"{show(name)} is not an environment variable name")

@@ -24,7 +24,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: the in-process lock only
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["DEFAULT_TIMEOUT", "switch_lock"]
+__all__ = ["DEFAULT_TIMEOUT", "state_lock", "switch_lock", "unless_dry_run"]
 
 DEFAULT_TIMEOUT = 5.0
 """Seconds a switch waits for another one to finish before it refuses."""
@@ -33,7 +33,7 @@ _LOCK_NAME = "switch.lock"
 _POLL = 0.02
 
 _thread_lock = threading.RLock()
-_held = threading.local()  # .depth and .fd of the calling thread
+_held = threading.local()  # .depth: how often the calling thread holds the switch lock
 
 
 @contextlib.contextmanager
@@ -43,54 +43,63 @@ def switch_lock(timeout: float | None = None) -> Iterator[None]:
     ``timeout`` (default :data:`DEFAULT_TIMEOUT`) bounds the wait for another thread or
     process; past it :class:`LockTimeoutError` says that another kvswitch is switching."""
     wait = DEFAULT_TIMEOUT if timeout is None else max(0.0, timeout)
-    depth = getattr(_held, "depth", 0)
-    if depth:
-        _held.depth = depth + 1
+    if getattr(_held, "depth", 0):  # this thread holds it already
+        _held.depth += 1
         try:
             yield
         finally:
             _held.depth -= 1
         return
-    deadline = time.monotonic() + wait
     if not _thread_lock.acquire(timeout=wait):
         raise _busy(wait)
     try:
-        fd = _flock(deadline, wait)
-        _held.depth = 1
-        try:
-            yield
-        finally:
-            _held.depth = 0
-            if fd is not None:
-                os.close(fd)  # closing the descriptor releases the flock
+        with state_lock(_LOCK_NAME, "switch lock", wait=wait):
+            _held.depth = 1
+            try:
+                yield
+            finally:
+                _held.depth = 0
     finally:
         _thread_lock.release()
 
 
-def _flock(deadline: float, wait: float) -> int | None:
-    if fcntl is None:  # pragma: no cover
-        return None
+def unless_dry_run(dry_run: bool) -> contextlib.AbstractContextManager[None]:
+    """The switch lock around a read–plan–commit; a dry run reads without it."""
+    return contextlib.nullcontext() if dry_run else switch_lock()
+
+
+@contextlib.contextmanager
+def state_lock(name: str, what: str, *, wait: float | None = None) -> Iterator[None]:
+    """An exclusive ``flock`` on ``<state>/name`` for the ``with`` block (the kernel releases
+    it if the process dies). ``wait=None`` waits as long as it takes; otherwise past ``wait``
+    seconds :class:`LockTimeoutError` is raised."""
+    if fcntl is None:  # pragma: no cover - Windows: the in-process lock only
+        yield
+        return
     from kvswitch.io import _private_dir, _why
 
     state = paths.dirs().state
     _private_dir(state)
-    lock = state / _LOCK_NAME
+    lock = state / name
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        raise WriteError(f"cannot open the switch lock: {_why(exc)}", Location(lock)) from exc
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                os.close(fd)
-                raise _busy(wait) from None
-            time.sleep(_POLL)
-        except OSError as exc:
-            os.close(fd)
-            raise WriteError(f"cannot take the switch lock: {_why(exc)}", Location(lock)) from exc
+        raise WriteError(f"cannot open the {what}: {_why(exc)}", Location(lock)) from exc
+    try:
+        deadline = None if wait is None else time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if deadline is None else fcntl.LOCK_NB))
+                break
+            except BlockingIOError:
+                if deadline is None or time.monotonic() >= deadline:
+                    raise _busy(wait or 0.0) from None
+                time.sleep(_POLL)
+            except OSError as exc:
+                raise WriteError(f"cannot take the {what}: {_why(exc)}", Location(lock)) from exc
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
 
 
 def _busy(wait: float) -> LockTimeoutError:

@@ -50,8 +50,6 @@ _PLACEHOLDER = re.compile(
     re.IGNORECASE,
 )
 _MODEL_PLACEHOLDER = re.compile(r"your|<[^>]*>|model[-_ ]name|^model$|xxx|placeholder|你的", re.I)
-_ENV_REF = re.compile(r"env:[A-Za-z_][A-Za-z0-9_]*")
-_SECRET_FIELDS = ("provider.api_key",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,16 +112,16 @@ def check(cf: ConfigFile, *, git: bool = True) -> list[Diagnostic]:
 def _without_keys(cf: ConfigFile, found: list[Diagnostic]) -> list[Diagnostic]:
     """The findings with every API key the file holds masked, wherever a message echoes it
     (a key pasted into ``base_url`` or ``mode`` too)."""
-    import dataclasses
-
-    from kvswitch.redact import redact
-
     if cf.kind == "kvswitch":
         return found  # its `key` fields are references, never keys
     values = [get_path(cf.data, s.fields["provider.api_key"]) for s in subjects(cf.kind, cf.data)]
     keys = [v for v in values if isinstance(v, str) and len(v.strip()) >= 4]
     if not keys:
         return found
+    import dataclasses
+
+    from kvswitch.redact import redact
+
     return [dataclasses.replace(d, message=redact(d.message, keys)) for d in found]
 
 
@@ -321,7 +319,7 @@ def _split_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
             if problem is not None and problem != QUERY_PROBLEM:
                 yield ctx.diag(
                     "KVS110",
-                    f"{where}{label} endpoint {show(_show_url(url))} is not an http(s) URL: {problem}",
+                    f"{where}{label} endpoint {show(redact_url(url))} is not an http(s) URL: {problem}",
                     at(field),
                     severity=Severity.ERROR if in_split else Severity.WARNING,
                 )
@@ -356,7 +354,7 @@ def _url_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
         return
     problem = url_problem(url)
     if problem is not None and problem != QUERY_PROBLEM:
-        yield ctx.diag("KVS202", f"{where}base URL {show(_show_url(url))} is not an http(s) URL: {problem}",
+        yield ctx.diag("KVS202", f"{where}base URL {show(redact_url(url))} is not an http(s) URL: {problem}",
                        at("provider.base_url"))
         return
     parts = urlsplit(url)
@@ -374,12 +372,12 @@ def _url_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
 def _slash_and_query(ctx: _Ctx, path: KeyPath, url: str, label: str) -> Iterator[Diagnostic]:
     parts = urlsplit(url)
     if parts.query or parts.fragment or url.endswith(("?", "#")):
-        yield ctx.diag("KVS202", f"{label} {show(_show_url(url))} has a query string or fragment; write the bare address (S-07)", path)
+        yield ctx.diag("KVS202", f"{label} {show(redact_url(url))} has a query string or fragment; write the bare address (S-07)", path)
     elif url.endswith("/"):
         fixed = url.rstrip("/")
         yield ctx.diag(
             "KVS201",
-            f"{label} ends with '/': clients join it into '//' and auth breaks (S-24); it becomes {show(_show_url(fixed))}",
+            f"{label} ends with '/': clients join it into '//' and auth breaks (S-24); it becomes {show(redact_url(fixed))}",
             path,
             fix=Fix(path, fixed, "remove the trailing '/'"),
         )
@@ -486,12 +484,6 @@ def _dotted(loc: KeyPath) -> str:
 def _visible(key: str) -> str:
     """``key`` without whitespace, control and format characters."""
     return "".join(c for c in key if invisible(c) is None)
-
-
-def _show_url(url: str) -> str:
-    """``url`` for a message: user info, query and fragment values are masked (they may
-    hold credentials, e.g. ``?api_key=…``)."""
-    return redact_url(url)
 
 
 def _same_address(a: str, b: str) -> bool:

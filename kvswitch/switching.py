@@ -186,7 +186,7 @@ def _plan_cline(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None) 
             remember[(_CS, key)] = Remembered(raw, trailer, after)
         edits.append(Delete((_CS, key)))
     # exactly what each key takes with it (its comments too), so the way back is byte for byte
-    for order, (path, cut) in enumerate(doc.cuts(edits).items()):
+    for order, (path, cut) in enumerate(doc.cuts(edits).items() if remember else ()):
         if path in remember:
             remember[path] = replace(remember[path], cut=cut, order=order)
     present = {k for k in keys if k not in leaving}
@@ -378,11 +378,9 @@ def switch(
     (:func:`kvswitch.locks.switch_lock`). ``dry_run`` writes nothing and returns the diffs.
     Raises a :class:`~kvswitch.errors.KvswitchError` naming the file on the first problem,
     with nothing written."""
-    import contextlib
+    from kvswitch.locks import unless_dry_run
 
-    from kvswitch.locks import switch_lock
-
-    with contextlib.nullcontext() if dry_run else switch_lock():
+    with unless_dry_run(dry_run):
         return _switch_files(mode, paths, dry_run=dry_run, kinds=kinds, defaults=defaults)
 
 

@@ -16,7 +16,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,17 +29,10 @@ from kvswitch.io import (
     RacedError,
     WriteResult,
     _fsync_dir,
-    _private_dir,
-    _why,
     prepare_write,
     read_optional,
     write_private,
 )
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no advisory locks, one kvswitch at a time
-    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["FileWrite", "commit_all", "recover"]
 
@@ -67,24 +60,11 @@ def _journal_path() -> Path:
     return paths.dirs().state / _JOURNAL
 
 
-@contextlib.contextmanager
-def _locked() -> Iterator[None]:
+def _locked() -> contextlib.AbstractContextManager[None]:
     """Hold the state directory's journal lock (released by the kernel if the process dies)."""
-    if fcntl is None:  # pragma: no cover
-        yield
-        return
-    state = paths.dirs().state
-    _private_dir(state)
-    lock = state / _LOCK
-    try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as exc:
-        raise WriteError(f"cannot open the switch lock: {_why(exc)}", Location(lock)) from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    from kvswitch.locks import state_lock
+
+    return state_lock(_LOCK, "switch lock")
 
 
 def commit_all(writes: Sequence[FileWrite]) -> list[WriteResult]:

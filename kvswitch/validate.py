@@ -233,8 +233,7 @@ def check_url(url: str, label: str = "base URL", code: str = "KVS202") -> str:
 def clean_url(url: str, label: str = "base URL", code: str = "KVS202") -> tuple[str, Note | None]:
     """``url`` checked (:func:`check_url`) and without its trailing ``/`` (KVS201), with a
     note when one was taken off."""
-    check_url(url.strip(), label, code)
-    url = url.strip()
+    url = check_url(url.strip(), label, code)
     bare = url.rstrip("/")
     if bare != url and urlsplit(bare).hostname:
         return bare, Note("KVS201", f"{label} ends with '/'; stored without it: {show(bare)}")

@@ -9,8 +9,12 @@ import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.helpers.watching import Events, Sandbox
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,6 +88,22 @@ def memory_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+@pytest.fixture
+def sb() -> Sandbox:
+    """The watcher tests' sandbox: ``kvswitch init --preset taotoken`` in the test's HOME."""
+    from tests.helpers.watching import init_sandbox
+
+    return init_sandbox()
+
+
+@pytest.fixture
+def events() -> Events:
+    """The watcher tests' recorder of every WatchEvent."""
+    from tests.helpers.watching import Events
+
+    return Events()
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from kvswitch.watch import Watcher, WatcherBusyError
 from tests.conftest import require_tool
 from tests.helpers.observe import cline_data, cline_mode, toml_data, toml_mode
 from tests.helpers.watching import (
+    CHANGING,
     DEBOUNCE,
     Events,
     Recorder,
@@ -44,18 +45,6 @@ from tests.helpers.watching import (
 )
 
 PROFILE = "taotoken"
-CHANGING = ("adopted", "propagated", "fixed", "reverted")
-"""Event kinds that say the watcher changed something."""
-
-
-@pytest.fixture
-def sb() -> Sandbox:
-    return init_sandbox()
-
-
-@pytest.fixture
-def events() -> Events:
-    return Events()
 
 
 @pytest.fixture

@@ -28,29 +28,17 @@ import pytest
 
 from tests.helpers.observe import cline_mode, toml_mode
 from tests.helpers.watching import (
+    CHANGING,
     DEBOUNCE,
     Events,
     Sandbox,
     WriteSpy,
     cline_as,
     config_data,
-    init_sandbox,
     running_watcher,
     save_replace,
     wait_until,
 )
-
-CHANGING = ("adopted", "propagated", "fixed", "reverted")
-
-
-@pytest.fixture
-def sb() -> Sandbox:
-    return init_sandbox()
-
-
-@pytest.fixture
-def events() -> Events:
-    return Events()
 
 
 def _in_sync(sb: Sandbox, mode: str) -> bool:

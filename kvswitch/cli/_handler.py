@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from kvswitch.errors import KvswitchError, ReadError, UnknownKindError
 
-__all__ = ["UsageError", "exit_code", "handle"]
+__all__ = ["UsageError", "exit_code", "handle", "recover_first"]
 
 BUG_HINT = (
     "This is a bug in kvswitch. Please report it with the command you ran and the lines above "
@@ -43,3 +43,13 @@ def handle(run: Callable[[], int]) -> int:
         traceback.print_exc()
         print(f"kvswitch: internal error. {BUG_HINT}", file=sys.stderr)
         return 3
+
+
+def recover_first() -> None:
+    """Finish or roll back a switch a crash interrupted, saying so on stderr: every command
+    that reads or writes the clients does this first."""
+    from kvswitch.transaction import recover
+
+    note = recover()
+    if note:
+        print(f"kvswitch: {note}", file=sys.stderr)

@@ -4,7 +4,6 @@ another profile, or a bare address with its model and key variable."""
 from __future__ import annotations
 
 import argparse
-import re
 from typing import Any
 
 __all__ = ["add_target_options", "env_name_option", "text_option", "url_option"]
@@ -46,9 +45,9 @@ def text_option(value: str) -> str:
 
 def env_name_option(value: str) -> str:
     """The name of an environment variable: letters, digits and '_', not starting with a digit."""
-    from kvswitch.validate import show
+    from kvswitch.validate import is_key_reference, show
 
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+    if not is_key_reference(f"env:{value}"):  # the one pattern of a name, as in a profile's env:NAME
         raise argparse.ArgumentTypeError(f"{show(value)} is not an environment variable name "
                                          "(letters, digits and '_', not starting with a digit)")
     return value

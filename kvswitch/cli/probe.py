@@ -71,7 +71,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     import shlex
 
     from kvswitch.cli._handler import UsageError
-    from kvswitch.key_scope import KeyScope, origin
+    from kvswitch.key_scope import KeyScope
     from kvswitch.probe.runner import ProbeSettings
     from kvswitch.validate import InvalidValueError, check_url, show
 
@@ -84,8 +84,6 @@ def settings_from_args(args: argparse.Namespace) -> Any:
             url = check_url(url, "address")
         except InvalidValueError as exc:
             raise UsageError(f"--endpoint {mode}=…: {exc.code} {exc.message}") from None
-        if origin(url) is None:
-            raise UsageError(f"--endpoint {mode}=…: not an http(s) URL with a host")
         endpoints[mode] = url
     prefixes: dict[str, list[str]] = {}
     for item in args.gpu_prefix:
@@ -227,6 +225,17 @@ def _d(value: Any, *path: str) -> Any:
     return value
 
 
+def _ratio(comparison: Any, name: str) -> tuple[float, float, float] | None:
+    """(split/merged, low, high) of a comparison's ratio, or ``None`` where any is missing or
+    not a number."""
+    r, ci = _d(comparison, name), _d(comparison, name, "ci95")
+    if not isinstance(r, dict) or not isinstance(ci, list) or len(ci) != 2:
+        return None
+    value: Any = r.get("split/merged")
+    lo, hi = ci
+    return (value, lo, hi) if all(_f(x) != "–" for x in (value, lo, hi)) else None
+
+
 def render_text(report: dict[str, Any]) -> str:
     """The report as a table and notes (what the CLI prints)."""
     s = report.get("settings") if isinstance(report.get("settings"), dict) else {}
@@ -250,18 +259,14 @@ def render_text(report: dict[str, Any]) -> str:
             f"{_f(_d(m, 'tpot_ms', 'median')):>10} {_f(_d(m, 'background_itl_ms', 'p99')):>11}"
         )
     lines.append("")
-    comp = report.get("comparison") if isinstance(report.get("comparison"), dict) else {}
-    r = _d(comp, "ttft_median_ratio")
-    ci = _d(r, "ci95")
-    if isinstance(r, dict) and isinstance(ci, list) and len(ci) == 2 and all(_f(x) != "–" for x in [*ci, r.get("split/merged")]):
-        lo, hi = ci
+    comp = report.get("comparison")
+    if (r := _ratio(comp, "ttft_median_ratio")) is not None:
+        value, lo, hi = r
         verdict = ("split is faster to first token" if hi < 1 else "merged is faster to first token" if lo > 1
                    else "no difference the interval can show")
-        lines.append(f"TTFT median split/merged: {r['split/merged']:.2f} (95 % bootstrap interval {lo:.2f}–{hi:.2f}): {verdict}")
-    r = _d(comp, "itl_p99_ratio")
-    ci = _d(r, "ci95")
-    if isinstance(r, dict) and isinstance(ci, list) and len(ci) == 2 and all(_f(x) != "–" for x in [*ci, r.get("split/merged")]):
-        lines.append(f"ITL p99 split/merged: {r['split/merged']:.2f} (95 % interval {ci[0]:.2f}–{ci[1]:.2f})")
+        lines.append(f"TTFT median split/merged: {value:.2f} (95 % bootstrap interval {lo:.2f}–{hi:.2f}): {verdict}")
+    if (r := _ratio(comp, "itl_p99_ratio")) is not None:
+        lines.append(f"ITL p99 split/merged: {r[0]:.2f} (95 % interval {r[1]:.2f}–{r[2]:.2f})")
     lines.append("")
     for mode, m in modes.items():
         lines.append(f"{mode}: routed by {_d(m, 'routed_by')} → {_d(m, 'url')}")

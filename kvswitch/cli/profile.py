@@ -364,10 +364,11 @@ def _client_remove(args: argparse.Namespace) -> int:
 
     config = read_config()
     path = args.path.expanduser().absolute()
-    same = registered(config, path)  # by real path, unless one is registered as spelled here
-    spelled = [e for e in config.model.clients if client_path(e).absolute() == path]
+    target = next((e for e in config.model.clients if client_path(e).absolute() == path), None)
+    if target is None:
+        target = registered(config, path)  # by real path, unless one is registered as spelled here
     for i, entry in enumerate(config.model.clients):
-        if entry is (spelled[0] if spelled else same):
+        if entry is target:
             edit_config([Delete(("clients", i))], config)
             print(f"unregistered {path} (the file is unchanged)")
             return 0

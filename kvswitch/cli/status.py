@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from kvswitch.cli._handler import recover_first
 
 __all__ = ["register"]
 
@@ -39,13 +40,8 @@ def _when(ts: float | None) -> str:
 
 def _status(args: argparse.Namespace) -> int:
     from kvswitch.clients import status
-    from kvswitch.transaction import recover
 
-    # a switch a crash interrupted is finished or rolled back first (as `switch` does), so the
-    # status shows where the files stand, not a half-done switch
-    note = recover()
-    if note:
-        print(f"kvswitch: {note}", file=sys.stderr)
+    recover_first()  # first, so the status shows where the files stand, not a half-done switch
     st = status()
     if args.format == "json":
         print(json.dumps({
@@ -84,11 +80,7 @@ def _restore(args: argparse.Namespace) -> int:
         for b in backups:
             print(f"{b.id}  {_when(b.created)}  {b.size:>8} bytes")
         return 0
-    from kvswitch.transaction import recover
-
-    note = recover()  # an interrupted switch first: restore puts back a file it may name
-    if note:
-        print(f"kvswitch: {note}", file=sys.stderr)
+    recover_first()  # an interrupted switch first: restore puts back a file it may name
     chosen, result = restore(args.path, args.id)
     print(f"restored {args.path} from backup {chosen.id}" + (f" (the version it replaced: {result.backup})" if result.backup else ""))
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +29,11 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kvswitch.cli._handler import recover_first
     from kvswitch.cli.reporters import change_lines
-    from kvswitch.transaction import recover
 
     if not args.dry_run:
-        note = recover()
-        if note:
-            print(f"kvswitch: {note}", file=sys.stderr)
+        recover_first()
     if args.paths:
         from kvswitch.switching import switch
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-import sys
 import threading
 from typing import Any
 
@@ -32,12 +31,10 @@ class _Terminated(Exception):
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvswitch.transaction import recover
+    from kvswitch.cli._handler import recover_first
     from kvswitch.watch import Watcher, WatchEvent
 
-    note = recover()
-    if note:
-        print(f"kvswitch: {note}", file=sys.stderr)
+    recover_first()
     problems: list[WatchEvent] = []
     lock = threading.Lock()
 

@@ -91,6 +91,11 @@ class _Scanner:
     def ws(self, i: int) -> int:
         return _WS.match(self.t, i).end()  # type: ignore[union-attr]
 
+    def seen_whole(self, table: Path) -> bool:
+        """Whether every line of ``table`` (a ``[header]`` table, or one made by dotted keys)
+        has been scanned."""
+        return (table if table in self.headers else self.defined_in.get(table)) in self.closed
+
     def ws_nl(self, i: int) -> int:
         return _WS_NL.match(self.t, i).end()  # type: ignore[union-attr]
 
@@ -306,8 +311,7 @@ class TomlDocument:
             # finding near its top costs little); everything is kept once a scan reaches the end
             scanner = _Scanner(self.text)
             spots = scanner.scan(lambda: path in scanner.spots or (
-                len(path) > 1 and (path[:-1] if path[:-1] in scanner.headers else scanner.defined_in.get(path[:-1]))
-                in scanner.closed and path[:-1] in scanner.spots))
+                len(path) > 1 and scanner.seen_whole(path[:-1]) and path[:-1] in scanner.spots))
             if not scanner.finished and path not in spots:
                 # not where its table was: it may still be a later header ([cache.split],
                 # [[cache.split]] after other tables), so look through the whole text
@@ -374,8 +378,8 @@ class TomlDocument:
         if _BLANK_END.search(out) and not _BLANK_END.search(source):
             out = out[: out.rindex("\n")]  # the blank line we added after a new table ended up last
             out = out.removesuffix("\r")
-        if "\r\n" in source and not re.search(r"(?<!\r)\n", source):
-            out = re.sub(r"(?<!\r)\n", "\r\n", out)  # a pure CRLF file stays CRLF everywhere
+        if _crlf_only(source):
+            out = _LONE_LF.sub("\r\n", out)  # a pure CRLF file stays CRLF everywhere
         return verified(bom + out, expected)
 
 
@@ -387,7 +391,9 @@ class _SpanEditor:
     def __init__(self, doc: TomlDocument) -> None:
         self.doc = doc
         self.text = doc.text
-        self.eol = "\r\n" if "\r\n" in self.text and not re.search(r"(?<!\r)\n", self.text) else "\n"
+        self.eol = "\r\n" if _crlf_only(self.text) else "\n"
+        # what goes before an addition at the end of a text whose last line has no line break
+        self.lead = "" if not self.text or self.text.endswith(("\n", "\r")) else self.eol
 
     def apply(self, edits: Sequence[Edit]) -> str | None:
         """The edited text (unverified), or ``None`` when these edits are not span edits."""
@@ -416,9 +422,7 @@ class _SpanEditor:
         scanner = _Scanner(self.text)
 
         def done() -> bool:  # every value found, every table that gets a key seen whole
-            return values <= scanner.spots.keys() and all(
-                (t if t in scanner.headers else scanner.defined_in.get(t)) in scanner.closed for t in tables
-            )
+            return values <= scanner.spots.keys() and all(scanner.seen_whole(t) for t in tables)
 
         try:
             scanner.scan(done)
@@ -471,8 +475,7 @@ class _SpanEditor:
 
     def _dotted(self, rel: Path, value: Any) -> str:
         """Lines of dotted keys (``cache.split.x = …``) for ``value`` at ``rel``."""
-        eol = self.eol
-        lead = "" if not self.text or self.text.endswith(("\n", "\r")) else eol
+        eol, lead = self.eol, self.lead
         items = value.items() if isinstance(value, dict) else [(None, value)]
         lines = [".".join(_toml_key(p) for p in (*rel, *([k] if k is not None else []))) + f" = {_toml_value(v)}"
                  for k, v in items]
@@ -480,8 +483,7 @@ class _SpanEditor:
 
     def _addition(self, path: Path, value: Any) -> str:
         """Text for a new key (a line), or a new table (a blank line, its header, its keys)."""
-        eol = self.eol
-        lead = "" if not self.text or self.text.endswith(("\n", "\r")) else eol
+        eol, lead = self.eol, self.lead
         if not isinstance(value, dict):
             return f"{lead}{_toml_key(str(path[-1]))} = {_toml_value(value)}{eol}"
         header = ".".join(_toml_key(str(p)) for p in path)
@@ -490,8 +492,14 @@ class _SpanEditor:
 
 
 _REST_OF_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
+_LONE_LF = re.compile(r"(?<!\r)\n")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _crlf_only(text: str) -> bool:
+    """Whether ``text`` breaks its lines with CRLF, and only with CRLF."""
+    return "\r\n" in text and not _LONE_LF.search(text)
 
 
 def _scalar(value: Any) -> bool:

@@ -36,9 +36,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvswitch.errors import KvswitchError
+
+if TYPE_CHECKING:
+    from kvswitch.models import Profile
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -256,8 +259,11 @@ def up(
         if p.pidfile is not None:
             with contextlib.suppress(FileNotFoundError):
                 p.pidfile.unlink()
-    _check_profile_is_ours()
-    chunk = chunk_size or _profile_chunk_size() or DEFAULT_CHUNK_SIZE
+    profile = _lab_profile()
+    if profile is not None and profile.provider != PROFILE:  # the user's own: never touched
+        raise LabError(_foreign_profile(profile.provider))
+    own_chunk = profile.merged.chunk_size if profile is not None else None
+    chunk = chunk_size or own_chunk or DEFAULT_CHUNK_SIZE
     _check_port_free(port)
 
     from kvswitch.io import _private_dir
@@ -297,16 +303,18 @@ def up(
     return result
 
 
-def _profile_chunk_size() -> int | None:
+def _lab_profile() -> Profile | None:
+    """The config's ``lab`` profile, read once before anything starts. It is the lab's when its
+    provider is ``lab`` (what ``lab up`` and ``kvswitch init --preset lab`` write); any other is
+    the user's own, and ``up`` refuses."""
     from kvswitch.config import config_file, read_config
 
     if not config_file().exists():
         return None
     try:
-        profile = read_config().model.profiles.get(PROFILE)
-    except KvswitchError:
+        return read_config().model.profiles.get(PROFILE)
+    except KvswitchError:  # a config that does not load is reported when the profile is registered
         return None
-    return profile.merged.chunk_size if profile is not None else None
 
 
 def _foreign_profile(provider: str) -> str:
@@ -317,22 +325,6 @@ def _foreign_profile(provider: str) -> str:
         f"or set provider = \"{PROFILE}\" in it to let the lab keep its URLs, model and key "
         "reference up to date"
     )
-
-
-def _check_profile_is_ours() -> None:
-    """Refuse before anything starts when the ``lab`` profile is the user's own: a profile of
-    that name is the lab's when its provider is ``lab`` (what ``lab up`` and
-    ``kvswitch init --preset lab`` write)."""
-    from kvswitch.config import config_file, read_config
-
-    if not config_file().exists():
-        return
-    try:
-        profile = read_config().model.profiles.get(PROFILE)
-    except KvswitchError:  # a config that does not load is reported when the profile is registered
-        return
-    if profile is not None and profile.provider != PROFILE:
-        raise LabError(_foreign_profile(profile.provider))
 
 
 def _check_port_free(port: int) -> None:

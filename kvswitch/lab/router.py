@@ -828,67 +828,73 @@ class Router:
                 lines.append(f"{name}_sum{labels} {_num(s.total)}")
                 lines.append(f"{name}_count{labels} {s.count}")
 
-        family(
-            "kvswitch_lab:requests_total",
-            "counter",
-            "Completion requests the lab router received, by mode.",
-            [(f'kvswitch_lab:requests_total{{mode="{m}"}}', st.requests[m]) for m in MODES],
-        )
-        family(
-            "kvswitch_lab:request_errors_total",
-            "counter",
-            "Requests that did not end with HTTP 200, by mode.",
-            [(f'kvswitch_lab:request_errors_total{{mode="{m}"}}', st.errors[m]) for m in MODES],
-        )
-        family(
-            "kvswitch_lab:requests_in_flight",
-            "gauge",
-            "Requests being served now, by mode.",
-            [(f'kvswitch_lab:requests_in_flight{{mode="{m}"}}', st.in_flight[m]) for m in MODES],
-        )
-        family(
-            "kvswitch_lab:kv_handoffs_total",
-            "counter",
-            "KV caches handed from the prefill server to the decode server (slot save + restore).",
-            [("kvswitch_lab:kv_handoffs_total", st.handoffs)],
-        )
-        family(
-            "kvswitch_lab:kv_handoff_bytes_total",
-            "counter",
-            "Bytes of slot files handed over.",
-            [("kvswitch_lab:kv_handoff_bytes_total", st.handoff_bytes)],
-        )
-        family(
-            "kvswitch_lab:kv_handoff_tokens_total",
-            "counter",
-            "Prompt tokens restored on the decode server.",
-            [("kvswitch_lab:kv_handoff_tokens_total", st.handoff_tokens)],
-        )
+        for name, kind, help_text, counts in (
+            (
+                "kvswitch_lab:requests_total",
+                "counter",
+                "Completion requests the lab router received, by mode.",
+                st.requests,
+            ),
+            (
+                "kvswitch_lab:request_errors_total",
+                "counter",
+                "Requests that did not end with HTTP 200, by mode.",
+                st.errors,
+            ),
+            (
+                "kvswitch_lab:requests_in_flight",
+                "gauge",
+                "Requests being served now, by mode.",
+                st.in_flight,
+            ),
+        ):
+            family(name, kind, help_text, [(f'{name}{{mode="{m}"}}', counts[m]) for m in MODES])
+        for name, help_text, value in (
+            (
+                "kvswitch_lab:kv_handoffs_total",
+                "KV caches handed from the prefill server to the decode server (slot save + restore).",
+                st.handoffs,
+            ),
+            (
+                "kvswitch_lab:kv_handoff_bytes_total",
+                "Bytes of slot files handed over.",
+                st.handoff_bytes,
+            ),
+            (
+                "kvswitch_lab:kv_handoff_tokens_total",
+                "Prompt tokens restored on the decode server.",
+                st.handoff_tokens,
+            ),
+        ):
+            family(name, "counter", help_text, [(name, value)])
         summary(
             "kvswitch_lab:ttft_seconds",
             "Router-side time to first token, request in to first token out.",
             {f'{{mode="{m}"}}': st.ttft[m] for m in MODES},
         )
-        summary(
-            "kvswitch_lab:prefill_seconds",
-            "Split: the prefill request on the prefill server.",
-            {"": st.prefill},
-        )
-        summary(
-            "kvswitch_lab:slot_save_seconds",
-            "Split: POST /slots/{id}?action=save on the prefill server.",
-            {"": st.save},
-        )
-        summary(
-            "kvswitch_lab:slot_restore_seconds",
-            "Split: POST /slots/{id}?action=restore on the decode server.",
-            {"": st.restore},
-        )
-        summary(
-            "kvswitch_lab:decode_ttft_seconds",
-            "Split: the decode request (KV restored) to its first token.",
-            {"": st.decode_ttft},
-        )
+        for name, help_text, split_step in (
+            (
+                "kvswitch_lab:prefill_seconds",
+                "Split: the prefill request on the prefill server.",
+                st.prefill,
+            ),
+            (
+                "kvswitch_lab:slot_save_seconds",
+                "Split: POST /slots/{id}?action=save on the prefill server.",
+                st.save,
+            ),
+            (
+                "kvswitch_lab:slot_restore_seconds",
+                "Split: POST /slots/{id}?action=restore on the decode server.",
+                st.restore,
+            ),
+            (
+                "kvswitch_lab:decode_ttft_seconds",
+                "Split: the decode request (KV restored) to its first token.",
+                st.decode_ttft,
+            ),
+        ):
+            summary(name, help_text, {"": split_step})
         family(
             "kvswitch_lab:upstream_up",
             "gauge",

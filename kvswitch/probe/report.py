@@ -95,7 +95,7 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
         modes[mode] = {
             "url": route.url,
             "routed_by": route.how,
-            "key": getattr(route, "key", "none"),
+            "key": route.key,
             "requests": len(mine),
             "failures": len(mine) - len(ok),
             "failure_causes": dict(Counter(r.error for r in mine if not r.ok)),
@@ -195,8 +195,7 @@ def combine_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
             if not isinstance(samples, list) or not all(
                     isinstance(x, int | float) and not isinstance(x, bool) for x in samples):
                 raise ValueError(f"report {i}: mode {str(mode)[:40]!r} has no list of TTFT samples")
-            modes[str(mode)] = finite({**data, "ttft_samples_ms": [x for x in samples if math.isfinite(x)]})
-    reports = [finite(r) for r in reports]
+            modes[str(mode)] = {**data, "ttft_samples_ms": [x for x in samples if math.isfinite(x)]}
     combined = {**reports[-1], "modes": modes, "comparison": {}}
     combined["settings"] = {**reports[0]["settings"], "modes": list(modes),
                             "combined_from": [r.get("time") for r in reports]}

@@ -31,14 +31,13 @@ Routing = Literal["auto", "header", "endpoint", "switch"]
 @dataclass
 class ProbeSettings:
     """What to measure and how. ``api_key`` is sent only to ``key_origins`` (the origins the
-    profile names; by default the origin of ``base_url`` alone), never to another endpoint;
-    ``redact_keys`` are further keys the run knows, masked like ``api_key`` in every report."""
+    profile names; by default the origin of ``base_url`` alone), never to another endpoint, and
+    masked in every report."""
 
     base_url: str
     model: str
     api_key: str | None = field(default=None, repr=False)
     key_origins: frozenset[Origin] | None = None
-    redact_keys: tuple[str, ...] = field(default=(), repr=False)
     modes: Sequence[str] = ("merged", "split")
     routing: Routing = "auto"
     endpoints: dict[str, str] = field(default_factory=dict)
@@ -86,7 +85,7 @@ def redactor(s: ProbeSettings) -> Any:
     """The :class:`~kvswitch.redact.Redactor` of every key the run knows."""
     from kvswitch.redact import Redactor
 
-    return Redactor([s.api_key, *s.redact_keys])
+    return Redactor([s.api_key])
 
 
 def chat_url(base_url: str, convention: str | None = None) -> str:

@@ -149,9 +149,7 @@ class _Body(httpx.AsyncByteStream):
                     buf = await self._need(buf, "a chunk")
                 piece, buf = buf[:size], buf[size:]
                 size -= len(piece)
-                self._got += len(piece)
-                if self._got > self._max_body:
-                    self._count(0)
+                self._count(len(piece))
                 yield piece
             while len(buf) < 2:
                 buf = await self._need(buf, "a chunk")

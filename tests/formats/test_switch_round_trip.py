@@ -149,24 +149,26 @@ def there_and_back(text: str, name: str, first: str, then: str) -> tuple[bytes, 
     return middle, path.read_bytes()
 
 
+def cline_round_trip(seed: int, start: str, other: str, gone: str) -> None:
+    """A random settings.json in ``start`` switched to ``other`` (``gone`` has left the block)
+    and back gives the same bytes."""
+    text = cline_settings(start, random.Random(seed))
+    middle, back = there_and_back(text, ".vscode/settings.json", other, start)
+    data = parse_config(middle, "cline").data["cline.cacheStrategy"]
+    assert data["mode"] == other and gone not in data, middle.decode()
+    assert back == text.encode(), (text, middle.decode(), back.decode())
+
+
 @PROPS
 @given(seed=seeds)
 def test_cline_merged_split_merged_gives_the_same_bytes(seed: int) -> None:
-    text = cline_settings("merged", random.Random(seed))
-    middle, back = there_and_back(text, ".vscode/settings.json", "split", "merged")
-    data = parse_config(middle, "cline").data["cline.cacheStrategy"]
-    assert data["mode"] == "split" and "chunkSize" not in data, middle.decode()
-    assert back == text.encode(), (text, middle.decode(), back.decode())
+    cline_round_trip(seed, "merged", "split", "chunkSize")
 
 
 @PROPS
 @given(seed=seeds)
 def test_cline_split_merged_split_gives_the_same_bytes(seed: int) -> None:
-    text = cline_settings("split", random.Random(seed))
-    middle, back = there_and_back(text, ".vscode/settings.json", "merged", "split")
-    data = parse_config(middle, "cline").data["cline.cacheStrategy"]
-    assert data["mode"] == "merged" and "prefillEndpoint" not in data, middle.decode()
-    assert back == text.encode(), (text, middle.decode(), back.decode())
+    cline_round_trip(seed, "split", "merged", "prefillEndpoint")
 
 
 @pytest.mark.parametrize(

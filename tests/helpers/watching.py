@@ -29,6 +29,9 @@ SETTLE = 4.0
 """How long a test waits for something the watcher should do within a debounce period or two
 (generous: the CI machine has 2 shared cores)."""
 
+CHANGING = ("adopted", "propagated", "fixed", "reverted")
+"""Event kinds that say the watcher changed something."""
+
 
 def wait_until(predicate: Callable[[], Any], timeout: float = SETTLE, interval: float = 0.02) -> Any:
     """:func:`tests.helpers.observe.wait_until`, with ``SETTLE`` as the default timeout."""

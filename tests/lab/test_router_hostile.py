@@ -33,6 +33,8 @@ BODY = json.dumps(
         "messages": [{"role": "user", "content": "hi"}],
     }
 ).encode()
+STILL_THERE = b"GET /lab/handoffs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+"""A request any live router answers with a 200."""
 
 
 @dataclass
@@ -73,17 +75,16 @@ def connects(monkeypatch: pytest.MonkeyPatch) -> Connects:
 
 @pytest.fixture
 def upstream() -> Iterator[SSEServer]:
-    server = SSEServer(ttft_ms=5, itl_ms=5, tokens=2)
-    server.start()
-    try:
+    with SSEServer(ttft_ms=5, itl_ms=5, tokens=2) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @contextlib.asynccontextmanager
-async def running(upstream: SSEServer, tmp_path: Path, **options: Any) -> AsyncIterator[Router]:
-    root = upstream.root
+async def running(
+    upstream: SSEServer | str, tmp_path: Path, **options: Any
+) -> AsyncIterator[Router]:
+    """A router whose three upstreams are ``upstream`` (a server, or its ``http://host:port``)."""
+    root = upstream if isinstance(upstream, str) else upstream.root
     router = Router(root, root, root, tmp_path, prefill_slots=1, decode_slots=1, **options)
     await router.start()
     try:
@@ -366,9 +367,7 @@ def test_a_malformed_request_gets_a_400_and_is_closed(
     async def run() -> tuple[Reply, Reply]:
         async with running(upstream, tmp_path) as router:
             bad = await exchange(router.port, MALFORMED[case].encode("latin-1"), wait=5)
-            after = await exchange(
-                router.port, b"GET /lab/handoffs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-            )
+            after = await exchange(router.port, STILL_THERE)
             return bad, after
 
     with caplog.at_level(logging.DEBUG):
@@ -458,15 +457,11 @@ def test_a_stream_that_breaks_midway_is_cut_off_not_ended_cleanly(
 
         server = await asyncio.start_server(dying, "127.0.0.1", 0)
         url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        router = Router(url, url, url, tmp_path, prefill_slots=1, decode_slots=1)
-        await router.start()
         try:
-            cut = await exchange(router.port, post("/v1/chat/completions"), wait=5)
-            after = await exchange(
-                router.port, b"GET /lab/handoffs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-            )
+            async with running(url, tmp_path) as router:
+                cut = await exchange(router.port, post("/v1/chat/completions"), wait=5)
+                after = await exchange(router.port, STILL_THERE)
         finally:
-            await router.close()
             server.close()
             await server.wait_closed()
         return cut, after
@@ -503,22 +498,20 @@ def test_a_client_that_goes_away_frees_the_upstream_connection(tmp_path: Path) -
 
         server = await asyncio.start_server(silent, "127.0.0.1", 0)
         url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        router = Router(url, url, url, tmp_path, prefill_slots=1, decode_slots=1)
-        await router.start()
         try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", router.port)
-            writer.write(post("/v1/chat/completions"))
-            await asyncio.wait_for(started.wait(), 5)
-            await reader.read(100)
-            writer.close()
-            t = time.monotonic()
-            try:
-                await asyncio.wait_for(closed.wait(), 5)
-            except TimeoutError:
-                return None
-            return time.monotonic() - t
+            async with running(url, tmp_path) as router:
+                reader, writer = await asyncio.open_connection("127.0.0.1", router.port)
+                writer.write(post("/v1/chat/completions"))
+                await asyncio.wait_for(started.wait(), 5)
+                await reader.read(100)
+                writer.close()
+                t = time.monotonic()
+                try:
+                    await asyncio.wait_for(closed.wait(), 5)
+                except TimeoutError:
+                    return None
+                return time.monotonic() - t
         finally:
-            await router.close()
             server.close()
             await server.wait_closed()
 

@@ -168,6 +168,20 @@ async def _send(writer: asyncio.StreamWriter, status: str, body: bytes, *, ctype
     return True
 
 
+async def _write(writer: asyncio.StreamWriter, raw: bytes) -> bool:
+    """``raw`` as it is (a response that may break HTTP), then the connection closes."""
+    writer.write(raw)
+    await writer.drain()
+    return False
+
+
+def _fixed(raw: bytes) -> Handler:
+    """A scenario that answers every request with ``raw`` and closes the connection."""
+    async def handler(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
+        return await _write(w, raw)
+    return handler
+
+
 async def echo_401(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
     """401 whose JSON body quotes the Authorization header (as a gateway's debug message might)."""
     body = '{"error": {"message": "invalid credentials: ' + srv.echo(auth) + '", "type": "auth"}}'
@@ -185,25 +199,20 @@ async def sse_error(srv: HostileServer, method: str, target: str, auth: str, w: 
     if method == "GET":
         return await _send(w, "200 OK", b'{"object": "list", "data": [{"id": "m"}]}')
     event = '{"error": {"message": "upstream rejected ' + srv.echo(auth) + '"}}'
-    w.write(_OK_SSE + b"\r\n" + _ROLE + b"data: " + event.encode() + b"\n\n")
-    await w.drain()
-    return False
+    return await _write(w, _OK_SSE + b"\r\n" + _ROLE + b"data: " + event.encode() + b"\n\n")
 
 
 async def sse_unparseable(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
     """A 200 stream with an event that is not JSON and quotes the key."""
     if method == "GET":
         return await _send(w, "200 OK", b'{"object": "list", "data": [{"id": "m"}]}')
-    w.write(_OK_SSE + b"\r\n" + _ROLE + b"data: <debug> Authorization: " + srv.echo(auth).encode() + b"\n\n")
-    await w.drain()
-    return False
+    return await _write(w, _OK_SSE + b"\r\n" + _ROLE + b"data: <debug> Authorization: " + srv.echo(auth).encode()
+                        + b"\n\n")
 
 
 async def status_line_echo(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
     """Not an HTTP status line, and it quotes the key."""
-    w.write(f"XTTP/1.1 {srv.echo(auth)}\r\n\r\n".encode())
-    await w.drain()
-    return False
+    return await _write(w, f"XTTP/1.1 {srv.echo(auth)}\r\n\r\n".encode())
 
 
 async def header_echo(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
@@ -215,9 +224,7 @@ async def header_echo(srv: HostileServer, method: str, target: str, auth: str, w
 
 async def bad_header_line(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
     """A header line without a colon, holding the key."""
-    w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n" + srv.echo(auth).encode() + b"\r\n\r\nok")
-    await w.drain()
-    return False
+    return await _write(w, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n" + srv.echo(auth).encode() + b"\r\n\r\nok")
 
 
 async def endless_line(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
@@ -250,42 +257,15 @@ async def endless_body(srv: HostileServer, method: str, target: str, auth: str, 
     return await srv.flood(w, b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n[", b"1," * 32768)
 
 
-async def bad_content_length(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
-    w.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: abc\r\n\r\n" + _ROLE)
-    await w.drain()
-    return False
-
-
-async def negative_content_length(srv: HostileServer, method: str, target: str, auth: str,
-                                  w: asyncio.StreamWriter) -> bool:
-    w.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: -5\r\n\r\n" + _ROLE)
-    await w.drain()
-    return False
-
-
-async def two_content_lengths(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
-    w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 700\r\n\r\n" + _ROLE)
-    await w.drain()
-    return False
-
-
-async def chunk_bad_size(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
-    w.write(_OK_SSE + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n" + _ROLE + b"\r\n0\r\n\r\n")
-    await w.drain()
-    return False
-
-
-async def chunk_negative_size(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
-    w.write(_OK_SSE + b"Transfer-Encoding: chunked\r\n\r\n-5\r\n" + _ROLE + b"\r\n0\r\n\r\n")
-    await w.drain()
-    return False
-
-
-async def chunk_overlong(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
-    """A chunk that carries more bytes than its size line says."""
-    w.write(_OK_SSE + b"Transfer-Encoding: chunked\r\n\r\n4\r\n" + _ROLE + b"\r\n0\r\n\r\n")
-    await w.drain()
-    return False
+bad_content_length = _fixed(
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: abc\r\n\r\n" + _ROLE)
+negative_content_length = _fixed(
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: -5\r\n\r\n" + _ROLE)
+two_content_lengths = _fixed(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 700\r\n\r\n" + _ROLE)
+chunk_bad_size = _fixed(_OK_SSE + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n" + _ROLE + b"\r\n0\r\n\r\n")
+chunk_negative_size = _fixed(_OK_SSE + b"Transfer-Encoding: chunked\r\n\r\n-5\r\n" + _ROLE + b"\r\n0\r\n\r\n")
+# a chunk that carries more bytes than its size line says
+chunk_overlong = _fixed(_OK_SSE + b"Transfer-Encoding: chunked\r\n\r\n4\r\n" + _ROLE + b"\r\n0\r\n\r\n")
 
 
 async def chunk_endless_size(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
@@ -333,9 +313,7 @@ async def nan_numbers(srv: HostileServer, method: str, target: str, auth: str, w
         return await _send(w, "200 OK", b'{"object": "list", "data": [{"id": "m"}]}')
     last = (b'data: {"choices": [], "usage": {"completion_tokens": 1, "prompt_tokens": NaN}, '
             b'"timings": {"prompt_ms": NaN, "predicted_ms": Infinity}}\n\n')
-    w.write(_OK_SSE + b"\r\n" + _ROLE + _TOKEN + last + b"data: [DONE]\n\n")
-    await w.drain()
-    return False
+    return await _write(w, _OK_SSE + b"\r\n" + _ROLE + _TOKEN + last + b"data: [DONE]\n\n")
 
 
 SCENARIOS: dict[str, Handler] = {
