@@ -43,6 +43,7 @@ __all__ = [
     "restore",
     "status",
     "switch_clients",
+    "wants_key",
 ]
 
 
@@ -77,10 +78,17 @@ def in_git_work_tree(path: Path) -> bool:
     return out.returncode == 0 and out.stdout.strip() == "true"
 
 
+def wants_key(entry: ClientEntry) -> bool:
+    """Whether the entry asks for the key in its file (unset: its kind's default)."""
+    from kvswitch.kinds import get_kind
+
+    return entry.write_key if entry.write_key is not None else get_kind(entry.kind).write_key_default
+
+
 def key_allowed(entry: ClientEntry, path: Path) -> bool:
     """D-7: a key goes into a client file only when the client wants it and the file is
     outside any git work tree (unless the entry says ``allow_key_in_repo``)."""
-    if not entry.write_key:
+    if not wants_key(entry):
         return False
     if entry.allow_key_in_repo:
         return True
@@ -116,6 +124,7 @@ def _client_files(
     config: Config, exclude: frozenset[Path] = frozenset()
 ) -> list[tuple[ClientEntry, Path, ConfigFile]]:
     from kvswitch.io import read_bytes
+    from kvswitch.kinds import get_kind
 
     out = []
     seen: dict[str, Path] = {}
@@ -131,12 +140,25 @@ def _client_files(
         seen[real] = path
         if path in exclude:
             continue  # not read at all: an unreadable one (a FIFO, say) must not stop the others
+        if not (path.exists() or path.is_symlink()) and get_kind(entry.kind).real:
+            out.append((entry, path, _new_file(entry.kind, path)))  # written by the first change
+            continue
         try:
             raw = read_bytes(path)
         except ReadError as exc:
-            raise ReadError(f"registered client ({entry.kind}): {exc.message}", exc.location) from exc
+            product = get_kind(entry.kind).product
+            raise ReadError(f"registered client ({product}): {exc.message}", exc.location) from exc
         out.append((entry, path, parse_config(raw, entry.kind, path)))
     return out
+
+
+def _new_file(kind_id: str, path: Path) -> ConfigFile:
+    """A client file that does not exist yet, as an empty one of its format."""
+    from kvswitch.kinds import get_kind
+
+    empty = "{}\n" if get_kind(kind_id).format == "jsonc" else ""
+    cf = parse_config(empty, kind_id, path)
+    return ConfigFile(path, cf.kind, b"", cf.doc)
 
 
 @dataclass
@@ -179,12 +201,12 @@ def plan_clients(
                 key, key_loaded = resolve_key(profile_name, profile.key), True
             use_key = key
         try:
-            edits, mode_plan = _render(cf, profile, mode, use_key, profile_wins)
+            edits, mode_plan = _render(cf, profile_name, profile, mode, use_key, profile_wins)
             new_text = cf.doc.apply(edits) if edits else cf.text
         except (ValueError, TypeError) as exc:
             raise EditError(f"cannot render profile {profile_name!r} into it: {exc}", Location(path)) from exc
         checks.append((cf, new_text, edits))
-        key_written = use_key is not None and any(e.path == _key_path(cf) for e in edits)
+        key_written = use_key is not None and _writes_key(cf, edits)
         secrets = [*secrets_in(cf), *([use_key] if use_key else [])]
         changed = new_text != cf.text
         plan.changes.append(
@@ -202,7 +224,7 @@ def plan_clients(
             plan.writes.append(
                 FileWrite(
                     path, new_text.encode("utf-8"), cf.raw,
-                    _rebuilder(cf, profile, mode, use_key, profile_wins,
+                    _rebuilder(cf, profile_name, profile, mode, use_key, profile_wins,
                                _what(profile_name, mode, profile_wins)),
                     mode=0o600 if key_written else None,
                 )
@@ -266,20 +288,26 @@ def _apply(
     return commit_plan(plan, extra)
 
 
-def _key_path(cf: ConfigFile) -> tuple[str | int, ...]:
-    return ("cline.openAiApiKey",) if cf.kind == "cline" else ("provider", "api_key")
+def _writes_key(cf: ConfigFile, edits: list[Edit]) -> bool:
+    """Whether ``edits`` set one of the file's key fields."""
+    from kvswitch.edits import apply_to_data
+    from kvswitch.kinds import kind_of
+
+    paths = set(kind_of(cf).key_paths(apply_to_data(cf.data, edits)))
+    return any(isinstance(e, Set) and e.path in paths for e in edits)
 
 
 def _render(
-    cf: ConfigFile, profile: Profile, mode: CacheMode, key: str | None, profile_wins: bool
+    cf: ConfigFile, name: str, profile: Profile, mode: CacheMode, key: str | None, profile_wins: bool
 ) -> tuple[list[Edit], Any]:
     from kvswitch.render import render_edits
 
-    return render_edits(cf, profile, mode, key=key, profile_wins=profile_wins)
+    return render_edits(cf, profile, mode, key=key, profile_wins=profile_wins, name=name)
 
 
 def _rebuilder(
     cf: ConfigFile,
+    name: str,
     profile: Profile,
     mode: CacheMode,
     key: str | None,
@@ -288,7 +316,7 @@ def _rebuilder(
 ) -> Callable[[bytes], bytes]:
     def rebuild(current: bytes) -> bytes:
         again = parse_config(current, cf.kind, cf.path)
-        edits, mode_plan = _render(again, profile, mode, key, profile_wins)
+        edits, mode_plan = _render(again, name, profile, mode, key, profile_wins)
         text = again.doc.apply(edits) if edits else again.text
         # the version saved meanwhile must pass too
         refuse_on_errors([(again, text, edits)], what, carried=not profile_wins,
@@ -374,9 +402,9 @@ def status() -> Status:
     """Where every registered client stands against the active profile and mode."""
     from kvswitch.backups import list_backups
     from kvswitch.io import read_bytes
-    from kvswitch.kinds import get_path
+    from kvswitch.kinds import get_path, kind_of
     from kvswitch.redact import mask
-    from kvswitch.render import drift
+    from kvswitch.render import drift, mode_defaults
     from kvswitch.state import last_write
 
     config = read_config()
@@ -394,12 +422,14 @@ def status() -> Status:
         except KvswitchError as exc:
             out.append(ClientStatus(exists=path.exists(), problem=str(exc), **common))
             continue
-        file_mode = get_path(cf.data, ("cline.cacheStrategy", "mode") if cf.kind == "cline" else ("cache", "mode"))
-        key = get_path(cf.data, _key_path(cf))
-        fields = drift(cf, profile, mode)
+        kind = kind_of(cf)
+        file_mode = kind.file_mode(cf, mode_defaults(profile))
+        keys = [get_path(cf.data, p) for p in kind.key_paths(cf.data)]
+        key = next((k for k in keys if isinstance(k, str) and k), None)
+        fields = drift(cf, profile, mode, name=name)
         out.append(
             ClientStatus(
-                exists=True, mode=file_mode if isinstance(file_mode, str) else None,
+                exists=True, mode=file_mode,
                 in_sync=not fields, drift=fields,
                 key=mask(key) if isinstance(key, str) and key else None, **common,
             )

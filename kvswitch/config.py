@@ -17,6 +17,7 @@ from kvswitch import paths
 from kvswitch.document import ConfigFile, parse_config
 from kvswitch.edits import Edit
 from kvswitch.errors import ConfigError, ConfigValidationError, ConfigVersionError, Location
+from kvswitch.kinds import CONFIG
 
 if TYPE_CHECKING:
     from kvswitch.models import ClientEntry, KvswitchConfig, Profile
@@ -27,6 +28,7 @@ __all__ = [
     "client_path",
     "config_file",
     "edit_config",
+    "migration_edits",
     "new_config_text",
     "profile_table",
     "read_config",
@@ -76,6 +78,47 @@ class Config:
             raise ConfigError(message, Location(self.path)) from None
 
 
+def migration_edits(data: Any) -> list[Edit]:
+    """The edits that bring a config written by an older kvswitch to this one's version:
+    version 1 named the article's kinds ``cline``/``ccswitch`` and the split router
+    ``split.probe_url`` (now ``article-cline``/``article-ccswitch`` and ``split.url``)."""
+    from kvswitch.edits import Delete, Set
+    from kvswitch.kinds import canonical
+    from kvswitch.literals import CONFIG_VERSION
+
+    if not isinstance(data, dict):
+        return []
+    version = data.get("version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version >= CONFIG_VERSION:
+        return []
+    edits: list[Edit] = []
+    clients = data.get("clients")
+    for i, entry in enumerate(clients if isinstance(clients, list) else ()):
+        kind = entry.get("kind") if isinstance(entry, dict) else None
+        if isinstance(kind, str) and canonical(kind) != kind:
+            edits.append(Set(("clients", i, "kind"), canonical(kind)))
+    profiles = data.get("profiles")
+    for name, table in (profiles.items() if isinstance(profiles, dict) else ()):
+        split = table.get("split") if isinstance(table, dict) else None
+        if isinstance(split, dict) and "probe_url" in split:
+            edits.append(Delete(("profiles", name, "split", "probe_url")))
+            if "url" not in split:
+                edits.append(Set(("profiles", name, "split", "url"), split["probe_url"]))
+    edits.append(Set(("version",), CONFIG_VERSION))
+    return edits
+
+
+def _parse(raw: bytes | str, path: Path) -> ConfigFile:
+    """kvswitch's config parsed, and migrated in memory when an older kvswitch wrote it (the
+    file on disk changes with the next write; ``raw`` stays the bytes read)."""
+    cf = parse_config(raw, CONFIG, path)
+    edits = migration_edits(cf.data)
+    if not edits:
+        return cf
+    migrated = parse_config(cf.doc.apply(edits), CONFIG, path)
+    return ConfigFile(path, CONFIG, cf.raw, migrated.doc)
+
+
 def _validate(cf: ConfigFile) -> KvswitchConfig:
     from pydantic import ValidationError
 
@@ -109,20 +152,20 @@ def read_config(path: Path | None = None) -> Config:
     raw = read_optional(path)
     if raw is None:
         raise ConfigError("kvswitch is not set up yet: run kvswitch init", Location(path))
-    cf = parse_config(raw, "kvswitch", path)
+    cf = _parse(raw, path)
     return Config(cf, _validate(cf))
 
 
 def read_config_text(text: str, path: Path) -> Config:
     """A config from text (e.g. an edited version not yet written), validated."""
-    cf = parse_config(text, "kvswitch", path)
+    cf = _parse(text, path)
     return Config(cf, _validate(cf))
 
 
 def edited_text(config: Config, edits: Sequence[Edit]) -> str:
     """The config's text after ``edits``, verified as TOML and as a valid kvswitch config."""
     text = config.file.doc.apply(list(edits))
-    _validate(parse_config(text, "kvswitch", config.path))
+    _validate(_parse(text, config.path))
     return text
 
 
@@ -134,7 +177,7 @@ def edit_config(edits: Sequence[Edit], config: Config | None = None) -> Config:
     text = edited_text(config, edits)
 
     def rebuild(current: bytes) -> bytes:
-        again = Config(parse_config(current, "kvswitch", config.path), config.model)
+        again = Config(_parse(current, config.path), config.model)
         return edited_text(again, edits).encode("utf-8")
 
     atomic_write(config.path, text.encode("utf-8"), expected=config.file.raw, rebuild=rebuild)

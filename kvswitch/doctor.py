@@ -280,6 +280,7 @@ def _lint_all(s: DoctorSettings) -> tuple[Config | None, list[LintResult], list[
     """(config, lint results, files that could not be read, a config failure) — no network."""
     from kvswitch.config import client_path, config_file, read_config
     from kvswitch.errors import KvswitchError
+    from kvswitch.kinds import CONFIG
     from kvswitch.linter import lint
 
     path = config_file()
@@ -291,7 +292,7 @@ def _lint_all(s: DoctorSettings) -> tuple[Config | None, list[LintResult], list[
     results: list[LintResult] = []
     unreadable: list[str] = []
     try:
-        results.append(lint(path, "kvswitch"))
+        results.append(lint(path, CONFIG))
     except KvswitchError as exc:
         return None, [], [], Check("config", "fail", f"cannot read {path}: {exc}", "fix the file's permissions")
     try:

@@ -10,7 +10,7 @@ from kvswitch.errors import ConfigParseError, Location, UnknownKindError
 from kvswitch.formats.edited import parsed
 from kvswitch.formats.jsonc import JsoncDocument, JsoncSyntaxError, line_col
 from kvswitch.formats.toml import TomlDocument, TomlSyntaxError
-from kvswitch.kinds import KIND_FORMAT, detect_kind
+from kvswitch.kinds import detect_kind, get_kind
 from kvswitch.literals import FileKind
 
 __all__ = ["ConfigFile", "decode", "parse_config"]
@@ -73,13 +73,13 @@ def parse_config(
             ) from exc
     else:
         text, data = decode(raw, path), raw
-    if kind is None:
-        kind = _detect(path, text)
+    kind = _detect(path, text) if kind is None else get_kind(kind).id  # an old alias reads as its kind
+    jsonc = get_kind(kind).format == "jsonc"
     known = parsed(text)  # an edit's verified text comes with its document
-    if isinstance(known, JsoncDocument if KIND_FORMAT[kind] == "jsonc" else TomlDocument):
+    if isinstance(known, JsoncDocument if jsonc else TomlDocument):
         return ConfigFile(path, kind, data, known)
     try:
-        doc: Document = JsoncDocument(text) if KIND_FORMAT[kind] == "jsonc" else TomlDocument(text)
+        doc: Document = JsoncDocument(text) if jsonc else TomlDocument(text)
     except JsoncSyntaxError as exc:
         raise ConfigParseError(exc.message + _json5_hint(text), _where(text, path, exc)) from exc
     except TomlSyntaxError as exc:

@@ -21,10 +21,10 @@ CacheMode = Literal["merged", "split"]
 TransferProtocol = Literal["layer-wise", "request-wise"]
 """KV transfer granularity in split mode (S-14)."""
 
-FileKind = Literal["cline", "ccswitch", "kvswitch"]
-"""The three kinds of file kvswitch reads (D-3)."""
+FileKind = str
+"""The id of a kind of file (the registry in :mod:`kvswitch.kinds` knows them all)."""
 
-CONFIG_VERSION = 1
+CONFIG_VERSION = 2
 """The kvswitch.toml format this kvswitch writes; a newer one is refused."""
 
 CLINE_MERGED_ONLY = ("chunkSize",)

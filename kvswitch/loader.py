@@ -8,7 +8,7 @@ from typing import Any
 from kvswitch.diagnostics import Severity
 from kvswitch.document import ConfigFile, parse_config
 from kvswitch.errors import ConfigError, ConfigValidationError, ConfigVersionError
-from kvswitch.kinds import MISSING, get_path, subjects
+from kvswitch.kinds import CONFIG, MISSING, get_path, kind_of, subjects
 from kvswitch.models.common import ClientConfig, FileKind
 
 __all__ = ["load", "to_view"]
@@ -39,17 +39,21 @@ def to_view(cf: ConfigFile) -> ClientConfig:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise ConfigValidationError(f"{first.code} {first.message}{more}", first.location, tuple(errors))
     subs = subjects(cf.kind, cf.data)
-    if cf.kind == "kvswitch":
+    if cf.kind == CONFIG:
         subs = [s for s in subs if s.active]
         if not subs:
             raise ConfigError("kvswitch config has no active profile (kvswitch profile use NAME)", cf.locate(()))
     parts: dict[str, dict[str, Any]] = {"provider": {}, "cache": {}, "split": {}, "request": {}}
     for name, key_path in subs[0].fields.items():
         value = get_path(cf.data, key_path)
-        if value is MISSING or (cf.kind == "kvswitch" and name == "provider.api_key"):
+        if value is MISSING or (cf.kind == CONFIG and name == "provider.api_key"):
             continue
         group, _, field = name.partition(".")
         parts[group][field] = value
+    if "cache.mode" not in subs[0].fields:  # a real client: the mode is what its header says
+        mode = kind_of(cf).file_mode(cf, None)
+        if mode is not None:
+            parts["cache"]["mode"] = mode
     return ClientConfig.model_validate(
         {
             "kind": cf.kind,

@@ -56,7 +56,15 @@ def dirs() -> Dirs:
 
 
 def default_client_paths() -> dict[str, Path]:
-    """Where the article puts each client's file (S-09, S-15)."""
+    """Where each client kind usually keeps its user-level file (``HOME``, ``XDG_CONFIG_HOME``
+    and the clients' own variables such as ``CODEX_HOME`` followed)."""
+    from kvswitch.kinds import all_kinds
+
     home = Path(os.environ.get("HOME") or Path.home())
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    return {"cline": home / ".cline" / "settings.json", "ccswitch": xdg / "cc-switch" / "config.toml"}
+    out = {}
+    for kind in all_kinds(clients_only=True):
+        found = kind.default_paths(home, xdg, os.environ)
+        if found:
+            out[kind.id] = found[0]
+    return out

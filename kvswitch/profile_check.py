@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.errors import ConfigValidationError, EditError, Location
-from kvswitch.kinds import MISSING, REQUEST_FIELDS, STRATEGY_FIELDS, get_path, profile_fields
+from kvswitch.kinds import CONFIG, MISSING, REQUEST_FIELDS, STRATEGY_FIELDS, get_path
+from kvswitch.kinds.own_config import profile_fields
 
 if TYPE_CHECKING:
     from kvswitch.config import Config
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["FIELDS", "ProfileCheck", "check_profile", "profile_values", "save_profile"]
 
 FIELDS = (*STRATEGY_FIELDS, *REQUEST_FIELDS)
-"""The fields of a profile a form edits (common names, :func:`kvswitch.kinds.profile_fields`)."""
+"""The fields of a profile a form edits (common names, :func:`kvswitch.kinds.own_config.profile_fields`)."""
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,7 @@ def check_profile(config: Config, name: str, values: Mapping[str, Any]) -> Profi
     edits, notes = _edits(config, paths, values)
     try:
         text = config.file.doc.apply(edits) if edits else config.file.text
-        cf = parse_config(text, "kvswitch", config.path)
+        cf = parse_config(text, CONFIG, config.path)
     except (ValueError, ConfigParseError) as exc:
         raise EditError(f"profile {name!r}: cannot apply the form: {exc}", Location(config.path)) from exc
     prefix = ("profiles", name)

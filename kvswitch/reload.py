@@ -39,10 +39,13 @@ class NudgeResult:
 
 def nudge(entry: ClientEntry, path: Path) -> NudgeResult:
     """Nudge the client of ``entry`` (whose file is ``path``) by its registered method."""
+    from kvswitch.kinds import get_kind
+
     n = entry.nudge
-    who = entry.name or entry.kind
-    if n.kind == "none":
-        return NudgeResult(path, "none", True, f"restart {who} to apply (it reads its config at start-up, S-35)", True)
+    kind = get_kind(entry.kind)
+    who = entry.name or kind.product
+    if n.kind == "none":  # most clients read their config only at start-up (S-35)
+        return NudgeResult(path, "none", True, kind.apply_hint(entry.name), kind.takes_effect != "now")
     if n.kind == "touch":
         target = Path(n.path).expanduser() if n.path else path
         try:

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from kvswitch.addresses import is_loopback_host
 from kvswitch.diagnostics import CODES, Diagnostic, Fix, Severity
 from kvswitch.document import ConfigFile
-from kvswitch.kinds import MISSING, Subject, get_path, subjects
+from kvswitch.kinds import CONFIG, MISSING, Subject, get_kind, get_path, kind_of, subjects
 from kvswitch.validate import (
     NAME_MAX,
     QUERY_PROBLEM,
@@ -100,7 +100,7 @@ def check(cf: ConfigFile, *, git: bool = True) -> list[Diagnostic]:
         bad.add(d.key_path)
     found.extend(_unknown_keys(ctx))
     found.extend(_duplicates(ctx))
-    if cf.kind == "kvswitch":
+    if cf.kind == CONFIG:
         found.extend(_kvswitch_rules(ctx, bad))
     for subject in subjects(cf.kind, cf.data):
         found.extend(_subject_rules(ctx, subject, bad))
@@ -112,9 +112,7 @@ def check(cf: ConfigFile, *, git: bool = True) -> list[Diagnostic]:
 def _without_keys(cf: ConfigFile, found: list[Diagnostic]) -> list[Diagnostic]:
     """The findings with every API key the file holds masked, wherever a message echoes it
     (a key pasted into ``base_url`` or ``mode`` too)."""
-    if cf.kind == "kvswitch":
-        return found  # its `key` fields are references, never keys
-    values = [get_path(cf.data, s.fields["provider.api_key"]) for s in subjects(cf.kind, cf.data)]
+    values = [get_path(cf.data, p) for p in kind_of(cf).key_paths(cf.data)]
     keys = [v for v in values if isinstance(v, str) and len(v.strip()) >= 4]
     if not keys:
         return found
@@ -128,11 +126,8 @@ def _without_keys(cf: ConfigFile, found: list[Diagnostic]) -> list[Diagnostic]:
 # -- types and values (the models' schema) -----------------------------------------------
 
 def _owned(cf: ConfigFile) -> Any:
-    """The part of the file the kind's model describes (for Cline: the ``cline.*`` keys)."""
-    data = cf.data
-    if cf.kind == "cline" and isinstance(data, dict):
-        return {k: v for k, v in data.items() if str(k).startswith("cline.")}
-    return data
+    """The part of the file the kind's model describes (the rest is the user's)."""
+    return kind_of(cf).owned(cf.data)
 
 
 def validate_model(cf: ConfigFile) -> list[Diagnostic]:
@@ -142,8 +137,9 @@ def validate_model(cf: ConfigFile) -> list[Diagnostic]:
 
     ctx = _Ctx(cf, git=False)
     data = _owned(cf)
-    if cf.kind == "cline" and not isinstance(data, dict):
-        return [ctx.diag("KVS002", "settings.json must hold an object ({ … })", ())]
+    if kind_of(cf).format == "jsonc" and not isinstance(data, dict):
+        name = cf.path.name if cf.path is not None else "the file"
+        return [ctx.diag("KVS002", f"{name} must hold an object ({{ … }})", ())]
     out = []
     for err in check_schema(data, cf.kind):
         dotted = _dotted(err.loc) or "(top level)"
@@ -203,7 +199,7 @@ def _unknown_keys(ctx: _Ctx) -> Iterator[Diagnostic]:
     from kvswitch.schema_check import schema
 
     root = schema(ctx.cf.kind)
-    found = _walk_unknown(_owned(ctx.cf), root, root, (), ctx.cf.kind == "kvswitch")
+    found = _walk_unknown(_owned(ctx.cf), root, root, (), kind_of(ctx.cf).strict_keys)
     for key_path, key, suggestion in found:
         hint = f"; did you mean {suggestion!r}?" if suggestion else " (kvswitch ignores it)"
         yield ctx.diag("KVS003", f"unknown key {show(key)}{hint}", key_path, key=True)
@@ -212,8 +208,7 @@ def _unknown_keys(ctx: _Ctx) -> Iterator[Diagnostic]:
 def _duplicates(ctx: _Ctx) -> Iterator[Diagnostic]:
     doc = ctx.cf.doc
     for dup in getattr(doc, "duplicates", ()):
-        top = dup.path[0] if dup.path else ""
-        if ctx.cf.kind == "cline" and not str(top).startswith("cline."):
+        if not kind_of(ctx.cf).owns_duplicate(dup.path):
             continue
         line, col = doc.line_col(dup.key_start)
         yield Diagnostic(
@@ -231,8 +226,9 @@ def _duplicates(ctx: _Ctx) -> Iterator[Diagnostic]:
 
 def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnostic]:
     data = ctx.cf.data
-    if s.kind == "cline" and (not isinstance(data, dict) or not any(str(k).startswith("cline.") for k in data)):
-        return  # a plain VS Code settings file: nothing of ours to check
+    kind = get_kind(s.kind)
+    if not kind.has_ours(data):
+        return  # a plain VS Code settings file, say: nothing of ours to check
 
     def val(field: str) -> Any:
         path = s.fields.get(field)
@@ -250,6 +246,8 @@ def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnos
     yield from _split_rules(ctx, s, val, at, mode, where)
     yield from _url_rules(ctx, s, val, at, where)
     yield from _key_rules(ctx, s, val, at, where)
+    for code, message, path, on_key in kind.lint(ctx.cf, s, mode):
+        yield ctx.diag(code, message, path, key=on_key)
     dtype = val("cache.kv_cache_dtype")
     if isinstance(dtype, str) and dtype not in KNOWN_KV_DTYPES:
         yield ctx.diag("KVS104", f"{where}kv_cache_dtype {show(dtype)} is not a value any engine kvswitch knows accepts "
@@ -258,7 +256,9 @@ def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnos
         yield ctx.diag("KVS105", f"{where}kv_cache_dtype int8: vLLM and SGLang have no plain int8 KV cache "
                        "(use fp8 there; llama.cpp calls it q8_0)", at("cache.kv_cache_dtype"))
     model = val("provider.model")
-    if at("provider.model") in bad:
+    if "provider.model" not in s.fields or (model is MISSING and not kind.requires_model):
+        pass
+    elif at("provider.model") in bad:
         pass  # a wrong type is KVS002 already, not a missing name
     elif model is MISSING or model is None or (isinstance(model, str) and not model.strip()):
         yield ctx.diag("KVS220", f"{where}model name is missing; requests need one the provider lists (S-08)",
@@ -287,7 +287,7 @@ def _chunk_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
                 "TTFT gets worse; 512–1024 suits most 7B models (S-19)",
                 at("cache.chunk_size"),
             )
-    if s.kind == "kvswitch":
+    if get_kind(s.kind).keeps_both_modes:
         return  # a profile keeps both modes' settings on purpose
     if mode == "split" and chunk is not MISSING:
         yield ctx.diag(
@@ -297,21 +297,17 @@ def _chunk_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
             at("cache.chunk_size"),
             key=True,
         )
-    if mode == "merged" and s.kind == "cline":
-        for field in ("split.prefill_base_url", "split.decode_base_url", "split.transfer_protocol"):
-            if val(field) is not MISSING:
-                yield ctx.diag("KVS103", f"{at(field)[-1]} is ignored in merged mode", at(field), key=True)
 
 
 def _split_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str) -> Iterator[Diagnostic]:
+    kind = get_kind(s.kind)
     in_split = mode == "split" and s.active
     urls = {}
     for field, label in (("split.prefill_base_url", "prefill"), ("split.decode_base_url", "decode")):
         url = val(field)
         if url is MISSING or url is None:
-            if (in_split and s.kind == "cline") or (
-                in_split and s.kind == "ccswitch" and get_path(ctx.cf.data, ("cache", "split")) is not MISSING
-            ):  # a kvswitch profile without endpoints uses its base_url for both
+            if in_split and kind.split_endpoints_expected(ctx.cf.data):
+                # a kvswitch profile without endpoints uses its base_url for both
                 yield ctx.diag("KVS110", f"{where}split mode without a {label} endpoint ({at(field)[-1]})", at(field))
             continue
         if isinstance(url, str):
@@ -326,12 +322,9 @@ def _split_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
             else:
                 urls[label] = url
                 yield from _slash_and_query(ctx, at(field), url, f"{where}{label} endpoint")
-    if in_split and s.kind == "ccswitch" and get_path(ctx.cf.data, ("cache", "split")) is MISSING:
-        yield ctx.diag("KVS110", "split mode without a [cache.split] table (prefill_base_url, decode_base_url)",
-                       ("cache", "mode"))
     # a client file's split endpoints only matter in split mode (in merged mode CC Switch keeps an
     # inert [cache.split], S-16, and init writes it); a profile keeps both modes' settings on purpose
-    if (in_split or s.kind == "kvswitch") and len(urls) == 2 and _same_address(urls["prefill"], urls["decode"]):
+    if (in_split or kind.keeps_both_modes) and len(urls) == 2 and _same_address(urls["prefill"], urls["decode"]):
         yield ctx.diag(
             "KVS111",
             f"{where}prefill and decode endpoints are the same address: split needs a backend with a real "
@@ -384,11 +377,13 @@ def _slash_and_query(ctx: _Ctx, path: KeyPath, url: str, label: str) -> Iterator
 
 
 def _key_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator[Diagnostic]:
+    if "provider.api_key" not in s.fields:
+        return
     key = val("provider.api_key")
     path = at("provider.api_key")
     if not isinstance(key, str) or key == "":
         return
-    if s.kind == "kvswitch":
+    if s.kind == CONFIG:
         if not is_key_reference(key):  # keyring, env:NAME, or none (sends no key)
             yield ctx.diag(
                 "KVS213",
@@ -453,6 +448,22 @@ def _kvswitch_rules(ctx: _Ctx, bad: set[KeyPath]) -> Iterator[Diagnostic]:
         yield ctx.diag("KVS002", f"active_profile {show(active, NAME_MAX)} is not a profile{hint}",
                        ("active_profile",))
     yield from _name_rules(ctx, profiles, data.get("clients"))
+    yield from _client_kinds(ctx, data.get("clients"))
+
+
+def _client_kinds(ctx: _Ctx, clients: Any) -> Iterator[Diagnostic]:
+    """KVS002 for a registered client whose kind no registered kind answers to."""
+    from kvswitch.kinds import choices, client_kind
+
+    for i, entry in enumerate(clients if isinstance(clients, list) else ()):
+        kind = entry.get("kind") if isinstance(entry, dict) else None
+        if isinstance(kind, str):
+            try:
+                client_kind(kind)
+            except ValueError:
+                known = ", ".join(choices(clients_only=True))
+                yield ctx.diag("KVS002", f"clients.{i}.kind: no client kind {show(kind)} (kinds: {known})",
+                               ("clients", i, "kind"))
 
 
 def _name_rules(ctx: _Ctx, profiles: Any, clients: Any) -> Iterator[Diagnostic]:

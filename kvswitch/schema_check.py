@@ -33,13 +33,19 @@ class SchemaError:
 
 @cache
 def schema(kind: str) -> dict[str, Any]:
-    """The generated schema of ``kind`` (shipped with the package as ``kvswitch.schemas``)."""
+    """The generated schema of ``kind`` (shipped with the package as ``kvswitch.schemas``;
+    a kind without a shipped file, one a script registered, has its schema generated)."""
     import importlib
 
-    from kvswitch.schema_export import SCHEMA_FILES
+    from kvswitch.kinds import get_kind
 
+    name = get_kind(kind).schema_file
+    if name is None:
+        from kvswitch.schema_export import schema_for
+
+        return schema_for(kind)
     pkg = importlib.import_module("kvswitch.schemas")  # the top-level schemas/ directory
-    path = Path(str(pkg.__file__)).parent / SCHEMA_FILES[kind]
+    path = Path(str(pkg.__file__)).parent / name
     loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return loaded
 

@@ -1,4 +1,4 @@
-"""JSON Schemas of the three kinds, generated from the pydantic models (``schemas/``)."""
+"""JSON Schemas of the kinds, generated from their pydantic models (``schemas/``)."""
 
 from __future__ import annotations
 
@@ -6,39 +6,28 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SCHEMA_FILES", "config_reference", "schema_for", "schema_text", "write_schemas"]
+__all__ = ["config_reference", "schema_files", "schema_for", "schema_text", "write_schemas"]
 
-SCHEMA_FILES = {
-    "cline": "cline-settings.schema.json",
-    "ccswitch": "ccswitch-config.schema.json",
-    "kvswitch": "kvswitch-config.schema.json",
-}
-_TITLES = {
-    "cline": "kvswitch: cline.* keys of a Cline-style VS Code settings.json",
-    "ccswitch": "kvswitch: CC Switch config.toml",
-    "kvswitch": "kvswitch: kvswitch.toml (profiles and clients)",
-}
+def schema_files() -> dict[str, str]:
+    """Each kind with a shipped schema, and its file name in ``schemas/``."""
+    from kvswitch.kinds import all_kinds
+
+    return {k.id: k.schema_file for k in all_kinds() if k.schema_file}
 
 
 def schema_for(kind: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one kind."""
-    from pydantic import BaseModel
+    from kvswitch.kinds import get_kind
 
-    from kvswitch.models import CCSwitchConfig, ClineSettings, KvswitchConfig
-
-    models: dict[str, type[BaseModel]] = {
-        "cline": ClineSettings, "ccswitch": CCSwitchConfig, "kvswitch": KvswitchConfig,
-    }
-    model = models[kind]
-    schema = model.model_json_schema(by_alias=True, mode="validation")
+    k = get_kind(kind)
+    schema = k.model().model_json_schema(by_alias=True, mode="validation")
     out: dict[str, Any] = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$comment": "Generated from kvswitch's pydantic models by `kvswitch schema --write schemas/`; do not edit.",
     }
     out.update(schema)
-    out["title"] = _TITLES[kind]
-    if kind == "cline":
-        out["additionalProperties"] = True  # settings.json holds every other extension's keys
+    out["title"] = k.schema_title
+    k.schema_extra(out)
     return out
 
 
@@ -52,7 +41,7 @@ def write_schemas(directory: Path) -> list[Path]:
 
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for kind, name in SCHEMA_FILES.items():
+    for kind, name in schema_files().items():
         path = directory / name
         atomic_write(path, schema_text(kind).encode("utf-8"), backup=False)
         written.append(path)
@@ -85,7 +74,9 @@ def _limits(prop: dict[str, Any]) -> str:
 
 def config_reference() -> str:
     """The kvswitch.toml reference (markdown), generated from the model's schema."""
-    schema = schema_for("kvswitch")
+    from kvswitch.kinds import CONFIG
+
+    schema = schema_for(CONFIG)
     defs = schema.get("$defs", {})
     sections = [("kvswitch.toml (top level)", "", schema)]
     where = {

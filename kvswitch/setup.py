@@ -1,4 +1,4 @@
-"""``kvswitch init``: kvswitch's config, and the article's client skeletons where missing.
+"""``kvswitch init``: kvswitch's config, and client files where missing (each kind's skeleton).
 
 Existing client files are registered, never overwritten. The key, when given, goes to the
 OS keyring first; client files get it only where D-7 allows (and are then made 0600).
@@ -6,7 +6,6 @@ OS keyring first; client files get it only where D-7 allows (and are then made 0
 
 from __future__ import annotations
 
-import json
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -16,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from kvswitch.errors import ConfigError, Location
 
 if TYPE_CHECKING:
+    from kvswitch.literals import CacheMode
     from kvswitch.models import ClientEntry, Profile
 
-__all__ = ["InitResult", "Preset", "ccswitch_skeleton", "cline_skeleton", "init", "presets"]
+__all__ = ["InitResult", "Preset", "init", "presets"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,87 +36,6 @@ def presets() -> dict[str, Preset]:
     """The presets shipped in ``kvswitch/presets.toml``."""
     text = (Path(__file__).parent / "presets.toml").read_text(encoding="utf-8")
     return {name: Preset(name, **table) for name, table in tomllib.loads(text).items()}
-
-
-def _j(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        value = int(value)  # 120.0 reads better as 120
-    return json.dumps(value, ensure_ascii=False)
-
-
-def cline_skeleton(profile: Profile, mode: str, key: str | None = None) -> str:
-    """A Cline ``settings.json`` in the article's form (S-10…S-12)."""
-    from kvswitch.render import mode_defaults
-
-    d = mode_defaults(profile)
-    lines = [
-        "{",
-        "    // Cline (OpenAI-compatible provider). kvswitch owns the cline.* keys; add your own freely.",
-        '    "cline.apiProvider": "openai-compatible",',
-        f'    "cline.openAiBaseUrl": {_j(profile.base_url)},',
-    ]
-    if key is not None:
-        lines.append(f'    "cline.openAiApiKey": {_j(key)},')
-    lines += [
-        f'    "cline.openAiModelId": {_j(profile.model)},',
-        '    "cline.requestOptions": {',
-        f'        "temperature": {_j(profile.request.temperature)},',
-        f'        "maxTokens": {_j(profile.request.max_tokens)},',
-        f'        "stream": {_j(profile.request.stream)}',
-        "    },",
-        '    "cline.cacheStrategy": {',
-    ]
-    if mode == "merged":
-        body = [
-            ("mode", "merged"), ("chunkSize", d.chunk_size), ("kvCacheDtype", profile.cache.kv_cache_dtype),
-            ("enablePrefixCache", profile.cache.prefix_cache),
-        ]
-    else:
-        body = [
-            ("mode", "split"), ("prefillEndpoint", d.prefill), ("decodeEndpoint", d.decode),
-            ("kvTransferProtocol", d.protocol), ("enablePrefixCache", profile.cache.prefix_cache),
-        ]
-    lines += [f"        {_j(k)}: {_j(v)}{',' if i < len(body) - 1 else ''}" for i, (k, v) in enumerate(body)]
-    lines += ["    }", "}"]
-    return "\n".join(lines) + "\n"
-
-
-def ccswitch_skeleton(profile: Profile, mode: str, key: str | None = None) -> str:
-    """A CC Switch ``config.toml`` in the article's form (S-16, S-17)."""
-    from kvswitch.render import mode_defaults
-
-    d = mode_defaults(profile)
-    req = profile.request
-    lines = [
-        "# CC Switch provider config (written by kvswitch init; comments and other tables are yours)",
-        "[provider]",
-        f"name = {_j(profile.provider)}",
-        f"base_url = {_j(profile.base_url)}",
-    ]
-    if key is not None:
-        lines.append(f"api_key = {_j(key)}")
-    lines += [
-        f"model = {_j(profile.model)}",
-        "",
-        "[cache]",
-        f'mode = {_j(mode)}{" " * (8 if mode == "merged" else 9)}# "merged" | "split"',
-        f"chunk_size = {d.chunk_size}",
-        f"kv_cache_dtype = {_j(profile.cache.kv_cache_dtype)}",
-        f"prefix_cache = {_j(profile.cache.prefix_cache)}",
-        "",
-        "[cache.split]",
-        f"prefill_base_url = {_j(d.prefill)}",
-        f"decode_base_url = {_j(d.decode)}",
-        f"transfer_protocol = {_j(d.protocol)}",
-        f"max_transfer_concurrency = {d.max_transfer_concurrency}",
-        "",
-        "[request]",
-        f"temperature = {_j(req.temperature)}",
-        f"max_tokens = {req.max_tokens}",
-        f"stream = {_j(req.stream)}",
-        f"timeout_seconds = {_j(req.timeout_seconds)}",
-    ]
-    return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)
@@ -139,7 +58,7 @@ def init(
     clients: list[ClientEntry],
     *,
     key: str | None = None,
-    mode: str = "merged",
+    mode: CacheMode = "merged",
 ) -> InitResult:
     """Write kvswitch's config (or add to an existing one), create missing client files from
     the article's skeletons, register existing ones, and store ``key`` in the keyring.
@@ -159,6 +78,8 @@ def init(
     from kvswitch.edits import Set
     from kvswitch.io import atomic_write, read_optional, write_private
     from kvswitch.keys import SecretStoreError, check_key, get_key, set_key
+    from kvswitch.kinds import get_kind
+    from kvswitch.render import render_input
     from kvswitch.state import record_writes
     from kvswitch.validate import check_profile_input
 
@@ -207,7 +128,7 @@ def init(
             existing_files.append(file)
             continue
         put_key = key if key is not None and key_allowed(entry, file) else None
-        text = cline_skeleton(profile, mode, put_key) if entry.kind == "cline" else ccswitch_skeleton(profile, mode, put_key)
+        text = get_kind(entry.kind).skeleton(render_input(profile, mode, name=profile_name, key=put_key))
         file.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(file, text.encode("utf-8"), expected=b"", mode=0o600 if put_key else None)
         created.append(file)

@@ -1,36 +1,24 @@
 """Switching client files between merged and split (D-3).
 
 ``plan_switch`` is pure: it turns a parsed file and a mode into edits and the values to
-remember. ``switch`` reads the files, plans, verifies and writes them all or none.
-
-- CC Switch: ``[cache].mode`` is set; going to split, a missing ``[cache.split]`` is created
-  (from the profile, else both endpoints = ``[provider].base_url``, ``layer-wise``, 4).
-- Cline: ``cline.cacheStrategy`` takes the article's form for the mode (S-11, S-12):
-  ``chunkSize`` leaves in split mode, ``prefillEndpoint``/``decodeEndpoint``/
-  ``kvTransferProtocol`` leave in merged mode; what leaves is remembered and comes back,
-  with its comment, on the return trip. ``enablePrefixCache`` and ``kvCacheDtype`` stay.
-- kvswitch's own config: its ``mode`` is set.
-- A file already in the mode (and its form) is left alone: no write, no backup. A Cline file
-  whose ``mode`` was flipped by hand gets the rest of the form.
+remember; how a mode is expressed is the file's kind's business (:mod:`kvswitch.kinds`).
+``switch`` reads the files, plans, verifies and writes them all or none. A file already in
+the mode (and its form) is left alone: no write, no backup.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.document import ConfigFile, parse_config
-from kvswitch.edits import Delete, Edit, Insert, Set
+from kvswitch.edits import Delete, Edit
 from kvswitch.errors import ConfigValidationError, EditError, KvswitchError, Location
-from kvswitch.formats.jsonc import JsoncDocument
-from kvswitch.kinds import MISSING, get_path
-from kvswitch.literals import CLINE_MERGED_ONLY as MERGED_ONLY
-from kvswitch.literals import CLINE_SPLIT_ONLY as SPLIT_ONLY
+from kvswitch.kinds import ModeDefaults, SwitchPlan, get_path, kind_of
 from kvswitch.literals import CacheMode, FileKind
 from kvswitch.redact import redact
-from kvswitch.state import Remembered
 
 if TYPE_CHECKING:
     from kvswitch.diagnostics import Diagnostic
@@ -43,38 +31,9 @@ __all__ = [
     "plan_switch",
     "refusal",
     "refuse_on_errors",
+    "secrets_in",
     "switch",
 ]
-
-_CS = "cline.cacheStrategy"
-_CLINE_SPLIT_FIELD = {"prefillEndpoint": "prefill", "decodeEndpoint": "decode", "kvTransferProtocol": "protocol"}
-
-
-@dataclass(frozen=True, slots=True)
-class ModeDefaults:
-    """Values a switch writes when the file has none of its own (from a profile, or defaults)."""
-
-    chunk_size: int = 512
-    prefill: str | None = None
-    decode: str | None = None
-    protocol: str = "layer-wise"
-    max_transfer_concurrency: int = 4
-
-
-@dataclass(frozen=True)
-class SwitchPlan:
-    """What switching one file takes: edits, values to remember, remembered values used."""
-
-    kind: FileKind
-    old_mode: str | None
-    new_mode: CacheMode
-    edits: tuple[Edit, ...] = ()
-    remember: dict[tuple[str | int, ...], Remembered] = field(default_factory=dict)
-    restored: tuple[tuple[str | int, ...], ...] = ()
-
-    @property
-    def noop(self) -> bool:
-        return not self.edits
 
 
 @dataclass(frozen=True)
@@ -90,162 +49,17 @@ class FileSwitch:
     backup: Path | None = None
 
 
-def _recall(path: Path | None, key_path: tuple[str | int, ...]) -> Remembered | None:
-    if path is None:
-        return None
-    from kvswitch.state import recall
-
-    return recall(path, key_path)
-
-
 def plan_switch(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None = None) -> SwitchPlan:
     """The edits that put ``cf`` in ``mode`` (none when it is already there)."""
     if mode not in ("merged", "split"):
         raise ValueError(f"mode must be 'merged' or 'split', not {mode!r}")
-    if cf.kind == "cline":
-        return _plan_cline(cf, mode, defaults)
-    if cf.kind == "ccswitch":
-        return _plan_ccswitch(cf, mode, defaults)
-    current = get_path(cf.data, ("mode",))
-    old = current if isinstance(current, str) else None
-    edits: tuple[Edit, ...] = () if old == mode else (Set(("mode",), mode),)
-    return SwitchPlan("kvswitch", old, mode, edits)
-
-
-def _base_url(cf: ConfigFile, path: tuple[str, ...]) -> str | None:
-    value = get_path(cf.data, path)
-    return value.rstrip("/") if isinstance(value, str) and value.strip() else None
-
-
-def _endpoints(cf: ConfigFile, d: ModeDefaults, base_path: tuple[str, ...]) -> tuple[str, str]:
-    base = _base_url(cf, base_path)
-    prefill, decode = d.prefill or base, d.decode or base
-    if prefill is None or decode is None:
-        raise EditError(
-            "split mode needs prefill and decode endpoints, and there is no profile, no remembered "
-            f"value and no {'.'.join(base_path)} to take them from",
-            cf.locate(base_path),
-        )
-    return prefill, decode
-
-
-def _plan_ccswitch(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None) -> SwitchPlan:
-    d = defaults or ModeDefaults()
-    cache = get_path(cf.data, ("cache",))
-    if cache is not MISSING and not isinstance(cache, dict):
-        raise EditError("[cache] is not a table", cf.locate(("cache",)))
-    current = get_path(cf.data, ("cache", "mode"))
-    old = current if isinstance(current, str) else None
-    if old == mode:
-        return SwitchPlan("ccswitch", old, mode)
-    edits: list[Edit] = [Set(("cache", "mode"), mode)]
-    if mode == "split" and get_path(cf.data, ("cache", "split")) is MISSING:
-        prefill, decode = _endpoints(cf, d, ("provider", "base_url"))
-        edits.append(
-            Set(
-                ("cache", "split"),
-                {
-                    "prefill_base_url": prefill,
-                    "decode_base_url": decode,
-                    "transfer_protocol": d.protocol,
-                    "max_transfer_concurrency": d.max_transfer_concurrency,
-                },
-            )
-        )
-    return SwitchPlan("ccswitch", old, mode, tuple(edits))
-
-
-def _plan_cline(cf: ConfigFile, mode: CacheMode, defaults: ModeDefaults | None) -> SwitchPlan:
-    d = defaults or ModeDefaults()
-    data = cf.data
-    if not isinstance(data, dict):
-        raise EditError("settings.json does not hold an object", cf.locate(()))
-    block = data.get(_CS, MISSING)
-    if block is MISSING:
-        return _new_cline_block(cf, mode, d)
-    if not isinstance(block, dict):
-        raise EditError(f"{_CS} is not an object", cf.locate((_CS,)))
-    old = block.get("mode") if isinstance(block.get("mode"), str) else None
-    # the block takes the mode's whole form: a file whose mode was flipped by hand (the other
-    # form's keys still there) is completed; a file already in the form gets no edit at all
-    leaving = MERGED_ONLY if mode == "split" else SPLIT_ONLY
-    coming = SPLIT_ONLY if mode == "split" else MERGED_ONLY
-    doc = cf.doc
-    assert isinstance(doc, JsoncDocument)
-    keys = list(block)
-    edits: list[Edit] = [] if old == mode else [Set((_CS, "mode"), mode)]
-    remember: dict[tuple[str | int, ...], Remembered] = {}
-    for key in leaving:
-        if key not in block:
-            continue
-        prop = doc.prop((_CS, key))
-        if prop is not None:
-            idx = keys.index(key)
-            after = keys[idx - 1] if idx > 0 else None
-            raw, trailer = doc.property_source(prop)
-            remember[(_CS, key)] = Remembered(raw, trailer, after)
-        edits.append(Delete((_CS, key)))
-    # exactly what each key takes with it (its comments too), so the way back is byte for byte
-    for order, (path, cut) in enumerate(doc.cuts(edits).items() if remember else ()):
-        if path in remember:
-            remember[path] = replace(remember[path], cut=cut, order=order)
-    present = {k for k in keys if k not in leaving}
-    restored = []
-    endpoints: tuple[str, str] | None = None
-    previous = "mode"
-    orders: dict[tuple[str | int, ...], int] = {}
-    for key in coming:
-        if key in block:
-            previous = key
-            continue
-        memo = _recall(cf.path, (_CS, key))
-        if memo is not None:
-            after = memo.after if memo.after in present else previous
-            edits.append(Insert((_CS, key), raw=memo.raw, comment=memo.comment, after=after, cut=memo.cut))
-            orders[(_CS, key)] = memo.order
-            restored.append((_CS, key))
-        else:
-            value: Any
-            if key == "chunkSize":
-                value = d.chunk_size
-            elif key == "kvTransferProtocol":
-                value = d.protocol
-            else:
-                endpoints = endpoints or _endpoints(cf, d, ("cline.openAiBaseUrl",))
-                value = endpoints[0] if key == "prefillEndpoint" else endpoints[1]
-            edits.append(Insert((_CS, key), value=value, after=previous))
-        present.add(key)
-        previous = key
-    return SwitchPlan("cline", old, mode, tuple(_exact_first(edits, orders)), remember, tuple(restored))
-
-
-def _exact_first(edits: list[Edit], orders: dict[tuple[str | int, ...], int]) -> list[Edit]:
-    """Keys that come back exactly (by their cut) go first, in the reverse of the order in which
-    they left, so each finds the neighbours it left; then the rest, in order."""
-    exact = [e for e in edits if isinstance(e, Insert) and e.cut is not None]
-    exact.sort(key=lambda e: -orders.get(e.path, 0))
-    rest = [e for e in edits if not (isinstance(e, Insert) and e.cut is not None)]
-    inserts_at = next((i for i, e in enumerate(rest) if isinstance(e, Insert)), len(rest))
-    return [*rest[:inserts_at], *exact, *rest[inserts_at:]]
-
-
-def _new_cline_block(cf: ConfigFile, mode: CacheMode, d: ModeDefaults) -> SwitchPlan:
-    block: dict[str, Any] = {"mode": mode}
-    if mode == "merged":
-        block.update(chunkSize=d.chunk_size, kvCacheDtype="auto", enablePrefixCache=True)
-    else:
-        prefill, decode = _endpoints(cf, d, ("cline.openAiBaseUrl",))
-        block.update(
-            prefillEndpoint=prefill, decodeEndpoint=decode, kvTransferProtocol=d.protocol, enablePrefixCache=True
-        )
-    ours = [k for k in cf.data if str(k).startswith("cline.")]
-    return SwitchPlan("cline", None, mode, (Insert((_CS,), value=block, after=ours[-1] if ours else None),))
+    return kind_of(cf).plan_mode(cf, mode, defaults)
 
 
 def secrets_in(cf: ConfigFile) -> list[str]:
     """Key values a file holds, so diffs and reports can mask them."""
     out = []
-    for path in (("cline.openAiApiKey",), ("provider", "api_key")):
+    for path in kind_of(cf).key_paths(cf.data):
         value = get_path(cf.data, path)
         if isinstance(value, str) and value:
             out.append(value)

@@ -485,10 +485,12 @@ class Watcher:
         if digest == target.seen and not force and not target.stale:
             return
         target.stale = False
-        kind = "kvswitch" if target.kind == "config" else target.kind
+        from kvswitch.kinds import CONFIG
+
+        kind = CONFIG if target.kind == "config" else target.kind
         problem: ConfigParseError | None = None
         try:
-            cf = parse_config(raw, kind, target.path)  # type: ignore[arg-type]
+            cf = parse_config(raw, kind, target.path)
         except ConfigParseError as exc:
             problem = exc
         # maybe half-written: it does not parse, or it is empty (an in-place save truncates
@@ -512,14 +514,16 @@ class Watcher:
     def _client_changed(self, real: str, target: _Target, cf: ConfigFile) -> None:
         from kvswitch.config import read_config
         from kvswitch.diagnostics import Severity
-        from kvswitch.kinds import CCSWITCH_FIELDS, CLINE_FIELDS, MISSING, get_path
-        from kvswitch.render import drift
+        from kvswitch.kinds import MISSING, get_path, kind_of
+        from kvswitch.render import drift, mode_defaults
         from kvswitch.rules import check
 
         config = read_config()
         name, profile = config.profile()
         diags = check(cf, git=False)
-        flipped = _file_mode(cf) in ("merged", "split") and _file_mode(cf) != config.model.mode
+        kind = kind_of(cf)
+        file_mode = kind.file_mode(cf, mode_defaults(profile))
+        flipped = file_mode in ("merged", "split") and file_mode != config.model.mode
         # a mode flipped by hand leaves the other form's keys: the missing endpoints are ours to fill
         errors = tuple(
             d for d in diags
@@ -533,13 +537,20 @@ class Watcher:
         fixable = [d for d in diags if d.fix is not None and d.code in config.model.auto_fix]
         if fixable:
             cf = self._fix(real, target, cf, fixable)
-        fields = drift(cf, profile, config.model.mode)
+        fields = drift(cf, profile, config.model.mode, name=name)
         owned = [f for f in fields if f in OWNED_FIELDS or f == "cache.form"]
         other = [f for f in fields if f not in owned]
+        if flipped and kind.rewrites_itself and _just_written(target.path):
+            # the client rewrote its file from its own copy right after kvswitch wrote it: that
+            # is not the user choosing a mode, so it is never adopted
+            self._emit(WatchEvent("drift", target.path, f"{kind.product} rewrote its file with the "
+                                  f"{file_mode} settings it had before kvswitch's change; not adopted. "
+                                  f"Quit {kind.product} or start a new session, then switch again"))
+            return
         note = ""
-        fmap = CLINE_FIELDS if cf.kind == "cline" else CCSWITCH_FIELDS
-        if ("cache.chunk_size" in owned and _file_mode(cf) == "split"
-                and get_path(cf.data, fmap["cache.chunk_size"]) is not MISSING):  # changed, not left out
+        chunk_path = kind.fields(cf.data).get("cache.chunk_size")
+        if ("cache.chunk_size" in owned and file_mode == "split" and chunk_path is not None
+                and get_path(cf.data, chunk_path) is not MISSING):  # changed, not left out
             note = (" (chunk_size was changed in split mode, where it is ignored: the prefill instance "
                     "picks its own chunking; it takes effect in merged mode, S-26)")
         if other:
@@ -572,15 +583,22 @@ class Watcher:
         from kvswitch.clients import ClientPlan, commit_plan, plan_clients
         from kvswitch.config import edited_text, read_config_text
         from kvswitch.edits import Set
-        from kvswitch.kinds import CCSWITCH_FIELDS, CLINE_FIELDS, MISSING, get_path, profile_fields
+        from kvswitch.kinds import MISSING, get_path, kind_of
+        from kvswitch.kinds.own_config import profile_fields
+        from kvswitch.render import mode_defaults
         from kvswitch.transaction import FileWrite
 
-        fmap = CLINE_FIELDS if cf.kind == "cline" else CCSWITCH_FIELDS
+        kind = kind_of(cf)
+        fmap = kind.fields(cf.data)
         pmap = profile_fields(name)
         _, profile = config.profile(name)
         edits = []
         for f in OWNED_FIELDS:
-            value = get_path(cf.data, fmap[f]) if f in fmap else MISSING
+            if f == "cache.mode":  # a real client's mode is its URL and header
+                value = kind.file_mode(cf, mode_defaults(profile))
+                value = MISSING if value is None else value
+            else:
+                value = get_path(cf.data, fmap[f]) if f in fmap else MISSING
             if value is MISSING or value is None:
                 continue
             if f in ("split.prefill_base_url", "split.decode_base_url"):
@@ -687,7 +705,7 @@ class Watcher:
             if t.kind == "config":
                 continue
             try:
-                cf = parse_config(read_bytes(t.path), t.kind, t.path)  # type: ignore[arg-type]
+                cf = parse_config(read_bytes(t.path), t.kind, t.path)
                 errors = [d for d in check(cf, git=False) if d.severity is Severity.ERROR]
             except KvswitchError as exc:
                 self._emit(WatchEvent("invalid", t.path, f"{exc} — nothing written"))
@@ -818,10 +836,17 @@ def _describe(exc: KvswitchError, *paths: object) -> str:
     return str(exc)
 
 
-def _file_mode(cf: ConfigFile) -> Any:
-    from kvswitch.kinds import get_path
+REWRITE_WINDOW = 30.0
+"""How long after kvswitch wrote a file a client's rewrite of it counts as "just after" (seconds)."""
 
-    return get_path(cf.data, ("cline.cacheStrategy", "mode") if cf.kind == "cline" else ("cache", "mode"))
+
+def _just_written(path: Path) -> bool:
+    import time
+
+    from kvswitch.state import last_write
+
+    when = last_write(path)
+    return when is not None and 0 <= time.time() - when < REWRITE_WINDOW
 
 
 def _cmdline() -> str:

@@ -6,7 +6,10 @@ Needs only python3 and pip. Idempotent: a second run reuses what the first insta
 2. Debian packages the real-peer tests use (as root: apt-get; otherwise the exact
    ``apt-get install`` line is printed and those tests skip — they fail under CI=true);
 3. VS Code's JSONC parser (npm ``jsonc-parser``) in ``tests/peer`` for the peer test;
-4. pytest (exit 5, "no tests collected", counts as a failure).
+4. the real coding clients (Claude Code, Codex, Cline, OpenCode, Qwen Code, pinned) in
+   ``tests/clients`` for ``tests/realclients`` (npm's cache in ``~/.npm`` makes a rerun fast; a
+   stamp file skips the step when the versions match and every program is there);
+5. pytest (exit 5, "no tests collected", counts as a failure).
 """
 
 from __future__ import annotations
@@ -22,6 +25,16 @@ VENV = ROOT / ".venv"
 PY = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 PEER = ROOT / "tests" / "peer"
 JSONC_PARSER = "jsonc-parser@3.3.1"
+# the real clients tests/realclients runs (pinned: their file shapes and wire formats are what
+# the tests check); OpenCode npm-installs its plugin package on every run, so it is installed
+# once into a folder of its own and copied into each test HOME
+CLIENTS = ROOT / "tests" / "clients"
+CLIENT_PACKAGES = (
+    "@anthropic-ai/claude-code@2.1.332", "@openai/codex@0.171.0", "cline@3.0.65",
+    "opencode-ai@1.18.33", "@qwen-code/qwen-code@0.24.4",
+)
+CLIENT_BINS = ("claude", "codex", "cline", "opencode", "qwen")
+OPENCODE_PLUGIN = "@opencode-ai/plugin@1.18.33"
 # Debian package -> a command it provides (checked before installing anything); None for a
 # library without one, checked with ``dpkg -s``
 DEBIAN: dict[str, str | None] = {
@@ -33,6 +46,9 @@ DEBIAN: dict[str, str | None] = {
     # server, a tray host, clicks and keys, the window tree, screenshots
     "xvfb": "Xvfb", "xauth": "xauth", "trayer": "trayer", "xdotool": "xdotool", "imagemagick": "import",
     "x11-utils": "xwininfo",
+    # the real coding clients (tests/realclients): a loopback-only network namespace needs `ip`
+    # to bring lo up; Claude Code's live-session test runs it in tmux
+    "iproute2": "ip", "tmux": "tmux",
     # what Qt's xcb platform plugin (PySide6's plugins/platforms/libqxcb.so) loads, directly or
     # through libQt6XcbQpa/libQt6Gui (Debian 12: `ldd … | grep 'not found'` names the missing)
     "libxcb-cursor0": None, "libxcb-icccm4": None, "libxcb-keysyms1": None, "libxcb-image0": None,
@@ -105,11 +121,38 @@ def ensure_peer() -> None:
     run(["npm", "install", "--no-package-lock", "--no-save", "--no-audit", "--no-fund", JSONC_PARSER], cwd=PEER)
 
 
+def ensure_clients() -> None:
+    """The pinned real clients in ``tests/clients`` (and OpenCode's plugin package in
+    ``tests/clients/opencode-plugin``); skipped when the stamp matches and every program exists.
+    npm warns that install scripts were not run: the clients work without them."""
+    stamp = CLIENTS / ".kvswitch-clients"
+    wanted = " ".join((*CLIENT_PACKAGES, OPENCODE_PLUGIN)) + "\n"
+    bins = [CLIENTS / "node_modules" / ".bin" / name for name in CLIENT_BINS]
+    plugin = CLIENTS / "opencode-plugin" / "node_modules" / "@opencode-ai" / "plugin"
+    present = all(b.exists() for b in bins) and plugin.is_dir()
+    if present and stamp.exists() and stamp.read_text() == wanted:
+        say("real clients: present")
+        return
+    if shutil.which("npm") is None:
+        say("npm is missing: the real-client tests will skip, or fail under CI (install npm)")
+        return
+    npm = ["npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--save-exact"]
+    for folder in (CLIENTS, CLIENTS / "opencode-plugin"):
+        folder.mkdir(parents=True, exist_ok=True)
+        # a package.json of its own, so npm installs here and not in a folder above
+        if not (folder / "package.json").exists():
+            (folder / "package.json").write_text('{"private": true}\n')
+    run([*npm, *CLIENT_PACKAGES], cwd=CLIENTS)
+    run([*npm, OPENCODE_PLUGIN], cwd=CLIENTS / "opencode-plugin")
+    stamp.write_text(wanted)
+
+
 def main(argv: list[str]) -> int:
     os.chdir(ROOT)
     ensure_debian()
     ensure_venv()
     ensure_peer()
+    ensure_clients()
     cmd = [str(PY), "-m", "pytest", *(argv or ["-q"])]
     say("$ " + " ".join(cmd))
     code = subprocess.call(cmd)

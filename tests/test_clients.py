@@ -71,7 +71,7 @@ def test_switch_without_paths_reports_every_client_and_keeps_them_in_sync() -> N
     assert result.rc == 0, result
     for path in (cline_file(), ccswitch_file()):
         assert f"{path}: merged → split (backup " in result.out
-    assert "restart cline to apply" in result.out and "restart ccswitch to apply" in result.out
+    assert "restart Cline (settings.json) to apply" in result.out and "restart CC Switch (config.toml) to apply" in result.out
     status = cli("status")
     assert status.rc == 0, status
     assert status.out.count("in sync") == 2

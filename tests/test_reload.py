@@ -54,7 +54,7 @@ def _no_signal_arrives(recorder: Recorder) -> bool:
 def test_none_tells_the_user_to_restart(client: Path) -> None:
     result = nudge(_entry(client, kind="none"), client)
     assert result == NudgeResult(client, "none", True, result.message, True)
-    assert "restart cline to apply" in result.message and "S-35" in result.message
+    assert "restart Cline (settings.json) to apply" in result.message and "S-35" not in result.message
     named = nudge(_entry(client, "VS Code"), client)  # none is the default
     assert named.kind == "none" and "restart VS Code to apply" in named.message
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from kvswitch.cli import main
 from kvswitch.formats.jsonc import JsoncDocument
-from kvswitch.schema_export import SCHEMA_FILES, schema_text, write_schemas
+from kvswitch.schema_export import schema_files, schema_text, write_schemas
 from tests.conftest import FIXTURES, ROOT
 
 
 def test_committed_schemas_are_fresh(tmp_path: Path) -> None:
     write_schemas(tmp_path)
-    for name in SCHEMA_FILES.values():
+    for name in schema_files().values():
         assert (ROOT / "schemas" / name).read_text() == (tmp_path / name).read_text(), (
             f"schemas/{name} is stale: run `kvswitch schema --write schemas`"
         )
@@ -23,7 +23,7 @@ def test_committed_schemas_are_fresh(tmp_path: Path) -> None:
 
 def test_check_reports_a_stale_schema(tmp_path: Path) -> None:
     write_schemas(tmp_path)
-    (tmp_path / SCHEMA_FILES["cline"]).write_text("{}\n")
+    (tmp_path / schema_files()["article-cline"]).write_text("{}\n")
     assert main(["schema", "--check", str(tmp_path)]) == 1
 
 

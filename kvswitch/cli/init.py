@@ -18,7 +18,7 @@ def register(sub: Any) -> None:
         "init",
         help="set up kvswitch: a profile, the client files, the key in the OS keyring",
         description="Write kvswitch's config (or add to it), create the client files that are "
-        "missing from the article's skeletons (Cline ~/.cline/settings.json, CC Switch "
+        "missing from the article's skeletons (a Cline-style ~/.cline/settings.json, a CC Switch-style "
         "~/.config/cc-switch/config.toml) and register the ones that exist without touching them. "
         f"Presets: {names}.",
     )
@@ -28,15 +28,21 @@ def register(sub: Any) -> None:
     p.add_argument("--url-convention", choices=("append-v1", "includes-v1"))
     p.add_argument("--model", help="model id, as the provider lists it")
     p.add_argument("--mode", choices=("merged", "split"), default="merged")
-    p.add_argument("--cline", type=Path, help="Cline settings.json (default: ~/.cline/settings.json)")
-    p.add_argument("--ccswitch", type=Path, help="CC Switch config.toml (default: ~/.config/cc-switch/config.toml)")
-    p.add_argument("--no-cline", action="store_true", help="do not set up a Cline client")
-    p.add_argument("--no-ccswitch", action="store_true", help="do not set up a CC Switch client")
+    for kind in _init_kinds():
+        where = kind.default_paths(Path("~"), Path("~/.config"), {})[0]
+        p.add_argument(f"--{kind.init_flag}", type=Path, help=f"{kind.product} (default: {where})")
+        p.add_argument(f"--no-{kind.init_flag}", action="store_true", help=f"do not set up {kind.product}")
     k = p.add_mutually_exclusive_group()
     k.add_argument("--key-stdin", action="store_true", help="read the API key from stdin (stored in the keyring)")
     k.add_argument("--key-env", metavar="NAME", help="the profile reads its key from this environment variable")
     k.add_argument("--no-key", action="store_true", help="set no key now (later: kvswitch key set PROFILE)")
     p.set_defaults(func=run)
+
+
+def _init_kinds() -> list[Any]:
+    from kvswitch.kinds import all_kinds
+
+    return [k for k in all_kinds(clients_only=True) if k.init_flag]
 
 
 def _ask(label: str) -> str | None:
@@ -79,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
     checked_name(name)  # a usage error before anything is asked or stored
     defaults = default_client_paths()
     clients = []
-    if not args.no_cline:
-        clients.append(ClientEntry(path=str(args.cline or defaults["cline"]), kind="cline"))
-    if not args.no_ccswitch:
-        clients.append(ClientEntry(path=str(args.ccswitch or defaults["ccswitch"]), kind="ccswitch"))
+    for kind in _init_kinds():
+        if not getattr(args, f"no_{kind.init_flag}"):
+            path = getattr(args, str(kind.init_flag)) or defaults[kind.id]
+            clients.append(ClientEntry(path=str(path), kind=kind.id))
     key = None
     if args.key_stdin:
         key = read_secret("", force_stdin=True)

@@ -23,7 +23,9 @@ def register(sub: Any) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", type=Path)
     p.add_argument("--fix", action="store_true", help="apply the fixable findings (KVS101, KVS201, KVS210)")
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--kind", choices=("cline", "ccswitch", "kvswitch"), help="skip detection")
+    from kvswitch.kinds import choices
+
+    p.add_argument("--kind", choices=choices(), metavar="KIND", help=f"skip detection; one of: {', '.join(choices())}")
     p.add_argument(
         "--hook",
         action="store_true",

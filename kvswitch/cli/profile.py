@@ -77,10 +77,17 @@ def register(sub: Any) -> None:
     cs.add_parser("list", help="the registered clients").set_defaults(func=_client_list)
     cadd = cs.add_parser("add", help="register a client file (it is not modified)")
     cadd.add_argument("path", type=Path)
-    cadd.add_argument("--kind", choices=("cline", "ccswitch"), help="default: detected")
+    from kvswitch.kinds import choices
+
+    kinds = choices(clients_only=True)
+    cadd.add_argument("--kind", choices=kinds, metavar="KIND",
+                      help=f"default: detected from the path and content; one of: {', '.join(kinds)}")
     cadd.add_argument("--name",
                       help="how messages call it (e.g. 'vscode'): letters, digits, '.', '_', '-'")
-    cadd.add_argument("--no-key", action="store_true", help="never write the key into this file")
+    keys = cadd.add_mutually_exclusive_group()
+    keys.add_argument("--write-key", action="store_true",
+                      help="write the profile's key into this file (the default for the article's shapes only)")
+    keys.add_argument("--no-key", action="store_true", help="never write the key into this file")
     cadd.add_argument("--allow-key-in-repo", action="store_true",
                       help="write the key even though the file is inside a git work tree (D-7)")
     cadd.add_argument("--nudge", choices=("none", "touch", "signal", "command"), default="none")
@@ -312,12 +319,13 @@ def _rename(args: argparse.Namespace) -> int:
 
 
 def _client_list(args: argparse.Namespace) -> int:
+    from kvswitch.clients import wants_key
     from kvswitch.config import client_path, read_config
 
     config = read_config()
     for entry in config.model.clients:
         flags = [entry.kind, f"nudge={entry.nudge.kind}"]
-        if not entry.write_key:
+        if not wants_key(entry):
             flags.append("no-key")
         if entry.allow_key_in_repo:
             flags.append("key-in-repo-allowed")
@@ -328,16 +336,17 @@ def _client_list(args: argparse.Namespace) -> int:
 def _client_add(args: argparse.Namespace) -> int:
     from kvswitch.config import read_config
     from kvswitch.io import read_bytes
-    from kvswitch.kinds import detect_kind
+    from kvswitch.kinds import detect_kind, get_kind
     from kvswitch.models import ClientEntry
 
     if args.name is not None:
         checked_name(args.name, "client")
     config = read_config()
     path = args.path.expanduser().absolute()
-    kind = args.kind or detect_kind(path, read_bytes(path).decode("utf-8", "replace"))
-    if kind not in ("cline", "ccswitch"):
-        print(f"kvswitch: {path}: not a client file (kind {kind})", file=sys.stderr)
+    exists = path.exists() or path.is_symlink()
+    kind = get_kind(args.kind or detect_kind(path, read_bytes(path).decode("utf-8", "replace") if exists else None))
+    if not kind.client:
+        print(f"kvswitch: {path}: not a client file (it is {kind.product}'s own config)", file=sys.stderr)
         return 2
     nudge: dict[str, Any] = {"kind": args.nudge}
     if args.pidfile:
@@ -347,13 +356,16 @@ def _client_add(args: argparse.Namespace) -> int:
     if args.nudge_argv:
         nudge["argv"] = args.nudge_argv
     entry = ClientEntry.model_validate({
-        "path": str(path), "kind": kind, **({"name": args.name} if args.name is not None else {}),
-        "write_key": not args.no_key, "allow_key_in_repo": args.allow_key_in_repo, "nudge": nudge,
+        "path": str(path), "kind": kind.id, **({"name": args.name} if args.name is not None else {}),
+        **({"write_key": False} if args.no_key else {"write_key": True} if args.write_key else {}),
+        "allow_key_in_repo": args.allow_key_in_repo, "nudge": nudge,
     })
     from kvswitch.clients import add_client
 
     add_client(entry, config)  # refuses a file registered already, under any spelling
-    print(f"registered {path} ({kind})")
+    print(f"registered {path} ({kind.product})")
+    if not exists:
+        print("  the file does not exist yet: kvswitch profile use writes it")
     return 0
 
 

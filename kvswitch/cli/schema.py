@@ -17,7 +17,10 @@ def register(sub: Any) -> None:
         description="Print one kind's JSON Schema, write all of them into a directory, or check "
         "that a directory holds the current ones (exit 1 when stale).",
     )
-    p.add_argument("--kind", choices=("cline", "ccswitch", "kvswitch"), default="cline")
+    from kvswitch.kinds import choices
+
+    p.add_argument("--kind", choices=choices(), metavar="KIND", default="article-cline",
+                   help=f"one of: {', '.join(choices())} (default: article-cline)")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--write", type=Path, metavar="DIR")
     group.add_argument("--check", type=Path, metavar="DIR")
@@ -26,7 +29,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvswitch.schema_export import SCHEMA_FILES, config_reference, schema_text, write_schemas
+    from kvswitch.schema_export import config_reference, schema_files, schema_text, write_schemas
 
     if args.reference:
         sys.stdout.write(config_reference())
@@ -38,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.check is not None:
         stale = []
-        for kind, name in SCHEMA_FILES.items():
+        for kind, name in schema_files().items():
             path = args.check / name
             try:
                 current = path.read_text(encoding="utf-8")

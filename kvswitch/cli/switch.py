@@ -24,7 +24,10 @@ def register(sub: Any) -> None:
     p.add_argument("mode", choices=("merged", "split"))
     p.add_argument("paths", nargs="*", metavar="PATH", type=Path, help="default: every registered client")
     p.add_argument("--dry-run", action="store_true", help="print the unified diff, write nothing")
-    p.add_argument("--kind", choices=("cline", "ccswitch", "kvswitch"), help="skip detection (with PATHs)")
+    from kvswitch.kinds import choices
+
+    p.add_argument("--kind", choices=choices(), metavar="KIND",
+                   help=f"skip detection (with PATHs); one of: {', '.join(choices())}")
     p.set_defaults(func=run)
 
 

@@ -98,7 +98,7 @@ class ClientConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, hide_input_in_errors=True, defer_build=True)
 
-    kind: FileKind
+    kind: FileKind = Field(..., description="The file's kind (kvswitch.kinds).")
     path: Path | None = None
     provider: ProviderSettings = Field(default_factory=ProviderSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)

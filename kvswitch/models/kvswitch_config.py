@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from kvswitch.literals import CONFIG_VERSION, CacheMode, TransferProtocol
 from kvswitch.models.common import RequestOptions, StrictModel
@@ -33,18 +33,25 @@ appended (S-07, S-21); ``includes-v1``: the base ends in ``/v1``."""
 class MergedProfile(StrictModel):
     """Settings that only matter in merged mode."""
 
+    url: str | None = Field(
+        None, description="The merged instance: clients use it in merged mode (default: base_url)."
+    )
     chunk_size: int = Field(512, ge=1, description="Prefill chunk in tokens, a multiple of 64.")
 
 
 class SplitProfile(StrictModel):
     """Settings that only matter in split mode."""
 
+    url: str | None = Field(
+        None,
+        description="The router in front of the split pair: clients use it in split mode (default: base_url).",
+    )
     prefill_base_url: str | None = Field(None, description="Prefill instance; default: the profile's base_url.")
     decode_base_url: str | None = Field(None, description="Decode instance; default: the profile's base_url.")
     transfer_protocol: TransferProtocol = Field("layer-wise", description="KV transfer granularity (S-14).")
     max_transfer_concurrency: int = Field(4, description="KV layers in flight at once, 1-8 (S-17).")
     probe_url: str | None = Field(
-        None, description="Router/proxy in front of the split pair, for the probe."
+        None, description="Config version 1's name of url; read as url, renamed on the next change."
     )
 
 
@@ -73,6 +80,14 @@ class Profile(StrictModel):
     split: SplitProfile = Field(default_factory=SplitProfile, description="Split-mode settings.")
     cache: SharedCache = Field(default_factory=SharedCache, description="Settings both modes share.")
     request: RequestOptions = Field(default_factory=RequestOptions, description="What clients send.")
+    mode_header: bool = Field(
+        True, description="Clients that take extra headers send X-Cache-Mode: merged|split."
+    )
+
+    def mode_url(self, mode: str) -> str:
+        """The URL clients use in ``mode``: the mode's own, else ``base_url``."""
+        own = self.merged.url if mode == "merged" else self.split.url or self.split.probe_url
+        return own or self.base_url
 
 
 class Nudge(StrictModel):
@@ -95,15 +110,24 @@ class ClientEntry(StrictModel):
     """A client file kvswitch keeps in step with the active profile and mode."""
 
     path: str = Field(..., description="The client file; ~ is your home directory.")
-    kind: Literal["cline", "ccswitch"] = Field(..., description="Which format the file is.")
+    kind: str = Field(..., description="Which client the file belongs to (kvswitch client add --help lists them).")
     name: str | None = Field(
         None, description="How messages call the client (e.g. 'vscode'): letters, digits, '.', '_', '-'."
     )
-    write_key: bool = Field(True, description="Write the profile's key into this file.")
+    write_key: bool | None = Field(
+        None, description="Write the profile's key into this file (default: on for the article's shapes, off for real clients)."
+    )
     allow_key_in_repo: bool = Field(
         False, description="Allow writing the key even inside a git work tree (D-7)."
     )
     nudge: Nudge = Field(default_factory=Nudge, description="How the client is told to reload.")
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        from kvswitch.kinds import client_kind
+
+        return client_kind(value).id  # an old id reads as its kind; an unknown one is an error
 
 
 class KvswitchConfig(StrictModel):

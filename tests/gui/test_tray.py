@@ -139,7 +139,7 @@ def test_mode_switch_writes_both_files_and_notifies(qtbot: Any, controller: Tray
     notice = _wait_notice(qtbot, controller, "Switched to split")
     assert not notice.error
     assert "settings.json: merged → split" in notice.text and "config.toml: merged → split" in notice.text
-    assert "restart cline to apply" in notice.text and "restart ccswitch to apply" in notice.text
+    assert "restart Cline (settings.json) to apply" in notice.text and "restart CC Switch (config.toml) to apply" in notice.text
     assert 'mode = "split"' in kv_sandbox["config"].read_text()
     qtbot.waitUntil(lambda: controller.idle and controller.icon_key == ("split", False), timeout=WAIT)
     menu = _open_menu(qtbot, controller)

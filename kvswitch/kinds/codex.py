@@ -1,0 +1,105 @@
+"""Codex CLI: ``~/.codex/config.toml`` (``$CODEX_HOME/config.toml`` when set).
+
+kvswitch adds a ``[model_providers.kvswitch]`` table (``base_url`` ending in ``/v1``,
+``env_key`` naming the variable Codex reads the key from, ``wire_api = "responses"``, the
+only value Codex accepts now, and ``http_headers``) and makes it the ``model_provider``.
+The user's other providers, ``[profiles.NAME]`` tables and comments stay. Codex reads the
+file at start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from kvswitch.kinds import register
+from kvswitch.kinds.base import MISSING, KeyPath, RenderInput, get_path
+from kvswitch.kinds.real import PROVIDER_ID, RealKind
+
+if TYPE_CHECKING:
+    from kvswitch.document import ConfigFile
+    from kvswitch.edits import Edit
+
+__all__ = ["Codex"]
+
+_OURS: KeyPath = ("model_providers", PROVIDER_ID)
+_HEADERS: KeyPath = (*_OURS, "http_headers")
+
+
+class Codex(RealKind):
+    id = "codex"
+    product = "Codex"
+    format: ClassVar[Literal["jsonc", "toml"]] = "toml"
+    schema_file = "codex-config.schema.json"
+    schema_title = "kvswitch: the parts of Codex's config.toml kvswitch writes"
+    docs_anchor = "codex"
+
+    def default_paths(self, home: Path, xdg: Path, env: Mapping[str, str]) -> tuple[Path, ...]:
+        base = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
+        return (base / "config.toml",)
+
+    def detect(self, path: Path | None, data: Any) -> int:
+        if path is not None and path.name == "config.toml" and path.parent.name == ".codex":
+            return 3
+        if isinstance(data, dict) and ("model_providers" in data or "model_provider" in data):
+            return 2
+        return 0
+
+    def url_path(self, data: Any) -> KeyPath:
+        return (*_OURS, "base_url")
+
+    def model_path(self, data: Any) -> KeyPath | None:
+        return ("model",)
+
+    def headers_path(self, data: Any) -> KeyPath:
+        return _HEADERS
+
+    def setup_edits(self, cf: ConfigFile, data: Any, r: RenderInput) -> list[Edit]:
+        from kvswitch.edits import Delete, Set
+
+        edits: list[Edit] = []
+        want = {"name": "kvswitch", "wire_api": "responses"}
+        for key, value in want.items():
+            if get_path(data, (*_OURS, key)) != value:
+                edits.append(Set((*_OURS, key), value))
+        env_key = get_path(data, (*_OURS, "env_key"))
+        if r.key_env is None and env_key is not MISSING:
+            edits.append(Delete((*_OURS, "env_key")))
+        elif r.key_env is not None and env_key != r.key_env:
+            edits.append(Set((*_OURS, "env_key"), r.key_env))
+        if get_path(data, ("model_provider",)) != PROVIDER_ID:
+            edits.append(Set(("model_provider",), PROVIDER_ID))
+        return edits
+
+    def model(self) -> Any:
+        return _model()
+
+
+@cache
+def _model() -> Any:
+    from pydantic import Field
+
+    from kvswitch.models.common import StrictModel
+
+    class CodexProvider(StrictModel):
+        """One ``[model_providers.ID]`` table."""
+
+        name: str | None = Field(None, description="Shown in Codex.")
+        base_url: str | None = Field(None, description="Base URL ending in /v1; Codex appends /responses.")
+        env_key: str | None = Field(None, description="The variable Codex reads the API key from.")
+        wire_api: Literal["responses"] | None = Field(None, description="The protocol; Codex accepts only responses.")
+        http_headers: dict[str, str] | None = Field(None, description="Extra headers sent with every request.")
+
+    class CodexConfig(StrictModel):
+        """Codex's config.toml: the provider tables and the choice of one."""
+
+        model: str | None = Field(None, description="Model id.")
+        model_provider: str | None = Field(None, description="The provider Codex uses.")
+        model_providers: dict[str, CodexProvider] | None = Field(None, description="Providers by id.")
+
+    return CodexConfig
+
+
+register(Codex())

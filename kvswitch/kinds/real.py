@@ -1,0 +1,219 @@
+"""What the real clients share: a mode is the profile's URL for that mode, plus the
+``X-Cache-Mode`` header where the profile asks for one.
+
+A mode flip writes only those two (never auth, never the model). A profile render also
+writes the model, the kind's provider entry and, where allowed, the key: either the key
+itself (clients that keep it in their file) or the name of the variable the client reads
+it from. Each client module says where those live in its file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from kvswitch.kinds.base import (
+    MISSING,
+    MODE_HEADER,
+    ClientKind,
+    KeyPath,
+    ModeDefaults,
+    RenderInput,
+    SwitchPlan,
+    get_path,
+)
+
+if TYPE_CHECKING:
+    from kvswitch.document import ConfigFile
+    from kvswitch.edits import Edit
+
+__all__ = ["PROVIDER_ID", "RealKind", "client_url", "key_variable"]
+
+PROVIDER_ID = "kvswitch"
+"""The id of the provider entry kvswitch adds where a client keeps several (Codex, OpenCode)."""
+
+
+def client_url(url: str | None, convention: str, *, v1: bool) -> str | None:
+    """A profile URL as a client wants it: ending in ``/v1`` (``v1``), or the root URL the
+    client appends ``/v1/...`` to."""
+    if url is None:
+        return None
+    url = url.rstrip("/")
+    has_v1 = convention == "includes-v1"
+    if v1 and not has_v1:
+        return f"{url}/v1"
+    if not v1 and has_v1 and url.endswith("/v1"):
+        return url[: -len("/v1")]
+    return url
+
+
+def key_variable(profile_name: str, key_ref: str) -> str | None:
+    """The variable a client reads the profile's key from: ``env:NAME`` gives NAME; a keyring
+    profile gets ``KVSWITCH_KEY_<PROFILE>`` (the user exports it); ``none``: no variable."""
+    if key_ref.startswith("env:"):
+        return key_ref[4:]
+    if key_ref == "none":
+        return None
+    return "KVSWITCH_KEY_" + re.sub(r"[^A-Za-z0-9]", "_", profile_name).upper()
+
+
+class RealKind(ClientKind):
+    """Base of the real clients' kinds."""
+
+    url_has_v1 = True
+    """The client wants a base URL ending in ``/v1`` (Claude Code wants the root URL)."""
+
+    # -- where things are (override) ---------------------------------------------------
+    def url_path(self, data: Any) -> KeyPath:
+        raise NotImplementedError
+
+    def model_path(self, data: Any) -> KeyPath | None:
+        return None
+
+    def literal_key_path(self, data: Any) -> KeyPath | None:
+        """Where the key itself is written (clients that keep it in their file)."""
+        return None
+
+    def headers_path(self, data: Any) -> KeyPath:
+        """Where the file keeps its extra headers as an object (``{"Name": "value"}``)."""
+        raise NotImplementedError
+
+    def header(self, data: Any) -> str | None:
+        """The ``X-Cache-Mode`` value the file sends, or ``None``."""
+        headers = get_path(data, self.headers_path(data))
+        value = headers.get(MODE_HEADER) if isinstance(headers, dict) else None
+        return value if isinstance(value, str) else None
+
+    def header_edits(self, cf: ConfigFile, value: str | None) -> list[Edit]:
+        """Edits that make the file send ``X-Cache-Mode: value`` (``None``: not at all),
+        leaving every other header alone."""
+        from kvswitch.edits import Delete, Set
+
+        path = self.headers_path(cf.data)
+        headers = get_path(cf.data, path)
+        if value is None:
+            if not isinstance(headers, dict) or MODE_HEADER not in headers:
+                return []
+            return [Delete(path if len(headers) == 1 else (*path, MODE_HEADER))]
+        if not isinstance(headers, dict):
+            return [Set(path, {MODE_HEADER: value})]
+        return [Set((*path, MODE_HEADER), value)]
+
+    def setup_edits(self, cf: ConfigFile, data: Any, r: RenderInput) -> list[Edit]:
+        """What a profile render writes besides URL, header, model and key (a provider entry
+        made active, a key variable's name…), against ``data`` as edited so far."""
+        return []
+
+    def model_value(self, r: RenderInput) -> str:
+        return str(r.profile.model)
+
+    # -- the protocol --------------------------------------------------------------------
+    def fields(self, data: Any) -> dict[str, KeyPath]:
+        out = {"provider.base_url": self.url_path(data)}
+        model = self.model_path(data)
+        if model is not None:
+            out["provider.model"] = model
+        key = self.literal_key_path(data)
+        if key is not None:
+            out["provider.api_key"] = key
+        return out
+
+    def mode_url(self, d: ModeDefaults, mode: str) -> str | None:
+        return client_url(d.url(mode), d.url_convention, v1=self.url_has_v1)
+
+    def file_mode(self, cf: ConfigFile, defaults: ModeDefaults | None) -> str | None:
+        header = self.header(cf.data)
+        if header in ("merged", "split"):
+            return header
+        if defaults is None:
+            return None
+        url = get_path(cf.data, self.url_path(cf.data))
+        merged, split = self.mode_url(defaults, "merged"), self.mode_url(defaults, "split")
+        if merged == split:
+            return None  # one URL for both: only the header tells them apart
+        return "merged" if url == merged else "split" if url == split else None
+
+    def plan_mode(self, cf: ConfigFile, mode: Any, defaults: ModeDefaults | None) -> SwitchPlan:
+        from kvswitch.edits import Set
+        from kvswitch.errors import EditError
+
+        d = defaults or ModeDefaults()
+        url = self.mode_url(d, mode)
+        if url is None:
+            raise EditError(
+                f"switching {self.product} needs the profile's URL for {mode} mode; register the file "
+                "(kvswitch client add) so the active profile gives it",
+                cf.locate(()),
+            )
+        data = cf.data
+        if not isinstance(data, dict):
+            raise EditError(f"{self.product}'s file does not hold an object", cf.locate(()))
+        old = self.file_mode(cf, d)
+        edits: list[Edit] = []
+        path = self.url_path(data)
+        if get_path(data, path) != url:
+            edits.append(Set(path, url))
+        want = mode if d.mode_header else None
+        if self.header(data) != want:
+            edits += self.header_edits(cf, want)
+        return SwitchPlan(self.id, old, mode, tuple(edits))
+
+    def render(self, cf: ConfigFile, r: RenderInput) -> tuple[list[Edit], SwitchPlan]:
+        from kvswitch.edits import Set, apply_to_data
+
+        plan = self.plan_mode(cf, r.mode, r.defaults)
+        edits: list[Edit] = list(plan.edits)
+        if r.profile_wins:
+            data = apply_to_data(cf.data, edits) if edits else cf.data
+            path = self.model_path(data)
+            if path is not None and get_path(data, path) != self.model_value(r):
+                edits.append(Set(path, self.model_value(r)))
+            edits += self.setup_edits(cf, apply_to_data(cf.data, edits) if edits else cf.data, r)
+        if r.key is not None:
+            data = apply_to_data(cf.data, edits) if edits else cf.data
+            path = self.literal_key_path(data)
+            if path is not None and get_path(data, path) != r.key:
+                edits.append(Set(path, r.key))
+        return edits, plan
+
+    def drift(self, cf: ConfigFile, r: RenderInput) -> list[str]:
+        data, d = cf.data, r.defaults
+        out: list[str] = []
+        url = get_path(data, self.url_path(data))
+        want, other = self.mode_url(d, r.mode), self.mode_url(d, "split" if r.mode == "merged" else "merged")
+        if url != want:
+            out.append("cache.mode" if url == other and url is not MISSING else "provider.base_url")
+        if d.mode_header and self.header(data) != r.mode and "cache.mode" not in out:
+            out.append("cache.mode")
+        path = self.model_path(data)
+        if path is not None and get_path(data, path) != self.model_value(r):
+            out.append("provider.model")
+        if self.setup_edits(cf, data, r):
+            out.append("provider.name")  # the client does not use kvswitch's provider entry
+        return out
+
+    def skeleton(self, r: RenderInput) -> str:
+        from kvswitch.formats.jsonc import JsoncDocument
+        from kvswitch.formats.toml import TomlDocument
+
+        empty = "{}\n" if self.format == "jsonc" else ""
+        doc = JsoncDocument(empty) if self.format == "jsonc" else TomlDocument(empty)
+        from kvswitch.document import ConfigFile
+
+        cf = ConfigFile(None, self.id, empty.encode(), doc)
+        edits, _ = self.render(cf, r)
+        return doc.apply(edits) if edits else empty
+
+
+def header_lines(text: Any) -> list[str]:
+    """The lines of a newline-separated ``Name: Value`` header string."""
+    return text.splitlines() if isinstance(text, str) else []
+
+
+def find_header(lines: list[str]) -> int | None:
+    """The index of the ``X-Cache-Mode`` line."""
+    for i, line in enumerate(lines):
+        name, sep, _ = line.partition(":")
+        if sep and name.strip().lower() == MODE_HEADER.lower():
+            return i
+    return None

@@ -1,0 +1,118 @@
+"""The real-client harness: one loopback-only namespace with two recording servers ("merged",
+"split") and the refusing proxy, fresh HOMEs under one temporary folder, and checks that
+nothing is left running. ``conftest.py`` makes one per test module (fixture ``harness``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.realclients.clients import (
+    CLIENTS,
+    Client,
+    Home,
+    TmuxSession,
+    missing,
+    prepare_home,
+    run_once,
+)
+from tests.realclients.netns import (
+    Namespace,
+    Server,
+    command_line,
+    start_proxy,
+    start_recorder,
+    unavailable,
+)
+
+__all__ = ["MODEL", "Harness", "model_turns", "require_harness"]
+
+MODEL = "kvswitch-test-model"
+TURN_PATHS = {"anthropic": "/v1/messages", "responses": "/v1/responses",
+              "chat": "/v1/chat/completions"}
+
+
+def require_harness() -> None:
+    """Skip when the harness cannot run here (not root, no ``unshare``/``ip``, clients not
+    installed); under CI that is a failure, never a skip."""
+    why = unavailable()
+    gone = missing()
+    if why is None and gone:
+        why = f"real clients not installed: {', '.join(gone)} (run python3 tests/run.py)"
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+def model_turns(client: Client | str, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The requests in ``entries`` that ask ``client``'s model for an answer (not probes)."""
+    c = CLIENTS[client] if isinstance(client, str) else client
+    path = TURN_PATHS[c.protocol]
+    return [e for e in entries if e["method"] == "POST" and e["path"].rstrip("/") == path]
+
+
+@dataclass
+class Harness:
+    """What one test module shares: the namespace, servers and a temporary folder."""
+
+    ns: Namespace
+    merged: Server
+    split: Server
+    proxy: Server
+    root: Path
+
+    @classmethod
+    def start(cls) -> Harness:
+        root = Path(tempfile.mkdtemp(prefix="kvswitch-realclients-"))
+        ns = None
+        try:
+            ns = Namespace()
+            servers = root / "servers"
+            servers.mkdir()
+            return cls(ns, start_recorder(ns, "merged", servers, MODEL),
+                       start_recorder(ns, "split", servers, MODEL),
+                       start_proxy(ns, servers), root)
+        except BaseException:
+            if ns is not None:
+                ns.close()
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+
+    def close(self) -> None:
+        """Stop everything inside the namespace and remove every temporary file."""
+        self.ns.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def home(self, client: Client | str) -> Home:
+        """A fresh HOME with ``client``'s seed files (no config file yet)."""
+        return prepare_home(client, self.root)
+
+    def mark(self) -> None:
+        """Start counting requests afresh on both servers and the proxy."""
+        self.merged.mark()
+        self.split.mark()
+        self.proxy.mark()
+
+    def run(self, h: Home, env_extra: Mapping[str, str] | None = None,
+            **kw: Any) -> subprocess.CompletedProcess[str]:
+        """One headless turn of ``h``'s client (see ``clients.run_once``)."""
+        return run_once(self.ns, h, self.proxy, env_extra, **kw)
+
+    def tmux(self, h: Home, env_extra: Mapping[str, str] | None = None) -> TmuxSession:
+        """An interactive Claude Code session in tmux; close it when done."""
+        return TmuxSession(self.ns, h, self.proxy, env_extra)
+
+    def leftovers(self) -> list[str]:
+        """Command lines of processes inside the namespace other than the holder and the
+        servers: a client that left a daemon behind."""
+        known = {self.ns.pid, self.merged.proc.pid, self.split.proc.pid, self.proxy.proc.pid}
+        return sorted(command_line(pid) for pid in self.ns.pids() - known)
