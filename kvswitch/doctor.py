@@ -6,7 +6,7 @@ nothing here prints. The checks, in order:
 - ``config``: kvswitch lint of ``kvswitch.toml`` and every registered client (errors → fail).
 - ``chunk-size``: chunk_size changed in split mode, where it is ignored (KVS103), or not a
   multiple of 64 (KVS101) → warn (S-26).
-- ``reachable``: an HTTP GET of the base URL; refused or no answer → fail.
+- ``reachable``: an HTTP GET of the base URL (the profile's merged URL); refused or no answer → fail.
 - ``url-convention``: which of ``<base>/v1/models`` and ``<base>/models`` answers, against the
   profile's ``url_convention`` (D-12).
 - ``auth``: the requests with the key; 401/403 → fail with the S-24 hints (whitespace or a line
@@ -15,14 +15,15 @@ nothing here prints. The checks, in order:
   normalising, so the trailing-slash case is reproduced, not hidden.
 - ``model``: the model is in ``GET …/models`` and a one-token chat request finds it (S-08).
 - ``split``: in split mode, the prefill and decode endpoints are reachable and distinct, and a
-  split request does not stall (S-25).
+  split request to the profile's split URL (with ``X-Cache-Mode: split`` where both modes share
+  one URL and the profile sends the header) does not stall (S-25).
 - ``nvidia-smi``: nvidia-smi runs (locally, or through each instance's command prefix).
 - ``same-gpu``: prefill and decode report different GPU UUIDs (S-27).
 - ``prefix-cache``: TTFT of prompts that share more or less of a prefix against one repeated
   prompt; big swings with the prefix cache on → warn (S-28).
 
-Keys (D-7, D-12): a key goes only to the hosts the profile names (its base URL, split endpoints
-and probe URL), or to the ``--base-url`` given together with ``--api-key-env``; never to an
+Keys (D-7, D-12): a key goes only to the hosts the profile names (its base URL, each mode's URL
+and the split endpoints), or to the ``--base-url`` given together with ``--api-key-env``; never to an
 address found in a client file, and redirects are not followed (one rule for probe and doctor:
 :mod:`kvswitch.key_scope`). No key is in any check's text, in any form a server may echo it
 (:mod:`kvswitch.redact`). Every request has a short timeout and a whole-answer deadline, and
@@ -44,6 +45,7 @@ from urllib.parse import urlsplit
 from kvswitch.addresses import is_loopback_url
 from kvswitch.key_scope import KeyScope, key_for
 from kvswitch.key_scope import origin as _origin
+from kvswitch.kinds.base import MODE_HEADER
 
 if TYPE_CHECKING:
     from kvswitch.config import Config
@@ -133,7 +135,8 @@ class Target:
     url_convention: str | None = None
     prefill: str | None = None
     decode: str | None = None
-    probe_url: str | None = None
+    split_url: str | None = None  # where a split request goes (the profile's split URL)
+    split_header: bool = True  # a split request says X-Cache-Mode: split (one URL for both modes)
     prefix_cache: bool | None = None
     key: str | None = field(default=None, repr=False)
     key_note: str | None = None  # why there is no key (not set, keyring error…)
@@ -264,13 +267,14 @@ def _target_from_settings(s: DoctorSettings, config: Config | None) -> tuple[Tar
         note = str(exc)
     prefill = profile.split.prefill_base_url or profile.base_url
     decode = profile.split.decode_base_url or profile.base_url
-    urls = (profile.base_url, prefill, decode, profile.split.probe_url)
+    merged_url, split_url = profile.mode_url("merged"), profile.mode_url("split")
+    urls = (profile.base_url, prefill, decode, merged_url, split_url)
     allowed = KeyScope.of(key, urls).origins
     return Target(
-        label=f"profile {show_name(name)}", profile=name, base_url=profile.base_url, model=profile.model,
+        label=f"profile {show_name(name)}", profile=name, base_url=merged_url, model=profile.model,
         mode=s.mode or config.model.mode, url_convention=profile.url_convention, prefill=prefill, decode=decode,
-        probe_url=profile.split.probe_url, prefix_cache=profile.cache.prefix_cache, key=key, key_note=note,
-        key_ref=profile.key, allowed=allowed,
+        split_url=split_url, split_header=profile.mode_header and split_url == merged_url,
+        prefix_cache=profile.cache.prefix_cache, key=key, key_note=note, key_ref=profile.key, allowed=allowed,
     ), None
 
 
@@ -745,7 +749,8 @@ def _context_length(listing: _Answer, model: str) -> str:
 
 
 async def _split_check(net: _Net, t: Target, convention: str) -> Check:
-    has_endpoints = t.probe_url is not None or (
+    own_url = t.split_url is not None and t.split_url != t.base_url
+    has_endpoints = own_url or (
         t.prefill is not None and t.decode is not None and not (t.prefill == t.decode == t.base_url))
     if t.mode != "split":
         return Check("split", "skip", f"mode is {t.mode}: no split request sent"
@@ -764,10 +769,11 @@ async def _split_check(net: _Net, t: Target, convention: str) -> Check:
                      "start the instance or correct its address: kvswitch profile edit "
                      f"{t.profile or 'PROFILE'} --prefill-base-url URL --decode-base-url URL (S-25)", "S-25")
     same = _same_address(prefill, decode)
-    route_base = t.probe_url or t.base_url
+    route_base = t.split_url or t.base_url
     url = route_base + _paths(convention)[1]
-    headers = {} if t.probe_url else {"X-Cache-Mode": "split"}
-    how = "the profile's probe URL" if t.probe_url else "the base URL with X-Cache-Mode: split"
+    headers = {MODE_HEADER: "split"} if t.split_header else {}
+    how = ("the profile's split URL" if own_url
+           else f"the base URL with {MODE_HEADER}: split" if t.split_header else "the base URL")
     result = await net.chat(url, t.model, "Say OK.", t.key, headers)
     where = (f"prefill and decode are the same address ({_show_url(prefill)})" if same
              else f"prefill {_show_url(prefill)}, decode {_show_url(decode)}")

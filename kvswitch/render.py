@@ -11,12 +11,12 @@ Where each value lives is the kind's business (:mod:`kvswitch.kinds`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvswitch.document import ConfigFile
 from kvswitch.edits import Edit
 from kvswitch.kinds import RenderInput, SwitchPlan, kind_of
-from kvswitch.kinds.article import desired_values
+from kvswitch.kinds import article
 from kvswitch.kinds.base import mode_defaults
 from kvswitch.literals import CacheMode
 
@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from kvswitch.models import Profile
 
 __all__ = ["desired_values", "drift", "mode_defaults", "render_edits", "render_input"]
+
+
+def desired_values(profile: Profile, mode: CacheMode) -> dict[str, Any]:
+    """The value of every common field the profile decides for the article's shapes (no key)."""
+    return article.desired_values(profile, mode, mode_defaults(profile))
 
 
 def render_input(

@@ -103,8 +103,8 @@ def test_switch_clients_returns_one_change_per_client_with_its_backup() -> None:
     init()
     changes = switch_clients("split")
     assert [(c.path, c.kind, c.old_mode, c.new_mode, c.changed) for c in changes] == [
-        (cline_file(), "cline", "merged", "split", True),
-        (ccswitch_file(), "ccswitch", "merged", "split", True),
+        (cline_file(), "article-cline", "merged", "split", True),
+        (ccswitch_file(), "article-ccswitch", "merged", "split", True),
     ]
     for c in changes:
         assert c.backup is not None and c.backup.read_bytes() != c.path.read_bytes()

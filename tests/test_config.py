@@ -22,6 +22,7 @@ from kvswitch.config import (
 )
 from kvswitch.edits import Delete, Set
 from kvswitch.errors import ConfigError, ConfigValidationError, ConfigVersionError
+from kvswitch.literals import CONFIG_VERSION
 from kvswitch.models import ClientEntry, Profile
 from kvswitch.setup import init
 from tests.clientenv import cli, cline_file
@@ -114,7 +115,7 @@ def test_the_fixture_config_reads_and_client_paths_follow_home(sandbox: Path) ->
 
 
 def test_a_newer_config_version_is_refused() -> None:
-    write_config(new_config_text("tt", PROFILE, CLIENTS).replace("version = 1", "version = 99"))
+    write_config(new_config_text("tt", PROFILE, CLIENTS).replace(f"version = {CONFIG_VERSION}", "version = 99"))
     with pytest.raises(ConfigVersionError) as info:
         read_config()
     assert "newer kvswitch" in str(info.value) and "upgrade kvswitch" in str(info.value)

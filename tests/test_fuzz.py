@@ -18,11 +18,13 @@ from hypothesis import strategies as st
 
 import kvswitch
 from kvswitch.errors import KvswitchError
+from kvswitch.kinds import all_kinds
 from kvswitch.linter import lint_text
 from kvswitch.loader import to_view
 
-KINDS = ("cline", "ccswitch", "kvswitch")
-NAMES = {"cline": "settings.json", "ccswitch": "cc-switch/config.toml", "kvswitch": "kvswitch.toml"}
+ALL_KINDS = tuple(k.id for k in all_kinds())  # every registered kind, real clients included
+KINDS = ("article-cline", "article-ccswitch", "kvswitch")  # the ones with fixable findings
+NAMES = {"article-cline": "settings.json", "article-ccswitch": "cc-switch/config.toml", "kvswitch": "kvswitch.toml"}
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Words that steer random input into kvswitch's own code paths.
@@ -82,7 +84,7 @@ def _check_lint(raw: bytes | str, kind: Any) -> None:
 
 
 @FUZZ
-@given(raw=_documents, kind=st.sampled_from((*KINDS, None)))
+@given(raw=_documents, kind=st.sampled_from((*ALL_KINDS, None)))
 @example(raw="0.0", kind="cline")  # settings.json holding a number
 @example(raw="a = " + "[" * 3000, kind="ccswitch")  # deeper than tomllib's recursion
 @example(raw="a = " + "[" * 3000, kind=None)  # … while telling the kind from the content
@@ -101,7 +103,7 @@ def test_lint_text_never_raises_foreign_errors(raw: bytes | str, kind: Any) -> N
 @FUZZ
 @given(raw=_documents)
 def test_every_kind_on_the_same_input(raw: bytes | str) -> None:
-    for kind in KINDS:
+    for kind in ALL_KINDS:
         _check_lint(raw, kind)
 
 
@@ -121,17 +123,17 @@ def test_load_never_raises_foreign_errors(scratch: Path, raw: bytes | str, name:
         view = kvswitch.load(path)
     except KvswitchError:
         return
-    assert view.kind in KINDS
+    assert view.kind in ALL_KINDS
     assert view.path == path
 
 
 def _fixable_text(kind: str, chunk: int, url: str, key: str) -> str:
-    if kind == "ccswitch":
+    if kind == "article-ccswitch":
         return (
             f'[provider]\nbase_url = "{url}"\napi_key = "{key}"\nmodel = "m"\n'
             f"[cache]\nchunk_size = {chunk}  # c\n"
         )
-    if kind == "cline":
+    if kind == "article-cline":
         return json.dumps(
             {"cline.openAiBaseUrl": url, "cline.openAiApiKey": key, "cline.cacheStrategy": {"chunkSize": chunk}},
             indent=2,

@@ -253,7 +253,7 @@ def test_load_gives_the_same_view_for_the_articles_two_files() -> None:
     cline = kvswitch.load(FIXTURES / "cline" / "article.json", kind="cline")
     cc = kvswitch.load(FIXTURES / "ccswitch" / "article.toml", kind="ccswitch")
     assert isinstance(cline, ClientConfig) and isinstance(cc, ClientConfig)
-    assert (cline.kind, cc.kind) == ("cline", "ccswitch")
+    assert (cline.kind, cc.kind) == ("article-cline", "article-ccswitch")  # old ids read as aliases
     for view in (cline, cc):
         assert view.provider.base_url == "https://taotoken.net/api"
         assert view.provider.model == "gpt-4o-mini"
@@ -285,8 +285,8 @@ def test_load_detects_the_kind_from_the_name(tmp_path: Path) -> None:
     cfg = tmp_path / "cc-switch" / "config.toml"
     cfg.parent.mkdir()
     cfg.write_bytes((FIXTURES / "ccswitch" / "article.toml").read_bytes())
-    assert kvswitch.load(settings).kind == "cline"
-    assert kvswitch.load(str(cfg)).kind == "ccswitch"
+    assert kvswitch.load(settings).kind == "article-cline"
+    assert kvswitch.load(str(cfg)).kind == "article-ccswitch"
     assert kvswitch.load(settings).path == settings
 
 

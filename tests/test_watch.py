@@ -391,7 +391,7 @@ def test_a_mode_flipped_in_the_cline_file_is_adopted_and_propagated(
     assert propagated.written == (sb.toml,) and "mode split" in propagated.message
     # the default nudge is none: the user is told to restart the client (S-35)
     (nudged,) = events.of("nudged")
-    assert nudged.path == sb.toml and re.search(r"restart \S+ to apply", nudged.message)
+    assert nudged.path == sb.toml and "restart CC Switch (config.toml) to apply" in nudged.message
     assert nudged.nudges[0].restart_needed
     # the split form the other client got is complete (S-17)
     split = toml_data(sb.toml)["cache"]["split"]

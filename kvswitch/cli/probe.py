@@ -9,7 +9,7 @@ from typing import Any
 
 from kvswitch.cli._target import add_target_options
 
-__all__ = ["register"]
+__all__ = ["mode_endpoints", "register", "settings_from_args"]
 
 ASK_ABOVE_TOKENS = 20_000
 """Above this many tokens to a host that is not loopback, the probe asks first (D-12)."""
@@ -31,7 +31,8 @@ def register(sub: Any) -> None:
     how.add_argument("--mode", action="append", choices=("merged", "split"), dest="modes",
                      help="repeat for both (default: merged and split)")
     how.add_argument("--routing", choices=("auto", "header", "endpoint", "switch"), default="auto",
-                     help="auto: per-mode endpoints where given, else the X-Cache-Mode header (experimental); "
+                     help="auto: each mode's own URL where the profile (merged.url, split.url) or --endpoint "
+                     "gives one, else the X-Cache-Mode header on the one base URL (experimental); "
                      "switch: flip the registered clients before each mode's runs")
     how.add_argument("--endpoint", action="append", default=[], metavar="MODE=URL",
                      help="a mode's own base URL (e.g. split=http://router:8000/v1)")
@@ -120,14 +121,24 @@ def settings_from_args(args: argparse.Namespace) -> Any:
 
     config = read_config()
     name, profile = config.profile(args.profile)
-    if profile.split.probe_url and "split" not in endpoints:
-        endpoints["split"] = profile.split.probe_url
+    for mode, url in mode_endpoints(profile).items():
+        endpoints.setdefault(mode, url)
     key = resolve_key(name, profile.key)
     # the profile's key goes only to the addresses the profile names (an --endpoint elsewhere gets none)
-    named = (profile.base_url, profile.split.prefill_base_url, profile.split.decode_base_url, profile.split.probe_url)
+    named = (profile.base_url, profile.split.prefill_base_url, profile.split.decode_base_url,
+             profile.mode_url("merged"), profile.mode_url("split"))
     return ProbeSettings(base_url=profile.base_url, model=args.model or profile.model,
                          api_key=key, key_origins=KeyScope.of(key, named).origins, endpoints=endpoints,
                          url_convention=args.url_convention or profile.url_convention, **common)
+
+
+def mode_endpoints(profile: Any) -> dict[str, str]:
+    """Each mode's own URL, as the clients use it; none when both modes share one URL and the
+    profile sends the ``X-Cache-Mode`` header (the probe then routes by that header)."""
+    merged, split = profile.mode_url("merged"), profile.mode_url("split")
+    if merged == split and profile.mode_header:
+        return {}
+    return {"merged": merged, "split": split}
 
 
 def run(args: argparse.Namespace) -> int:

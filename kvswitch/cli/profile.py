@@ -336,6 +336,7 @@ def _client_list(args: argparse.Namespace) -> int:
 def _client_add(args: argparse.Namespace) -> int:
     from kvswitch.config import read_config
     from kvswitch.io import read_bytes
+    from kvswitch.errors import UnknownKindError
     from kvswitch.kinds import detect_kind, get_kind
     from kvswitch.models import ClientEntry
 
@@ -343,8 +344,16 @@ def _client_add(args: argparse.Namespace) -> int:
         checked_name(args.name, "client")
     config = read_config()
     path = args.path.expanduser().absolute()
-    exists = path.exists() or path.is_symlink()
-    kind = get_kind(args.kind or detect_kind(path, read_bytes(path).decode("utf-8", "replace") if exists else None))
+    exists = path.exists() or path.is_symlink()  # a real client's file may not exist yet
+    text = read_bytes(path).decode("utf-8", "replace") if exists else None
+    try:
+        kind = get_kind(args.kind or detect_kind(path, text))
+    except UnknownKindError:
+        if not exists:
+            read_bytes(path)  # no such file, and its path says nothing: the first is the news
+        raise
+    if not exists and not kind.real:
+        read_bytes(path)  # the article's shapes are created by kvswitch init only
     if not kind.client:
         print(f"kvswitch: {path}: not a client file (it is {kind.product}'s own config)", file=sys.stderr)
         return 2

@@ -102,7 +102,7 @@ def test_init_config_holds_a_reference_never_the_key(kv: Run) -> None:
     assert prof["base_url"] == "https://taotoken.net/api" and prof["model"] == "m"
     assert prof["url_convention"] == "append-v1"
     assert [(c["path"], c["kind"]) for c in data["clients"]] == [
-        (str(cline_file()), "cline"), (str(ccswitch_file()), "ccswitch"),
+        (str(cline_file()), "article-cline"), (str(ccswitch_file()), "article-ccswitch"),
     ]
     assert perms(config_file()) == 0o600
     assert kv("lint", str(config_file())) == 0

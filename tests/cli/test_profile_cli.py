@@ -76,7 +76,7 @@ def test_list_and_show() -> None:
     assert '  merged.chunk_size = 512\n' in shown.out
     data = json.loads(cli("profile", "show", "B", "--format", "json").out)
     assert (data["name"], data["active"], data["base_url"], data["url_convention"]) == ("B", False, B_URL, "includes-v1")
-    assert data["merged"] == {"chunk_size": 1024} and data["request"]["temperature"] == 0.7
+    assert data["merged"] == {"url": None, "chunk_size": 1024} and data["request"]["temperature"] == 0.7
     assert cli("profile", "show", "nope").rc == 1
 
 
@@ -308,21 +308,21 @@ def test_client_add_detects_the_kind_and_leaves_the_file_alone(tmp_path: Path) -
     settings, toml = _client_files(tmp_path)
     before = settings.read_bytes(), toml.read_bytes()
     # (the plain form, without --command, is test_client_add_without_a_nudge_command)
-    for path, kind in ((settings, "cline"), (toml, "ccswitch")):
+    for path, kind, product in ((settings, "cline", "Cline (settings.json)"), (toml, "ccswitch", "CC Switch (config.toml)")):
         result = cli("client", "add", str(path), "--name", f"my-{kind}", "--nudge", "command", "--command", "true")
         assert result.rc == 0, result
-        assert result.out.strip() == f"registered {path} ({kind})"
+        assert result.out.strip() == f"registered {path} ({product})"
     assert (settings.read_bytes(), toml.read_bytes()) == before
     clients = config_data()["clients"]
     assert [(c["path"], c["kind"], c.get("name"), c.get("nudge")) for c in clients] == [
-        (str(cline_file()), "cline", None, None),
-        (str(ccswitch_file()), "ccswitch", None, None),
-        (str(settings), "cline", "my-cline", {"kind": "command", "argv": ["true"]}),
-        (str(toml), "ccswitch", "my-ccswitch", {"kind": "command", "argv": ["true"]}),
+        (str(cline_file()), "article-cline", None, None),
+        (str(ccswitch_file()), "article-ccswitch", None, None),
+        (str(settings), "article-cline", "my-cline", {"kind": "command", "argv": ["true"]}),
+        (str(toml), "article-ccswitch", "my-ccswitch", {"kind": "command", "argv": ["true"]}),
     ]
     listed = cli("client", "list")
     assert listed.rc == 0 and listed.out.splitlines()[2:] == [
-        f"{settings}  (cline, nudge=command)", f"{toml}  (ccswitch, nudge=command)"]
+        f"{settings}  (article-cline, nudge=command)", f"{toml}  (article-ccswitch, nudge=command)"]
     twice = cli("client", "add", str(settings), "--nudge", "command", "--command", "true")
     assert twice.rc == 1 and "registered already" in twice.err, twice
     assert len(config_data()["clients"]) == 4

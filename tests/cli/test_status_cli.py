@@ -32,8 +32,8 @@ def test_in_sync_right_after_init() -> None:
     assert result.rc == 0, result
     lines = result.out.splitlines()
     assert lines[0] == f"profile A · mode merged  ({config_file()})"
-    assert f"- {cline_file()} [cline] mode merged · in sync" in lines
-    assert f"- {ccswitch_file()} [ccswitch] mode merged · in sync" in lines
+    assert f"- {cline_file()} [article-cline] mode merged · in sync" in lines
+    assert f"- {ccswitch_file()} [article-ccswitch] mode merged · in sync" in lines
     assert result.out.count("key none · last kvswitch write ") == 2
     st = status()
     assert st.in_sync and st.profile == "A" and st.mode == "merged"
@@ -46,8 +46,8 @@ def test_a_hand_edit_of_chunk_size_is_reported_as_drift() -> None:
     toml.write_text(toml.read_text().replace("chunk_size = 512", "chunk_size = 768"))
     result = cli("status")
     assert result.rc == 1, result
-    assert f"- {toml} [ccswitch] mode merged · drifted: cache.chunk_size" in result.out
-    assert f"- {cline_file()} [cline] mode merged · in sync" in result.out
+    assert f"- {toml} [article-ccswitch] mode merged · drifted: cache.chunk_size" in result.out
+    assert f"- {cline_file()} [article-cline] mode merged · in sync" in result.out
     assert cli("profile", "use", "A").rc == 0  # the profile brings it back
     assert cli("status").rc == 0
 
@@ -57,7 +57,7 @@ def test_a_client_in_the_other_mode_has_drifted() -> None:
     assert cli("switch", "split", str(cline_file())).rc == 0  # a path switch leaves the config's mode
     result = cli("status")
     assert result.rc == 1
-    assert re.search(rf"- {re.escape(str(cline_file()))} \[cline\] mode split · drifted: .*cache\.mode", result.out)
+    assert re.search(rf"- {re.escape(str(cline_file()))} \[article-cline\] mode split · drifted: .*cache\.mode", result.out)
 
 
 def test_json_shape_with_the_key_masked() -> None:
@@ -70,7 +70,7 @@ def test_json_shape_with_the_key_masked() -> None:
     assert set(data) == {"config", "profile", "mode", "in_sync", "clients"}
     assert (data["config"], data["profile"], data["mode"], data["in_sync"]) == (str(config_file()), "A", "split", True)
     assert [c["path"] for c in data["clients"]] == [str(cline_file()), str(ccswitch_file())]
-    for c, kind in zip(data["clients"], ("cline", "ccswitch"), strict=True):
+    for c, kind in zip(data["clients"], ("article-cline", "article-ccswitch"), strict=True):
         assert {"path", "kind", "mode", "in_sync", "drift", "key", "last_write", "backups"} <= set(c)
         assert (c["kind"], c["mode"], c["in_sync"], c["drift"], c["exists"], c["problem"]) == (
             kind, "split", True, [], True, None)
@@ -84,7 +84,7 @@ def test_a_missing_client_file_is_a_problem() -> None:
     ccswitch_file().unlink()
     result = cli("status")
     assert result.rc == 1, result
-    assert f"- {ccswitch_file()} [ccswitch] mode ? · PROBLEM" in result.out
+    assert f"- {ccswitch_file()} [article-ccswitch] mode ? · PROBLEM" in result.out
     assert "no such file" in result.out
     data = json.loads(cli("status", "--format", "json").out)
     missing = data["clients"][1]
@@ -136,8 +136,8 @@ def test_status_finishes_an_interrupted_switch_before_it_reports() -> None:
     assert not (kvswitch_home() / "state" / "journal.json").exists()
     assert result.rc == 0, result
     assert result.out.splitlines()[0].startswith("profile A · mode split")
-    assert f"- {cline_file()} [cline] mode split · in sync" in result.out
-    assert f"- {ccswitch_file()} [ccswitch] mode split · in sync" in result.out
+    assert f"- {cline_file()} [article-cline] mode split · in sync" in result.out
+    assert f"- {ccswitch_file()} [article-ccswitch] mode split · in sync" in result.out
     assert cli("status").err == ""  # said once: the journal is gone
 
 
