@@ -81,9 +81,10 @@ def load_state(history_limit: int = 50) -> dict[str, Any]:
         from kvswitch.config import read_config
 
         name, profile = read_config().profile()
-        active = f"{name}: {profile.model} @ {profile.base_url}"
-        if profile.split.probe_url:
-            active += f" (split: {profile.split.probe_url})"
+        merged, split = profile.mode_url("merged"), profile.mode_url("split")
+        active = f"{name}: {profile.model} @ {merged}"
+        if split != merged:
+            active += f" (split: {split})"
     except KvswitchError as exc:
         active = f"unavailable: {exc}"
     return {"history": load_history(history_limit), "profile": active}

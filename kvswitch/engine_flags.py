@@ -681,7 +681,8 @@ def _program(b: _Build) -> tuple[str, ...]:
 
 
 def _merged(b: _Build) -> list[Command]:
-    w = _where("merged", b.profile.base_url, "base_url", b.engine)
+    own = b.profile.merged.url
+    w = _where("merged", own or b.profile.base_url, "merged.url" if own else "base_url", b.engine)
     b.hosted(w)
     chunk = b.profile.merged.chunk_size
     flags = b.address(w)
@@ -752,8 +753,9 @@ def _side_port(b: _Build, name: str, port: int, host: str, used: set[tuple[str, 
 
 def _split(b: _Build, backend: Backend, shared_gpu: bool) -> list[Command]:
     p = b.profile
-    router_field = "split.probe_url" if p.split.probe_url else "base_url"
-    router = _where("router", p.split.probe_url or p.base_url, router_field, b.engine)
+    own = p.split.url or p.split.probe_url
+    router_field = "split.url" if own else "base_url"
+    router = _where("router", own or p.base_url, router_field, b.engine)
     prefill = _where("prefill", p.split.prefill_base_url or p.base_url,
                      "split.prefill_base_url" if p.split.prefill_base_url else "base_url", b.engine)
     decode = _where("decode", p.split.decode_base_url or p.base_url,
@@ -912,7 +914,7 @@ def engine_flags(
 
 # -- the reference (docs/engines.md, generated) -------------------------------------------
 MAPPING: tuple[tuple[str, str, str], ...] = (
-    ("`base_url` (merged)",
+    ("`merged.url` (else `base_url`)",
      f"`{' '.join(VLLM_SERVE)} MODEL --host H --port P` (host and port from the URL; not loopback → `0.0.0.0`)",
      f"`{' '.join(SGLANG_SERVE)} --model-path MODEL --host H --port P`"),
     ("`model`", "`MODEL` (a Hugging Face id or a local path)", "`--model-path MODEL`"),
@@ -940,7 +942,7 @@ MAPPING: tuple[tuple[str, str, str], ...] = (
     ("`split.max_transfer_concurrency` N",
      "Mooncake: `kv_connector_extra_config.num_workers` N on prefill; NIXL: none",
      "`SGLANG_DISAGGREGATION_QUEUE_SIZE=N` on prefill (+ `SGLANG_DISAGGREGATION_THREAD_POOL_SIZE=N` when N > 4)"),
-    ("`split.probe_url` (else `base_url`)",
+    ("`split.url` (else `base_url`)",
      f"the proxy: `{' '.join(VLLM_PROXY)} --host H --port P --prefiller-hosts … --prefiller-ports … "
      "--decoder-hosts … --decoder-ports …`",
      f"the router: `{' '.join(SGLANG_ROUTER)} --pd-disaggregation --prefill URL {BOOTSTRAP_PORT} --decode URL "

@@ -53,7 +53,8 @@ _URL_CODES = {
     "base_url": "KVS202",
     "prefill_base_url": "KVS110",
     "decode_base_url": "KVS110",
-    "probe_url": "KVS202",
+    "url": "KVS202",  # merged.url, split.url
+    "probe_url": "KVS202",  # config version 1's split.url
 }
 _INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 _ENV_REF = re.compile(r"env:[A-Za-z_][A-Za-z0-9_]*")
@@ -338,6 +339,8 @@ def profile_value(path: Sequence[str], value: Any) -> tuple[Any, Note | None]:
 
 _PROFILE_TEXT = ("provider", "base_url", "model", "key")
 _PROFILE_URLS = (
+    ("merged", "url"),
+    ("split", "url"),
     ("split", "prefill_base_url"),
     ("split", "decode_base_url"),
     ("split", "probe_url"),
@@ -359,16 +362,17 @@ def check_profile_input(
         value, _ = profile_value((field,), getattr(profile, field))
         if value != getattr(profile, field):
             top[field] = value
-    split: dict[str, Any] = {}
+    changed: dict[str, dict[str, Any]] = {"merged": {}, "split": {}}
     for path in _PROFILE_URLS:
-        current = getattr(profile.split, path[1])
+        current = getattr(getattr(profile, path[0]), path[1])
         if current is not None:
             value, _ = profile_value(path, current)
             if value != current:
-                split[path[1]] = value
+                changed[path[0]][path[1]] = value
     chunk, _ = profile_value(("merged", "chunk_size"), profile.merged.chunk_size)
-    if split:
-        top["split"] = profile.split.model_copy(update=split)
     if chunk != profile.merged.chunk_size:
-        top["merged"] = profile.merged.model_copy(update={"chunk_size": chunk})
+        changed["merged"]["chunk_size"] = chunk
+    for part, update in changed.items():
+        if update:
+            top[part] = getattr(profile, part).model_copy(update=update)
     return profile.model_copy(update=top) if top else profile

@@ -197,6 +197,8 @@ def test_profile_values_are_normalised_as_lint_would_fix_them(
         (("base_url",), "file:///etc/passwd", "KVS202"),
         (("split", "prefill_base_url"), "javascript:x", "KVS110"),
         (("split", "probe_url"), "http://h:99999", "KVS202"),
+        (("split", "url"), "ftp://router/v1", "KVS202"),
+        (("merged", "url"), "http://h:99999/v1", "KVS202"),
         (("key",), KEY, "KVS213"),
         (("model",), "m\x1b[31m", "KVS002"),
         (("model",), "  ", "KVS002"),

@@ -22,12 +22,13 @@ _FIELDS: dict[str, tuple[tuple[str, ...], Callable[[str], Any]]] = {
     "url_convention": (("url_convention",), str),
     "model": (("model",), str),
     "key": (("key",), str),
+    "merged_url": (("merged", "url"), str),
     "chunk_size": (("merged", "chunk_size"), int),
+    "split_url": (("split", "url"), str),
     "prefill_base_url": (("split", "prefill_base_url"), str),
     "decode_base_url": (("split", "decode_base_url"), str),
     "transfer_protocol": (("split", "transfer_protocol"), str),
     "max_transfer_concurrency": (("split", "max_transfer_concurrency"), int),
-    "probe_url": (("split", "probe_url"), str),
     "kv_cache_dtype": (("cache", "kv_cache_dtype"), str),
     "prefix_cache": (("cache", "prefix_cache"), _boolean),
     "temperature": (("request", "temperature"), float),
@@ -35,11 +36,23 @@ _FIELDS: dict[str, tuple[tuple[str, ...], Callable[[str], Any]]] = {
     "stream": (("request", "stream"), _boolean),
     "timeout_seconds": (("request", "timeout_seconds"), float),
 }
+_FIELD_HELP = {
+    "merged_url": "the merged instance: clients use it in merged mode (default: --base-url)",
+    "split_url": "the router in front of the split pair: clients use it in split mode (default: --base-url)",
+}
 
 
 def _field_options(p: argparse.ArgumentParser) -> None:
     for name in _FIELDS:
-        p.add_argument(f"--{name.replace('_', '-')}", dest=f"f_{name}", metavar="VALUE")
+        p.add_argument(f"--{name.replace('_', '-')}", dest=f"f_{name}", metavar="VALUE",
+                       help=_FIELD_HELP.get(name))
+    # the older name of --split-url, still accepted
+    p.add_argument("--probe-url", dest="f_split_url", metavar="VALUE", help=argparse.SUPPRESS)
+    header = p.add_mutually_exclusive_group()
+    header.add_argument("--mode-header", dest="f_mode_header", action="store_const", const=True,
+                        help="clients that take extra headers send X-Cache-Mode: merged|split (the default)")
+    header.add_argument("--no-mode-header", dest="f_mode_header", action="store_const", const=False,
+                        help="clients send no X-Cache-Mode header: the mode is only its URL")
 
 
 def register(sub: Any) -> None:
@@ -107,7 +120,9 @@ def _collect(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
     from kvswitch.cli._handler import UsageError
     from kvswitch.validate import show
 
-    out = {}
+    out: dict[tuple[str, ...], Any] = {}
+    if getattr(args, "f_mode_header", None) is not None:
+        out[("mode_header",)] = args.f_mode_header
     for name, (path, conv) in _FIELDS.items():
         raw = getattr(args, f"f_{name}")
         if raw is None:

@@ -447,7 +447,8 @@ def _register_profile(port: int, alias: str, chunk: int, prefill: str, decode: s
         ("merged", "chunk_size"): chunk,
         ("split", "prefill_base_url"): f"{prefill}/v1",
         ("split", "decode_base_url"): f"{decode}/v1",
-        ("split", "probe_url"): f"{root}/split/v1",
+        ("merged", "url"): f"{root}/merged/v1",
+        ("split", "url"): f"{root}/split/v1",
     }
     path = config_file()
     if read_optional(path) is None:

