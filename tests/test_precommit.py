@@ -23,9 +23,12 @@ def test_manifest_declares_the_lint_hook() -> None:
     import re
 
     files = re.compile(hook["files"])
-    for yes in (".vscode/settings.json", "a/.cline/settings.json", ".config/cc-switch/config.toml", "kvswitch.toml"):
+    for yes in (".vscode/settings.json", "a/.cline/settings.json", ".config/cc-switch/config.toml", "kvswitch.toml",
+                ".claude/settings.json", "app/.claude/settings.local.json", ".qwen/settings.json",
+                "opencode.json", "opencode.jsonc", ".codex/config.toml"):
         assert files.search(yes), yes
-    for no in ("package.json", "settings.json.bak", "pyproject.toml", "src/config.toml"):
+    for no in ("package.json", "settings.json.bak", "pyproject.toml", "src/config.toml", ".claude/agents.json",
+               "myopencode.json"):
         assert not files.search(no), no
 
 

@@ -36,6 +36,8 @@ _FIELDS: dict[str, tuple[tuple[str, ...], Callable[[str], Any]]] = {
     "stream": (("request", "stream"), _boolean),
     "timeout_seconds": (("request", "timeout_seconds"), float),
 }
+_ALIASES = {"probe_url": "split_url"}
+"""Older option names still accepted (hidden from --help): old name → field."""
 _FIELD_HELP = {
     "merged_url": "the merged instance: clients use it in merged mode (default: --base-url)",
     "split_url": "the router in front of the split pair: clients use it in split mode (default: --base-url)",
@@ -47,7 +49,7 @@ def _field_options(p: argparse.ArgumentParser) -> None:
         p.add_argument(f"--{name.replace('_', '-')}", dest=f"f_{name}", metavar="VALUE",
                        help=_FIELD_HELP.get(name))
     # the older name of --split-url, still accepted
-    p.add_argument("--probe-url", dest="f_split_url", metavar="VALUE", help=argparse.SUPPRESS)
+    p.add_argument("--probe-url", dest="f_probe_url", metavar="VALUE", help=argparse.SUPPRESS)
     header = p.add_mutually_exclusive_group()
     header.add_argument("--mode-header", dest="f_mode_header", action="store_const", const=True,
                         help="clients that take extra headers send X-Cache-Mode: merged|split (the default)")
@@ -123,8 +125,12 @@ def _collect(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
     out: dict[tuple[str, ...], Any] = {}
     if getattr(args, "f_mode_header", None) is not None:
         out[("mode_header",)] = args.f_mode_header
-    for name, (path, conv) in _FIELDS.items():
-        raw = getattr(args, f"f_{name}")
+    for old, new in _ALIASES.items():
+        if getattr(args, f"f_{old}", None) is not None and getattr(args, f"f_{new}") is not None:
+            raise UsageError(f"give --{new.replace('_', '-')} or --{old.replace('_', '-')}, not both")
+    fields = [*_FIELDS.items(), *((old, _FIELDS[new]) for old, new in _ALIASES.items())]
+    for name, (path, conv) in fields:
+        raw = getattr(args, f"f_{name}", None)
         if raw is None:
             continue
         option = f"--{name.replace('_', '-')}"
@@ -191,7 +197,11 @@ def _list(args: argparse.Namespace) -> int:
         mark = "*" if name == config.model.active_profile else " "
         url = prof.base_url if url_problem(prof.base_url) is None else show(prof.base_url)
         model = prof.model if text_problem(prof.model) is None else show(prof.model)
-        print(f"{mark} {show_name(name):16} {url}  model={model}  key={prof.key}")
+        urls = "".join(
+            f"  {mode}={u if url_problem(u) is None else show(u)}"
+            for mode, u in ((m, prof.mode_url(m)) for m in ("merged", "split")) if u != prof.base_url
+        )
+        print(f"{mark} {show_name(name):16} {url}  model={model}  key={prof.key}{urls}")
     return 0
 
 
@@ -202,6 +212,8 @@ def _show(args: argparse.Namespace) -> int:
     config = read_config()
     name, prof = config.profile(args.name)
     data = prof.model_dump(mode="json")
+    if data["split"].get("probe_url") is None:
+        data["split"].pop("probe_url", None)  # config version 1's name of split.url
     if args.format == "json":
         print(json.dumps({"name": name, "active": name == config.model.active_profile, **data}, indent=2))
         return 0

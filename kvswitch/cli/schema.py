@@ -19,8 +19,9 @@ def register(sub: Any) -> None:
     )
     from kvswitch.kinds import choices
 
-    p.add_argument("--kind", choices=choices(), metavar="KIND", default="article-cline",
-                   help=f"one of: {', '.join(choices())} (default: article-cline)")
+    first = choices(clients_only=True)[0]
+    p.add_argument("--kind", choices=choices(), metavar="KIND", default=first,
+                   help=f"one of: {', '.join(choices())} (default: {first})")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--write", type=Path, metavar="DIR")
     group.add_argument("--check", type=Path, metavar="DIR")

@@ -119,3 +119,300 @@ def test_codex_new_top_level_key_stays_with_the_top_level_keys() -> None:
     add(path)
     _use("profile", "use", "A")
     assert "# Azure, for work\n[model_providers.azure]" in path.read_text(encoding="utf-8")
+
+
+# -- a switch writes only the URL and the header (S-05) ----------------------------------
+
+def _flat(data: Any, prefix: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], Any]:
+    if isinstance(data, dict) and data:
+        out: dict[tuple[Any, ...], Any] = {}
+        for k, v in data.items():
+            out.update(_flat(v, (*prefix, k)))
+        return out
+    return {prefix: data}
+
+
+def _header_paths(kind: RealKind, data: Any) -> set[tuple[Any, ...]]:
+    if kind.id == "claude-code":
+        return {("env", "ANTHROPIC_CUSTOM_HEADERS")}
+    return {(*kind.headers_path(data), MODE_HEADER)}
+
+
+@pytest.mark.parametrize("kind_id", REAL)
+def test_switch_writes_only_url_and_header(kind_id: str) -> None:
+    """After profile use (with the key written where the client keeps one), the user changes
+    the model by hand; switch split changes the URL and the header and nothing else: never
+    auth, never the model (Cline: and its required updatedAt)."""
+    setup()
+    path = place(kind_id)
+    add(path, "--write-key")
+    _use("profile", "use", "A")
+    kind = _real(kind_id)
+    model_path = kind.model_path(_data(kind_id, path))
+    assert model_path is not None
+    text = path.read_text(encoding="utf-8")
+    hand = "hand-picked-model" if kind_id != "opencode" else "kvswitch/hand-picked-model"
+    text = text.replace(f'"{json.loads(json.dumps(get_path(_data(kind_id, path), model_path)))}"', f'"{hand}"', 1)
+    path.write_text(text, encoding="utf-8")
+    before = _data(kind_id, path)
+    assert get_path(before, model_path) == hand
+    _use("switch", "split")
+    after = _data(kind_id, path)
+    allowed = {kind.url_path(before), *_header_paths(kind, before)}
+    if kind_id == "cline-providers":
+        allowed.add(("providers", "openai-compatible", "updatedAt"))
+    fb, fa = _flat(before), _flat(after)
+    changed = {p for p in fb.keys() | fa.keys() if fb.get(p, "<none>") != fa.get(p, "<none>")}
+    assert changed and changed <= allowed, changed - allowed
+    assert get_path(after, model_path) == hand
+    for key_path in kind.key_paths(before):
+        assert get_path(after, key_path) == get_path(before, key_path)
+
+
+# -- keys the real clients' way ------------------------------------------------------------
+
+_LITERAL_KEY = {
+    "claude-code": ("env", "ANTHROPIC_AUTH_TOKEN"),
+    "cline-providers": ("providers", "openai-compatible", "settings", "apiKey"),
+    "qwen-code": ("security", "auth", "apiKey"),
+    "opencode": ("provider", "kvswitch", "options", "apiKey"),
+}
+
+
+@pytest.mark.parametrize("kind_id", REAL)
+def test_no_key_in_the_file_by_default(kind_id: str) -> None:
+    """Real clients get no key unless their entry says --write-key (the file's mode stays)."""
+    setup()
+    path = place(kind_id)
+    path.chmod(0o644)
+    add(path)
+    _use("profile", "use", "A")
+    text = path.read_text(encoding="utf-8")
+    assert KEY_A not in text
+    if kind_id in _LITERAL_KEY and kind_id != "opencode":
+        assert get_path(_data(kind_id, path), _LITERAL_KEY[kind_id]) is get_path({}, ("x",))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("kind_id", ["claude-code", "cline-providers", "qwen-code", "opencode"])
+def test_write_key_puts_the_key_in_and_makes_the_file_private(kind_id: str) -> None:
+    """client add --write-key: Claude Code's ANTHROPIC_AUTH_TOKEN, Cline's and Qwen Code's
+    apiKey, OpenCode's options.apiKey hold the key, and the file becomes 0600."""
+    setup()
+    path = place(kind_id)
+    path.chmod(0o644)
+    add(path, "--write-key")
+    result = cli("profile", "use", "A")
+    assert result.rc == 0, result
+    assert KEY_A not in result.out + result.err
+    assert get_path(_data(kind_id, path), _LITERAL_KEY[kind_id]) == KEY_A
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    ("key", "want"), [("keyring", "KVSWITCH_KEY_A"), ("env:TEAM_GATEWAY_KEY", "TEAM_GATEWAY_KEY"), ("none", None)]
+)
+def test_codex_and_opencode_read_the_key_from_a_variable(key: str, want: str | None) -> None:
+    """Codex gets env_key, OpenCode apiKey "{env:NAME}": the profile's env:NAME, or
+    KVSWITCH_KEY_<PROFILE> for a keyring profile, or nothing for a profile with no key."""
+    setup(key=key)
+    codex, opencode = place("codex"), place("opencode")
+    add(codex)
+    add(opencode)
+    _use("profile", "use", "A")
+    assert KEY_A not in codex.read_text(encoding="utf-8") + opencode.read_text(encoding="utf-8")
+    env_key = get_path(_data("codex", codex), ("model_providers", "kvswitch", "env_key"))
+    api_key = get_path(_data("opencode", opencode), ("provider", "kvswitch", "options", "apiKey"))
+    if want is None:
+        assert env_key is get_path({}, ("x",)) and api_key is get_path({}, ("x",))
+    else:
+        assert env_key == want
+        assert api_key == f"{{env:{want}}}"
+
+
+def test_key_variable_names() -> None:
+    from kvswitch.kinds.real import key_variable
+
+    assert key_variable("A", "keyring") == "KVSWITCH_KEY_A"
+    assert key_variable("team-gpu.2", "keyring") == "KVSWITCH_KEY_TEAM_GPU_2"
+    assert key_variable("A", "env:MY_KEY") == "MY_KEY"
+    assert key_variable("A", "none") is None
+
+
+def _git_project(root: Path) -> Path:
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return place("claude-code", "claude-project.json", root / ".claude" / "settings.json")
+
+
+def test_project_claude_settings_in_a_repo_never_get_the_key(tmp_path: Path) -> None:
+    """A project's .claude/settings.json inside a git work tree gets no key, even with
+    --write-key (it would be committed); the URL, model and header are written."""
+    setup()
+    path = _git_project(tmp_path / "proj")
+    add(path, "--write-key")
+    _use("profile", "use", "A")
+    data = _data("claude-code", path)
+    assert KEY_A not in path.read_text(encoding="utf-8")
+    assert get_path(data, ("env", "ANTHROPIC_BASE_URL")) == MERGED_URL
+    assert get_path(data, ("permissions", "allow")) == ["Bash(pytest:*)", "Bash(ruff check:*)"]
+
+
+def test_allow_key_in_repo_writes_it(tmp_path: Path) -> None:
+    setup()
+    path = _git_project(tmp_path / "proj")
+    add(path, "--write-key", "--allow-key-in-repo")
+    _use("profile", "use", "A")
+    assert get_path(_data("claude-code", path), ("env", "ANTHROPIC_AUTH_TOKEN")) == KEY_A
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+# -- the X-Cache-Mode header off ------------------------------------------------------------
+
+def _headers(kind_id: str, path: Path) -> dict[str, str]:
+    data = _data(kind_id, path)
+    if kind_id == "claude-code":
+        text = get_path(data, ("env", "ANTHROPIC_CUSTOM_HEADERS"))
+        lines = text.splitlines() if isinstance(text, str) else []
+        return {n.strip(): v.strip() for n, _, v in (line.partition(":") for line in lines)}
+    value = get_path(data, _real(kind_id).headers_path(data))
+    return value if isinstance(value, dict) else {}
+
+
+@pytest.mark.parametrize("kind_id", REAL)
+def test_mode_header_off_writes_no_header(kind_id: str) -> None:
+    setup(mode_header=False)
+    path = place(kind_id)
+    add(path)
+    _use("profile", "use", "A")
+    _use("switch", "split")
+    assert MODE_HEADER not in path.read_text(encoding="utf-8")
+    assert get_path(_data(kind_id, path), _real(kind_id).url_path(_data(kind_id, path))) == _url(kind_id, SPLIT_URL)
+
+
+@pytest.mark.parametrize("kind_id", REAL)
+def test_turning_the_header_off_removes_only_ours(kind_id: str) -> None:
+    """A file with our header and the user's own X-Team next to it (in the same header
+    object for Codex, OpenCode and Cline): after mode_header = false, a switch removes our
+    line or entry and keeps the user's."""
+    setup()
+    path = place(kind_id)
+    add(path)
+    _use("profile", "use", "A")
+    if kind_id in ("codex", "opencode", "cline-providers"):
+        _add_user_header(kind_id, path)
+    assert _headers(kind_id, path) == {"X-Team": "a", MODE_HEADER: "merged", **_extra_headers(kind_id)}
+    set_profile({("mode_header",): False})
+    _use("switch", "split")
+    assert _headers(kind_id, path) == {"X-Team": "a", **_extra_headers(kind_id)}
+    assert MODE_HEADER not in path.read_text(encoding="utf-8")
+
+
+def _extra_headers(kind_id: str) -> dict[str, str]:
+    return {"X-Trace": "on"} if kind_id == "claude-code" else {}
+
+
+def _add_user_header(kind_id: str, path: Path) -> None:
+    """The user adds X-Team: a to kvswitch's own header object, by hand."""
+    text = path.read_text(encoding="utf-8")
+    if kind_id == "codex":
+        text = text.replace('X-Cache-Mode = "merged"\n', 'X-Cache-Mode = "merged"\nX-Team = "a"\n', 1)
+    else:
+        text = text.replace('"X-Cache-Mode": "merged"', '"X-Cache-Mode": "merged", "X-Team": "a"', 1)
+    path.write_text(text, encoding="utf-8")
+
+
+# -- one URL per mode ------------------------------------------------------------------------
+
+def _url(kind_id: str, root: str) -> str:
+    """``root`` as the client wants it: Claude Code the root URL, the others …/v1."""
+    return root if kind_id == "claude-code" else f"{root}/v1"
+
+
+@pytest.mark.parametrize("convention", ["append-v1", "includes-v1"])
+def test_each_mode_has_its_url(convention: str) -> None:
+    """merged.url / split.url per mode, in either URL convention: Claude Code gets the root
+    URL, the others the URL ending in /v1."""
+    v1 = "/v1" if convention == "includes-v1" else ""
+    setup(convention=convention, base_url=f"http://127.0.0.1:8000{v1}", merged_url=f"{MERGED_URL}{v1}",
+          split_url=f"{SPLIT_URL}{v1}")
+    paths = {k: place(k) for k in REAL}
+    for path in paths.values():
+        add(path)
+    _use("profile", "use", "A")
+    for kind_id, path in paths.items():
+        data = _data(kind_id, path)
+        assert get_path(data, _real(kind_id).url_path(data)) == _url(kind_id, MERGED_URL), kind_id
+    _use("switch", "split")
+    for kind_id, path in paths.items():
+        data = _data(kind_id, path)
+        assert get_path(data, _real(kind_id).url_path(data)) == _url(kind_id, SPLIT_URL), kind_id
+
+
+def test_without_mode_urls_both_modes_use_base_url() -> None:
+    """A profile without merged.url/split.url: both modes use base_url; the header tells
+    them apart."""
+    setup(merged_url=None, split_url=None)
+    path = place("qwen-code")
+    add(path)
+    _use("profile", "use", "A")
+    _use("switch", "split")
+    data = _data("qwen-code", path)
+    assert get_path(data, ("security", "auth", "baseUrl")) == "http://127.0.0.1:8000/v1"
+    assert _headers("qwen-code", path)[MODE_HEADER] == "split"
+
+
+# -- status reads each client's mode ----------------------------------------------------------
+
+def test_status_reads_every_real_clients_mode() -> None:
+    from kvswitch.clients import status
+
+    setup()
+    paths = {k: place(k) for k in REAL}
+    for path in paths.values():
+        add(path)
+    _use("profile", "use", "A")
+    _use("switch", "split")
+    now = {c.kind: c for c in status().clients}
+    assert {k: (c.mode, c.in_sync) for k, c in now.items()} == {k: ("split", True) for k in REAL}
+    result = cli("status")
+    assert result.rc == 0, result
+    assert result.out.count("mode split") >= len(REAL), result.out
+
+
+@pytest.mark.parametrize("kind_id", REAL)
+def test_mode_from_the_url_when_there_is_no_header(kind_id: str) -> None:
+    from kvswitch.kinds.base import mode_defaults
+    from kvswitch.config import read_config
+
+    setup(mode_header=False)
+    path = place(kind_id)
+    add(path)
+    _use("profile", "use", "A")
+    _use("switch", "split")
+    profile = read_config().profile()[1]
+    cf = parse_config(path.read_bytes(), kind_id, path)
+    assert get_kind(kind_id).file_mode(cf, mode_defaults(profile)) == "split"
+    assert get_kind(kind_id).file_mode(cf, None) is None  # no header, no URLs to compare
+
+
+# -- lint -----------------------------------------------------------------------------------
+
+def _lint(path: Path, kind: str | None = None) -> tuple[int, list[dict[str, Any]]]:
+    result = cli("lint", "--format", "json", *(["--kind", kind] if kind else []), str(path))
+    assert result.rc in (0, 1), result
+    found = json.loads(result.out)
+    items = found if isinstance(found, list) else found.get("diagnostics", found.get("findings", []))
+    return result.rc, items
+
+
+@pytest.mark.parametrize("kind_id", REAL)
+def test_lint_is_quiet_on_realistic_files(kind_id: str) -> None:
+    """No finding on each client's realistic file, before and after kvswitch renders into it."""
+    setup()
+    path = place(kind_id)
+    assert _lint(path) == (0, [])
+    add(path, "--write-key")
+    _use("profile", "use", "A")
+    _use("switch", "split")
+    assert _lint(path) == (0, [])
