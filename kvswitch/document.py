@@ -81,7 +81,7 @@ def parse_config(
     try:
         doc: Document = JsoncDocument(text) if jsonc else TomlDocument(text)
     except JsoncSyntaxError as exc:
-        raise ConfigParseError(exc.message + _json5_hint(text), _where(text, path, exc)) from exc
+        raise ConfigParseError(exc.message + _json5_hint(text, kind), _where(text, path, exc)) from exc
     except TomlSyntaxError as exc:
         raise ConfigParseError(exc.message, _where(text, path, exc)) from exc
     return ConfigFile(path, kind, data, doc)
@@ -119,12 +119,12 @@ def _detect(path: Path | None, text: str) -> FileKind:
         raise
 
 
-def _json5_hint(text: str) -> str:
-    """When the text is valid JSON5 (single quotes, bare keys…), say that VS Code rejects it."""
+def _json5_hint(text: str, kind: str) -> str:
+    """When the text is valid JSON5 (single quotes, bare keys…), say that its reader rejects it."""
     try:
         import json5
 
         json5.loads(text.removeprefix("\ufeff"))
     except Exception:  # noqa: BLE001 - json5 raises assorted types; any failure means "no hint"
         return ""
-    return " (the file is valid JSON5, but VS Code's settings.json takes JSONC only)"
+    return f" (the file is valid JSON5, but {get_kind(kind).json5_note()})"

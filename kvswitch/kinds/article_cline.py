@@ -139,6 +139,9 @@ class ArticleCline(ArticleKind):
     def schema_extra(self, schema: dict[str, Any]) -> None:
         schema["additionalProperties"] = True  # settings.json holds every other extension's keys
 
+    def json5_note(self) -> str:
+        return "VS Code's settings.json takes JSONC only"
+
     def renders(self, field: str) -> bool:
         return field != "provider.name"
 

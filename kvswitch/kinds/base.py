@@ -275,6 +275,10 @@ class ClientKind:
             return f"start a new {who} session to apply (a running one keeps its settings)"
         return f"restart {who} to apply (it reads its config at start-up)"
 
+    def json5_note(self) -> str:
+        """Why a file that is valid JSON5 (single quotes, bare keys…) is still refused."""
+        return f"{self.product} reads JSON, not JSON5"
+
     def running(self) -> bool:
         """Whether the client runs now and may rewrite its file (only where that matters)."""
         return False

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kvswitch.kinds import register
-from kvswitch.kinds.base import KeyPath, RenderInput, TakesEffect, get_path
+from kvswitch.kinds.base import MISSING, KeyPath, RenderInput, TakesEffect, get_path
 from kvswitch.kinds.real import RealKind
 
 if TYPE_CHECKING:
@@ -90,6 +90,10 @@ class Cline(RealKind):
         from kvswitch.edits import Set
 
         edits: list[Edit] = []
+        if get_path(data, ("version",)) is MISSING:
+            # without the file's format version Cline discards the whole file and falls back
+            # to its default provider (a remote one): seen with the real cline 3.0
+            edits.append(Set(("version",), 1))
         if get_path(data, (*_SETTINGS, "provider")) != "openai-compatible":
             edits.append(Set((*_SETTINGS, "provider"), "openai-compatible"))
         if get_path(data, ("lastUsedProvider",)) != "openai-compatible":

@@ -61,6 +61,9 @@ class OpenCode(RealKind):
         value = get_path(data, (*_OPTIONS, "apiKey"))
         return (*_OPTIONS, "apiKey") if isinstance(value, str) and not value.startswith("{") else None
 
+    def key_write_path(self, data: Any) -> KeyPath | None:
+        return (*_OPTIONS, "apiKey")  # --write-key: the key itself, in place of {env:VAR}
+
     def key_paths(self, data: Any) -> tuple[KeyPath, ...]:
         providers = data.get("provider") if isinstance(data, dict) else None
         if not isinstance(providers, dict):

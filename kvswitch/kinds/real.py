@@ -9,6 +9,7 @@ it from. Each client module says where those live in its file.
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +28,10 @@ if TYPE_CHECKING:
     from kvswitch.document import ConfigFile
     from kvswitch.edits import Edit
 
-__all__ = ["PROVIDER_ID", "RealKind", "client_url", "key_variable"]
+__all__ = ["NEAR_MISS", "PROVIDER_ID", "RealKind", "client_url", "key_variable"]
 
+NEAR_MISS = 0.75
+"""How close an unknown key must be to a known one to be reported as a misspelling (lint's cutoff)."""
 PROVIDER_ID = "kvswitch"
 """The id of the provider entry kvswitch adds where a client keeps several (Codex, OpenCode)."""
 
@@ -71,8 +74,12 @@ class RealKind(ClientKind):
         return None
 
     def literal_key_path(self, data: Any) -> KeyPath | None:
-        """Where the key itself is written (clients that keep it in their file)."""
+        """Where the file holds the key itself (clients that keep it in their file)."""
         return None
+
+    def key_write_path(self, data: Any) -> KeyPath | None:
+        """Where ``--write-key`` writes the key (default: :meth:`literal_key_path`)."""
+        return self.literal_key_path(data)
 
     def headers_path(self, data: Any) -> KeyPath:
         """Where the file keeps its extra headers as an object (``{"Name": "value"}``)."""
@@ -108,6 +115,21 @@ class RealKind(ClientKind):
         return str(r.profile.model)
 
     # -- the protocol --------------------------------------------------------------------
+    def owned(self, data: Any) -> Any:
+        """The parts of the file the kind's model describes: its known keys, and unknown keys
+        only where they look like a misspelt known one. Everything else in a real client's
+        file is the user's (Claude Code's other variables, other providers' options)."""
+        from kvswitch.schema_check import schema
+
+        root = schema(self.id)
+        return _described(data, root, root)
+
+    def has_ours(self, data: Any) -> bool:
+        """The file holds kvswitch's part (a URL or a key where kvswitch writes them): a
+        client file kvswitch has not set up yet has nothing for lint to check."""
+        paths = [self.url_path(data), self.literal_key_path(data)]
+        return any(p is not None and get_path(data, p) is not MISSING for p in paths)
+
     def fields(self, data: Any) -> dict[str, KeyPath]:
         out = {"provider.base_url": self.url_path(data)}
         model = self.model_path(data)
@@ -171,7 +193,7 @@ class RealKind(ClientKind):
             edits += self.setup_edits(cf, apply_to_data(cf.data, edits) if edits else cf.data, r)
         if r.key is not None:
             data = apply_to_data(cf.data, edits) if edits else cf.data
-            path = self.literal_key_path(data)
+            path = self.key_write_path(data)
             if path is not None and get_path(data, path) != r.key:
                 edits.append(Set(path, r.key))
         return edits, plan
@@ -203,6 +225,29 @@ class RealKind(ClientKind):
         cf = ConfigFile(None, self.id, empty.encode(), doc)
         edits, _ = self.render(cf, r)
         return doc.apply(edits) if edits else empty
+
+
+def _described(data: Any, node: dict[str, Any], root: dict[str, Any]) -> Any:
+    """``data`` with the keys the schema ``node`` neither knows nor nearly knows left out."""
+    from kvswitch.schema_check import resolve
+
+    node = resolve(node, root)
+    if "anyOf" in node:
+        objects = [b for b in (resolve(b, root) for b in node["anyOf"]) if b.get("type") == "object"]
+        node = objects[0] if len(objects) == 1 else node
+    if not isinstance(data, dict) or node.get("type") != "object":
+        return data
+    known: dict[str, Any] = node.get("properties", {})
+    extra = node.get("additionalProperties")
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in known:
+            out[key] = _described(value, known[key], root)
+        elif isinstance(extra, dict):
+            out[key] = _described(value, extra, root)  # a table of tables: providers by id
+        elif difflib.get_close_matches(str(key), list(known), n=1, cutoff=NEAR_MISS):
+            out[key] = value
+    return out
 
 
 def header_lines(text: Any) -> list[str]:

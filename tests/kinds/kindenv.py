@@ -102,6 +102,8 @@ def setup(*, key: str | None = "keyring", convention: str = "append-v1", base_ur
         values[("split", "url")] = split_url
     if mode_header is not None:
         values[("mode_header",)] = mode_header
+    if key == "none":
+        values[("key",)] = "none"
     if values:
         set_profile(values)
 

@@ -416,3 +416,66 @@ def test_lint_is_quiet_on_realistic_files(kind_id: str) -> None:
     _use("profile", "use", "A")
     _use("switch", "split")
     assert _lint(path) == (0, [])
+
+
+def _codes(items: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return sorted((d["code"], d["key"]) for d in items)
+
+
+_BAD_KEY_FILES = {
+    "claude-code": '{"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8101", "ANTHROPIC_AUTH_TOKEN": %s}}\n',
+    "cline-providers": '{"version": 1, "lastUsedProvider": "openai-compatible", "providers": {"openai-compatible": '
+    '{"settings": {"baseUrl": "http://127.0.0.1:8101/v1", "model": "m", "apiKey": %s}, "updatedAt": "x"}}}\n',
+    "qwen-code": '{"security": {"auth": {"selectedType": "openai", "baseUrl": "http://127.0.0.1:8101/v1", '
+    '"apiKey": %s}}, "model": {"name": "m"}}\n',
+    "opencode": '{"provider": {"kvswitch": {"options": {"baseURL": "http://127.0.0.1:8101/v1", "apiKey": %s}}}, '
+    '"model": "kvswitch/m"}\n',
+}
+
+
+@pytest.mark.parametrize("kind_id", sorted(_BAD_KEY_FILES))
+@pytest.mark.parametrize(
+    ("key", "code"),
+    [(json.dumps(KEY_A + "\n"), "KVS210"), (json.dumps(" " + KEY_A), "KVS210"), ('"<your-api-key>"', "KVS211")],
+)
+def test_lint_finds_a_bad_literal_key(kind_id: str, key: str, code: str) -> None:
+    """A key with a line break or a space around it, or a placeholder: an error where the
+    client keeps its key, and the key never shown."""
+    path = default_path(kind_id)
+    path.parent.mkdir(parents=True)
+    path.write_text(_BAD_KEY_FILES[kind_id] % key, encoding="utf-8")
+    result = cli("lint", "--format", "json", str(path))
+    assert result.rc == 1, result
+    assert code in [d["code"] for d in json.loads(result.out)], result.out
+    assert KEY_A not in result.out + result.err
+
+
+@pytest.mark.parametrize("ref", ["{env:TEAM_GATEWAY_KEY}", "{env:KVSWITCH_KEY_A}"])
+def test_lint_takes_an_env_reference_for_opencode(ref: str) -> None:
+    path = default_path("opencode")
+    path.parent.mkdir(parents=True)
+    path.write_text(_BAD_KEY_FILES["opencode"] % json.dumps(ref), encoding="utf-8")
+    assert _lint(path) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("kind_id", "text", "where"),
+    [
+        ("claude-code", '{"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8101", "ANTHROPIC_BASEURL": "x"}}',
+         "env.ANTHROPIC_BASEURL"),
+        ("qwen-code", '{"security": {"auth": {"selectedType": "openai", "baseURL": "http://127.0.0.1:8101/v1"}}, '
+         '"model": {"name": "m"}}', "security.auth.baseURL"),
+        ("codex", 'model = "m"\nmodel_provider = "kvswitch"\n[model_providers.kvswitch]\n'
+         'base_url = "http://127.0.0.1:8101/v1"\nenv_keys = "K"\n', "model_providers.kvswitch.env_keys"),
+        ("opencode", '{"provider": {"kvswitch": {"options": {"baseURL": "http://127.0.0.1:8101/v1", '
+         '"header": {}}}}, "model": "kvswitch/m"}', "provider.kvswitch.options.header"),
+    ],
+)
+def test_lint_reports_near_misses_only(kind_id: str, text: str, where: str) -> None:
+    """KVS003 for a misspelt key kvswitch knows (a warning: exit 0), nothing for the rest."""
+    path = default_path(kind_id)
+    path.parent.mkdir(parents=True)
+    path.write_text(text + "\n", encoding="utf-8")
+    rc, items = _lint(path)
+    assert (rc, _codes(items)) == (0, [("KVS003", where)])
+    assert "did you mean" in items[0]["message"]
