@@ -189,12 +189,12 @@ def run(top: Path, rounds: int) -> int:
     print("two:   the article's Cline-style settings.json and CC Switch-style config.toml")
     print("seven: those two + Claude Code, Codex, Cline providers.json, OpenCode, Qwen Code")
     print("(every switch also writes kvswitch.toml's mode; all files or none)\n")
-    print(f"| {'':<44} | {'two':>9} | {'seven':>9} | {'seven/two':>9} | goal |")
-    print(f"|{'-' * 46}|{'-' * 11}|{'-' * 11}|{'-' * 11}|------|")
+    print(f"| {'':<46} | {'two':>9} | {'seven':>9} | {'seven/two':>9} | goal |")
+    print(f"|{'-' * 48}|{'-' * 11}|{'-' * 11}|{'-' * 11}|------|")
     for label, res in ((f"in process: switch_clients (median of {rounds})", inproc),
                        (f"whole process: python -m kvswitch switch ({n_whole})", proc)):
         ratio = res["seven"] / res["two"]
-        print(f"| {label:<44} | {res['two']:7.1f}ms | {res['seven']:7.1f}ms | {ratio:8.2f}x | ≤ 3x |")
+        print(f"| {label:<46} | {res['two']:7.1f}ms | {res['seven']:7.1f}ms | {ratio:8.2f}x | ≤ 3x |")
     per_file = (inproc["seven"] - inproc["two"]) / 5
     print(f"\nin process, each real client adds {per_file:.1f} ms")
     ok = all(r["seven"] <= 3 * r["two"] for r in (inproc, proc))

@@ -427,8 +427,8 @@ def status() -> Status:
             continue
         kind = kind_of(cf)
         file_mode = kind.file_mode(cf, mode_defaults(profile))
-        keys = [get_path(cf.data, p) for p in kind.key_paths(cf.data)]
-        key = next((k for k in keys if isinstance(k, str) and k), None)
+        key_path = kind.fields(cf.data).get("provider.api_key")  # kvswitch's key, not another provider's
+        key = get_path(cf.data, key_path) if key_path is not None else None
         fields = drift(cf, profile, mode, name=name)
         out.append(
             ClientStatus(

@@ -28,7 +28,7 @@ __all__ = [
     "client_path",
     "config_file",
     "edit_config",
-    "migration_edits",
+    "migrated_text",
     "new_config_text",
     "profile_table",
     "read_config",
@@ -78,45 +78,54 @@ class Config:
             raise ConfigError(message, Location(self.path)) from None
 
 
-def migration_edits(data: Any) -> list[Edit]:
-    """The edits that bring a config written by an older kvswitch to this one's version:
-    version 1 named the article's kinds ``cline``/``ccswitch`` and the split router
-    ``split.probe_url`` (now ``article-cline``/``article-ccswitch`` and ``split.url``)."""
+def migrated_text(cf: ConfigFile) -> str | None:
+    """The text of a config an older kvswitch wrote, brought to this one's version (``None``
+    when it is current). Version 1 named the article's kinds ``cline``/``ccswitch`` and the
+    split router ``split.probe_url`` (now ``article-cline``/``article-ccswitch`` and
+    ``split.url``, renamed where it stands so its comment stays)."""
     from kvswitch.edits import Delete, Set
+    from kvswitch.formats.toml import TomlDocument, rename_key
     from kvswitch.kinds import canonical
     from kvswitch.literals import CONFIG_VERSION
 
+    data = cf.data
     if not isinstance(data, dict):
-        return []
+        return None
     version = data.get("version", 1)
     if not isinstance(version, int) or isinstance(version, bool) or version >= CONFIG_VERSION:
-        return []
+        return None
+    doc = cf.doc
+    assert isinstance(doc, TomlDocument)
     edits: list[Edit] = []
+    profiles = data.get("profiles")
+    for name, table in (profiles.items() if isinstance(profiles, dict) else ()):
+        split = table.get("split") if isinstance(table, dict) else None
+        if not isinstance(split, dict) or "probe_url" not in split:
+            continue
+        path = ("profiles", name, "split", "probe_url")
+        try:
+            doc = TomlDocument(rename_key(doc, path, "url"))
+        except ValueError:  # dotted, quoted or inline, or url is there already
+            edits.append(Delete(path))
+            if "url" not in split:
+                edits.append(Set((*path[:-1], "url"), split["probe_url"]))
     clients = data.get("clients")
     for i, entry in enumerate(clients if isinstance(clients, list) else ()):
         kind = entry.get("kind") if isinstance(entry, dict) else None
         if isinstance(kind, str) and canonical(kind) != kind:
             edits.append(Set(("clients", i, "kind"), canonical(kind)))
-    profiles = data.get("profiles")
-    for name, table in (profiles.items() if isinstance(profiles, dict) else ()):
-        split = table.get("split") if isinstance(table, dict) else None
-        if isinstance(split, dict) and "probe_url" in split:
-            edits.append(Delete(("profiles", name, "split", "probe_url")))
-            if "url" not in split:
-                edits.append(Set(("profiles", name, "split", "url"), split["probe_url"]))
     edits.append(Set(("version",), CONFIG_VERSION))
-    return edits
+    return doc.apply(edits)
 
 
 def _parse(raw: bytes | str, path: Path) -> ConfigFile:
     """kvswitch's config parsed, and migrated in memory when an older kvswitch wrote it (the
     file on disk changes with the next write; ``raw`` stays the bytes read)."""
     cf = parse_config(raw, CONFIG, path)
-    edits = migration_edits(cf.data)
-    if not edits:
+    text = migrated_text(cf)
+    if text is None:
         return cf
-    migrated = parse_config(cf.doc.apply(edits), CONFIG, path)
-    return ConfigFile(path, CONFIG, cf.raw, migrated.doc)
+    return ConfigFile(path, CONFIG, cf.raw, parse_config(text, CONFIG, path).doc)
 
 
 def _validate(cf: ConfigFile) -> KvswitchConfig:

@@ -4,9 +4,13 @@ Every check returns data, a :class:`Check` (name, pass|warn|fail|skip, what it s
 nothing here prints. The checks, in order:
 
 - ``config``: kvswitch lint of ``kvswitch.toml`` and every registered client (errors → fail).
+- ``key-variables``: the environment variables registered clients read the active profile's
+  key from (Codex, OpenCode) are set here, to that key; else → warn with the export line (the
+  key masked).
 - ``chunk-size``: chunk_size changed in split mode, where it is ignored (KVS103), or not a
   multiple of 64 (KVS101) → warn (S-26).
-- ``reachable``: an HTTP GET of the base URL (the profile's merged URL); refused or no answer → fail.
+- ``reachable``: an HTTP GET of the base URL (the profile's merged URL); refused or no
+  answer → fail.
 - ``url-convention``: which of ``<base>/v1/models`` and ``<base>/models`` answers, against the
   profile's ``url_convention`` (D-12).
 - ``auth``: the requests with the key; 401/403 → fail with the S-24 hints (whitespace or a line
@@ -23,9 +27,9 @@ nothing here prints. The checks, in order:
   prompt; big swings with the prefix cache on → warn (S-28).
 
 Keys (D-7, D-12): a key goes only to the hosts the profile names (its base URL, each mode's URL
-and the split endpoints), or to the ``--base-url`` given together with ``--api-key-env``; never to an
-address found in a client file, and redirects are not followed (one rule for probe and doctor:
-:mod:`kvswitch.key_scope`). No key is in any check's text, in any form a server may echo it
+and the split endpoints), or to the ``--base-url`` given together with ``--api-key-env``; never
+to an address found in a client file, and redirects are not followed (one rule for probe and
+doctor: :mod:`kvswitch.key_scope`). No key is in any check's text, in any form a server may echo it
 (:mod:`kvswitch.redact`). Every request has a short timeout and a whole-answer deadline, and
 every answer a size cap, so doctor never hangs and no server can exhaust its memory.
 """
@@ -67,8 +71,8 @@ __all__ = [
 CheckStatus = Literal["pass", "warn", "fail", "skip"]
 
 CHECKS = (
-    "config", "chunk-size", "reachable", "url-convention", "auth", "model", "split",
-    "nvidia-smi", "same-gpu", "prefix-cache",
+    "config", "key-variables", "chunk-size", "reachable", "url-convention", "auth", "model",
+    "split", "nvidia-smi", "same-gpu", "prefix-cache",
 )
 """Every check's name, in the order doctor runs them (``--skip`` takes these)."""
 
@@ -272,9 +276,11 @@ def _target_from_settings(s: DoctorSettings, config: Config | None) -> tuple[Tar
     allowed = KeyScope.of(key, urls).origins
     return Target(
         label=f"profile {show_name(name)}", profile=name, base_url=merged_url, model=profile.model,
-        mode=s.mode or config.model.mode, url_convention=profile.url_convention, prefill=prefill, decode=decode,
-        split_url=split_url, split_header=profile.mode_header and split_url == merged_url,
-        prefix_cache=profile.cache.prefix_cache, key=key, key_note=note, key_ref=profile.key, allowed=allowed,
+        mode=s.mode or config.model.mode, url_convention=profile.url_convention, prefill=prefill,
+        decode=decode, split_url=split_url,
+        split_header=profile.mode_header and split_url == merged_url,
+        prefix_cache=profile.cache.prefix_cache, key=key, key_note=note, key_ref=profile.key,
+        allowed=allowed,
     ), None
 
 
@@ -339,6 +345,29 @@ def _config_check(results: list[LintResult], unreadable: list[str]) -> Check:
         return Check("config", "warn", f"{len(warnings)} warning(s) in {what}: " + "; ".join(shown),
                      "see kvswitch lint PATH (and --fix for the fixable ones)")
     return Check("config", "pass", f"{what}: no errors or warnings")
+
+
+def _key_variables_check(config: Config | None) -> Check:
+    """Whether the variables registered clients read the active profile's key from are set
+    here, to that key (D-7 keys for real clients: Codex, OpenCode)."""
+    from kvswitch.errors import KvswitchError
+    from kvswitch.key_variables import key_variables
+
+    if config is None:
+        return Check("key-variables", "skip", "no kvswitch config")
+    try:
+        found = key_variables(config)
+    except KvswitchError as exc:
+        return Check("key-variables", "warn", f"cannot read the key to compare: {exc}",
+                     "check the keyring: kvswitch key get PROFILE")
+    if not found:
+        return Check("key-variables", "skip",
+                     "no registered client reads its key from an environment variable")
+    said = [v.describe() for v in found]
+    saw = "; ".join(text for text, _ in said)
+    if all(v.ok for v in found):
+        return Check("key-variables", "pass", saw)
+    return Check("key-variables", "warn", saw, "; ".join(fix for _, fix in said if fix))
 
 
 def _chunk_check(results: list[LintResult], mode: str) -> Check:
@@ -944,6 +973,7 @@ def run_doctor(s: DoctorSettings) -> DoctorReport:
         checks = [c for c in checks if c.name != "config" or c.status == "fail"] or [why]
         if checks[0] is not why:
             checks[0] = Check("config", "fail", f"{checks[0].saw}; {why.saw}", f"{checks[0].fix}; {why.fix}")
+    checks.append(_key_variables_check(config))
     mode = target.mode if target else (config.model.mode if config else "merged")
     checks.append(_chunk_check(results, mode))
     if target is None:

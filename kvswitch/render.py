@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvswitch.document import ConfigFile
 from kvswitch.edits import Edit
-from kvswitch.kinds import RenderInput, SwitchPlan, kind_of
-from kvswitch.kinds import article
+from kvswitch.kinds import RenderInput, SwitchPlan, article, kind_of
 from kvswitch.kinds.base import mode_defaults
 from kvswitch.literals import CacheMode
 

@@ -180,8 +180,9 @@ def test_everything_passes_and_exits_0(tmp_path: Path, keyed: str, capsys: pytes
         code, checks, out = doctor(capsys, "--smi", str(smi), "--prefill-prefix", f"env KVS_FAKE_UUID={UUID_A}",
                                    "--decode-prefix", f"env KVS_FAKE_UUID={UUID_B}")
     assert code == 0, out
-    assert list(checks) == ["config", "chunk-size", "reachable", "url-convention", "auth", "model", "split",
-                            "nvidia-smi", "same-gpu", "prefix-cache"]
+    assert list(checks) == ["config", "key-variables", "chunk-size", "reachable", "url-convention",
+                            "auth", "model", "split", "nvidia-smi", "same-gpu", "prefix-cache"]
+    assert checks.pop("key-variables").status == "skip"  # no registered client reads a key variable
     assert {c.name: c.status for c in checks.values()} == {name: "pass" for name in checks}, out
     assert "distinct and reachable" in checks["split"].saw
     assert UUID_A in checks["same-gpu"].saw and UUID_B in checks["same-gpu"].saw
@@ -195,7 +196,8 @@ def test_text_output_lists_every_check(server: SSEServer, keyed: str, capsys: py
     assert code == 0, out
     assert "kvswitch doctor · profile lab · mode merged" in out and "key sk-…fXYZ" in out
     assert "PASS  auth" in out and "PASS  model" in out and "skip  split" in out
-    assert out.rstrip().endswith("passed, 1 skipped")
+    assert "skip  key-variables" in out
+    assert out.rstrip().endswith("passed, 2 skipped")
     assert_no_key(out, KEY)
 
 

@@ -15,7 +15,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "doctor",
         help="check the setup against the article's known errors (401, split timeouts, chunk_size, GPU, TTFT swings)",
-        description="Run kvswitch's checks: config lint, base URL reachable, URL convention, auth (S-24, S-29), "
+        description="Run kvswitch's checks: config lint, the key variables clients read "
+        "(Codex, OpenCode), base URL reachable, URL convention, auth (S-24, S-29), "
         "model listed (S-08), split endpoints (S-25), chunk_size in split mode (S-26), nvidia-smi and the same GPU "
         "for prefill and decode (S-27), prefix cache and TTFT swings (S-28). A key goes only to the hosts the "
         "profile names (or to --base-url with --api-key-env) and is never printed. Exit 0 when no check fails "
@@ -32,7 +33,8 @@ def register(sub: Any) -> None:
     how.add_argument("--timeout", type=float, default=4.0, help="seconds per request (4); a stalled split request "
                      "fails after this long")
     how.add_argument("--skip", action="append", default=[], metavar="CHECK",
-                     help="skip a check (repeat): config, chunk-size, reachable, url-convention, auth, model, split, "
+                     help="skip a check (repeat): config, key-variables, chunk-size, reachable, "
+                     "url-convention, auth, model, split, "
                      "nvidia-smi, same-gpu, prefix-cache")
     how.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=run)

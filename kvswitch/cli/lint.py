@@ -16,7 +16,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "lint",
         help="check client files and kvswitch's config (exit 1 on errors)",
-        description="Check Cline settings.json, CC Switch config.toml and kvswitch.toml files. "
+        description="Check client files (Claude Code, Codex, Cline, OpenCode, Qwen Code, the Cline- and "
+        "CC Switch-style files) and kvswitch.toml; each file's kind is told from its path and content. "
         "Exit 0: no errors (warnings allowed); 1: errors found, or --fix changed a file; "
         "2: usage error or a path that cannot be read.",
     )

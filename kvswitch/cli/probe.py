@@ -31,8 +31,8 @@ def register(sub: Any) -> None:
     how.add_argument("--mode", action="append", choices=("merged", "split"), dest="modes",
                      help="repeat for both (default: merged and split)")
     how.add_argument("--routing", choices=("auto", "header", "endpoint", "switch"), default="auto",
-                     help="auto: each mode's own URL where the profile (merged.url, split.url) or --endpoint "
-                     "gives one, else the X-Cache-Mode header on the one base URL (experimental); "
+                     help="auto: each mode's own URL where the profile (merged.url, split.url) "
+                     "or --endpoint gives one, else the X-Cache-Mode header on the one base URL (experimental); "
                      "switch: flip the registered clients before each mode's runs")
     how.add_argument("--endpoint", action="append", default=[], metavar="MODE=URL",
                      help="a mode's own base URL (e.g. split=http://router:8000/v1)")

@@ -40,7 +40,8 @@ _ALIASES = {"probe_url": "split_url"}
 """Older option names still accepted (hidden from --help): old name → field."""
 _FIELD_HELP = {
     "merged_url": "the merged instance: clients use it in merged mode (default: --base-url)",
-    "split_url": "the router in front of the split pair: clients use it in split mode (default: --base-url)",
+    "split_url": "the router in front of the split pair: clients use it in split mode "
+                 "(default: --base-url)",
 }
 
 
@@ -52,7 +53,8 @@ def _field_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--probe-url", dest="f_probe_url", metavar="VALUE", help=argparse.SUPPRESS)
     header = p.add_mutually_exclusive_group()
     header.add_argument("--mode-header", dest="f_mode_header", action="store_const", const=True,
-                        help="clients that take extra headers send X-Cache-Mode: merged|split (the default)")
+                        help="clients that take extra headers send X-Cache-Mode: merged|split "
+                        "(the default)")
     header.add_argument("--no-mode-header", dest="f_mode_header", action="store_const", const=False,
                         help="clients send no X-Cache-Mode header: the mode is only its URL")
 
@@ -127,7 +129,8 @@ def _collect(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
         out[("mode_header",)] = args.f_mode_header
     for old, new in _ALIASES.items():
         if getattr(args, f"f_{old}", None) is not None and getattr(args, f"f_{new}") is not None:
-            raise UsageError(f"give --{new.replace('_', '-')} or --{old.replace('_', '-')}, not both")
+            raise UsageError(
+                f"give --{new.replace('_', '-')} or --{old.replace('_', '-')}, not both")
     fields = [*_FIELDS.items(), *((old, _FIELDS[new]) for old, new in _ALIASES.items())]
     for name, (path, conv) in fields:
         raw = getattr(args, f"f_{name}", None)
@@ -199,7 +202,8 @@ def _list(args: argparse.Namespace) -> int:
         model = prof.model if text_problem(prof.model) is None else show(prof.model)
         urls = "".join(
             f"  {mode}={u if url_problem(u) is None else show(u)}"
-            for mode, u in ((m, prof.mode_url(m)) for m in ("merged", "split")) if u != prof.base_url
+            for mode, u in ((m, prof.mode_url(m)) for m in ("merged", "split"))
+            if u != prof.base_url
         )
         print(f"{mark} {show_name(name):16} {url}  model={model}  key={prof.key}{urls}")
     return 0
@@ -228,21 +232,22 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _use(args: argparse.Namespace) -> int:
-    from kvswitch.cli.reporters import change_lines
+    from kvswitch.cli.reporters import applied_lines, change_lines, running_warnings
     from kvswitch.clients import apply_profile
 
     changes = apply_profile(args.name, dry_run=args.dry_run)
-    for line in change_lines(changes, dry_run=args.dry_run):
-        print(line, end="" if line.endswith("\n") else "\n")
-    if not args.dry_run:
-        from kvswitch.cli.reporters import nudge_lines
-        from kvswitch.clients import nudge_changed
+    if args.dry_run:
+        for line in change_lines(changes, dry_run=True):
+            print(line, end="" if line.endswith("\n") else "\n")
+        return 0
+    from kvswitch.clients import nudge_changed
+    from kvswitch.validate import show_name
 
-        for line in nudge_lines(nudge_changed(changes)):  # D-8: tell each client to reload
-            print(line)
-        from kvswitch.validate import show_name
-
-        print(f"profile {show_name(args.name)} is active")
+    for line in applied_lines(changes, nudge_changed(changes)):  # D-8: each client told to reload
+        print(line)
+    for line in running_warnings(changes):
+        print(f"kvswitch: warning: {line}", file=sys.stderr)
+    print(f"profile {show_name(args.name)} is active")
     return 0
 
 
@@ -362,8 +367,8 @@ def _client_list(args: argparse.Namespace) -> int:
 
 def _client_add(args: argparse.Namespace) -> int:
     from kvswitch.config import read_config
-    from kvswitch.io import read_bytes
     from kvswitch.errors import UnknownKindError
+    from kvswitch.io import read_bytes
     from kvswitch.kinds import detect_kind, get_kind
     from kvswitch.models import ClientEntry
 

@@ -10,7 +10,15 @@ from typing import Protocol
 
 from kvswitch.diagnostics import Diagnostic
 
-__all__ = ["json_report", "summary", "text_line"]
+__all__ = [
+    "applied_lines",
+    "change_lines",
+    "effect_line",
+    "json_report",
+    "running_warnings",
+    "summary",
+    "text_line",
+]
 
 
 def text_line(d: Diagnostic, *, fixed: bool = False) -> str:
@@ -37,6 +45,8 @@ class Change(Protocol):
 
     @property
     def path(self) -> Path: ...
+    @property
+    def kind(self) -> str: ...
     @property
     def changed(self) -> bool: ...
     @property
@@ -66,6 +76,53 @@ def change_lines(changes: Sequence[Change], *, dry_run: bool) -> list[str]:
     return out
 
 
-def nudge_lines(results: Sequence[object]) -> list[str]:
-    """One line per reload nudge (kvswitch.reload.NudgeResult)."""
-    return [f"  {getattr(r, 'client')}: {getattr(r, 'message')}" for r in results]  # noqa: B009
+_WHEN = {
+    "now": "now (its next request)",
+    "next session": "next session",
+    "next start": "next start",
+}
+"""When a written change reaches the client, by :attr:`ClientKind.takes_effect`."""
+
+
+def effect_line(kind_id: str, name: str | None = None, nudge: object | None = None) -> str:
+    """When a changed client uses the change, and what (if anything) the user does for it;
+    ``nudge``: the outcome of its registered reload nudge (kvswitch.reload.NudgeResult)."""
+    from kvswitch.kinds import get_kind
+
+    kind = get_kind(kind_id)
+    who = name or kind.product
+    if nudge is not None and getattr(nudge, "kind", "none") != "none":
+        return f"  {who}: {getattr(nudge, 'message', '')}"
+    line = f"  {who}: takes effect {_WHEN[kind.takes_effect]}"
+    return line if kind.takes_effect == "now" else f"{line}: {kind.apply_hint(name)}"
+
+
+def applied_lines(changes: Sequence[Change], nudges: Sequence[object] = ()) -> list[str]:
+    """A written change: one line per file and, under each changed one, when the client uses
+    it (its nudge's outcome where it has one)."""
+    by_path = {getattr(n, "client"): n for n in nudges}  # noqa: B009
+    out: list[str] = []
+    for c in changes:
+        out += change_lines([c], dry_run=False)
+        if c.changed:
+            out.append(effect_line(c.kind, getattr(c, "name", None), by_path.get(c.path)))
+    return out
+
+
+def running_warnings(changes: Sequence[Change]) -> list[str]:
+    """A warning per changed client that runs now and may write its old settings back over
+    kvswitch's change (Cline keeps its own copy of its providers file)."""
+    from kvswitch.kinds import get_kind
+
+    out: list[str] = []
+    seen: set[str] = set()
+    for c in changes:
+        kind = get_kind(c.kind)
+        if not c.changed or not kind.rewrites_itself or kind.id in seen:
+            continue
+        seen.add(kind.id)
+        if kind.running():
+            who = kind.product
+            out.append(f"{who} is running: it may write its old settings back; start a new {who} "
+                       f"session (or quit {who}) to use {c.new_mode}")
+    return out

@@ -18,7 +18,9 @@ def register(sub: Any) -> None:
         "status",
         help="the active profile and mode, and where every client stands",
         description="Exit 0 when every client is in sync with the active profile and mode, 1 when "
-        "one has drifted or cannot be read.",
+        "one has drifted or cannot be read. Clients that read the key from an environment "
+        "variable (Codex, OpenCode) get a line saying whether that variable is set here, with "
+        "the export line (the key masked) when it is not.",
     )
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=_status)
@@ -43,6 +45,7 @@ def _status(args: argparse.Namespace) -> int:
 
     recover_first()  # first, so the status shows where the files stand, not a half-done switch
     st = status()
+    variables, problem = _key_variables()
     if args.format == "json":
         print(json.dumps({
             "config": str(st.config), "profile": st.profile, "mode": st.mode, "in_sync": st.in_sync,
@@ -52,6 +55,8 @@ def _status(args: argparse.Namespace) -> int:
                  "backups": c.backups, "problem": c.problem}
                 for c in st.clients
             ],
+            "key_variables": [v.as_dict() for v in variables],
+            **({"key_variables_problem": problem} if problem else {}),
         }, indent=2))
     else:
         from kvswitch.validate import show_name
@@ -65,7 +70,27 @@ def _status(args: argparse.Namespace) -> int:
             print(f"    key {c.key or 'none'} · last kvswitch write {_when(c.last_write)} · {c.backups} backups")
             if c.problem:
                 print(f"    {c.problem}")
+        for v in variables:
+            saw, fix = v.describe()
+            print(f"key variable {v.name}: {'ok' if v.ok else v.state} · {saw}")
+            if fix:
+                print(f"    {fix}")
+        if problem:
+            print(f"key variable: cannot check: {problem}")
     return 0 if st.in_sync else 1
+
+
+def _key_variables() -> tuple[list[Any], str | None]:
+    """The variables registered clients read the active profile's key from (kvswitch.
+    key_variables), or why they cannot be checked (the keyring refused)."""
+    from kvswitch.config import read_config
+    from kvswitch.errors import KvswitchError
+    from kvswitch.key_variables import key_variables
+
+    try:
+        return key_variables(read_config()), None
+    except KvswitchError as exc:
+        return [], str(exc)
 
 
 def _restore(args: argparse.Namespace) -> int:

@@ -32,30 +32,81 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
     from kvswitch.cli._handler import recover_first
-    from kvswitch.cli.reporters import change_lines
+    from kvswitch.cli.reporters import applied_lines, change_lines, running_warnings
 
     if not args.dry_run:
         recover_first()
+    nudges: tuple[Any, ...] = ()
     if args.paths:
-        from kvswitch.switching import switch
-
-        changes: list[Any] = switch(args.mode, args.paths, dry_run=args.dry_run, kinds=[args.kind] * len(args.paths))
+        changes: list[Any] = _switch_paths(args)
     else:
         from kvswitch.clients import switch_clients
 
         changes = switch_clients(args.mode, dry_run=args.dry_run)
-    for line in change_lines(changes, dry_run=args.dry_run):
-        print(line, end="" if line.endswith("\n") else "\n")
-    if not args.dry_run and args.paths and any(c.changed for c in changes):
-        print("  restart the clients that read these files to apply (most read them only at start-up, S-35)")
-    if not args.dry_run and not args.paths:
-        from kvswitch.cli.reporters import nudge_lines
+    if args.dry_run:
+        for line in change_lines(changes, dry_run=True):
+            print(line, end="" if line.endswith("\n") else "\n")
+        return 0
+    if not args.paths:
         from kvswitch.clients import nudge_changed
 
-        for line in nudge_lines(nudge_changed(changes)):  # D-8: tell each client to reload
-            print(line)
-    if not args.dry_run:
-        n = sum(1 for c in changes if c.changed)
-        print(f"switched {n} {'file' if n == 1 else 'files'} to {args.mode}")
+        nudges = nudge_changed(changes)  # D-8: tell each client to reload
+    for line in applied_lines(changes, nudges):
+        print(line)
+    for line in running_warnings(changes):
+        print(f"kvswitch: warning: {line}", file=sys.stderr)
+    n = sum(1 for c in changes if c.changed)
+    print(f"switched {n} {'file' if n == 1 else 'files'} to {args.mode}")
     return 0
+
+
+def _switch_paths(args: argparse.Namespace) -> list[Any]:
+    """Switch the files named on the command line. A real client's file takes each mode's URL
+    from the active profile (the article's shapes keep their own values); without a config,
+    the switch of a real client's file is refused by its kind, naming what it needs."""
+    from kvswitch.config import config_file
+    from kvswitch.errors import EditError, KvswitchError
+    from kvswitch.switching import switch
+
+    defaults, problem = None, None
+    if not config_file().exists():
+        problem = "there is no kvswitch config yet (kvswitch init sets one up)"
+    else:
+        try:
+            defaults = _profile_urls()
+        except KvswitchError as exc:
+            problem = f"kvswitch's config gives none: {exc}"
+    try:
+        return switch(args.mode, args.paths, dry_run=args.dry_run,
+                      kinds=[args.kind] * len(args.paths), defaults=defaults)
+    except EditError as exc:
+        where = exc.location.path if exc.location is not None else None
+        if problem is None or where is None or not _real_client(where, args.kind):
+            raise
+        raise EditError(f"{exc.message} ({problem})", exc.location) from exc
+
+
+def _real_client(path: Path, kind: str | None) -> bool:
+    """Whether ``path`` is a real client's file (whose modes are the profile's URLs)."""
+    from kvswitch.errors import KvswitchError
+    from kvswitch.io import read_bytes
+    from kvswitch.kinds import detect_kind, get_kind
+
+    try:
+        return get_kind(kind or detect_kind(path, read_bytes(path).decode("utf-8", "replace"))).real
+    except KvswitchError:
+        return False
+
+
+def _profile_urls() -> Any:
+    """Each mode's URL from the active profile of kvswitch's config."""
+    from kvswitch.config import read_config
+    from kvswitch.kinds.base import ModeDefaults, mode_defaults
+
+    _, profile = read_config().profile()
+    d = mode_defaults(profile)
+    return ModeDefaults(merged_url=d.merged_url, split_url=d.split_url, mode_header=d.mode_header,
+                        url_convention=d.url_convention)

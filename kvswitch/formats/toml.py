@@ -92,8 +92,10 @@ class _Scanner:
         return _WS.match(self.t, i).end()  # type: ignore[union-attr]
 
     def seen_whole(self, table: Path) -> bool:
-        """Whether every line of ``table`` (a ``[header]`` table, or one made by dotted keys)
-        has been scanned."""
+        """Whether every line of ``table`` (a ``[header]`` table, or one made by dotted keys,
+        or the top level ``()``) has been scanned."""
+        if table == ():
+            return () in self.closed or self.finished
         return (table if table in self.headers else self.defined_in.get(table)) in self.closed
 
     def ws_nl(self, i: int) -> int:
@@ -342,7 +344,7 @@ class TomlDocument:
         import tomlkit
         from tomlkit.exceptions import TOMLKitError
 
-        from kvswitch.edits import Delete, Insert, apply_to_data
+        from kvswitch.edits import Delete, Insert, Set, apply_to_data
         from kvswitch.kinds import MISSING, get_path
 
         edits = list(edits)
@@ -359,6 +361,15 @@ class TomlDocument:
         spliced = _SpanEditor(self).apply(edits)
         if spliced is not None:
             return verified(spliced, expected)
+        # new top-level keys go with the other top-level keys (tomlkit would put them after a
+        # comment that heads the first table): spliced first, the rest made with tomlkit
+        top = [e for e in edits if isinstance(e, Set) and len(e.path) == 1 and get_path(self.data, e.path) is MISSING
+               and not isinstance(e.value, dict | list)]
+        rest = [e for e in edits if e not in top]
+        if top and rest and not any(e.path[:1] == t.path for e in rest for t in top):
+            first = _SpanEditor(self).apply(top)
+            if first is not None:
+                return verified(TomlDocument(verified(first, apply_to_data(self.data, top))).apply(rest), expected)
         bom = "\ufeff" if self.text.startswith("\ufeff") else ""
         source = _strip_bom(self.text)
         try:
@@ -429,6 +440,7 @@ class _SpanEditor:
         except (_TooDeep, AssertionError, IndexError, ValueError, RecursionError):
             return None
         splices: list[tuple[int, int, str]] = []
+        top: list[tuple[Path, Any]] = []
         for edit in edits:
             value = getattr(edit, "value", None)
             if edit.path in values:
@@ -438,6 +450,9 @@ class _SpanEditor:
                 splices.append(self._replace(spot, value))
             else:
                 parent = edit.path[:-1]
+                if parent == () and not isinstance(value, dict):
+                    top.append((edit.path, value))
+                    continue
                 if parent in scanner.headers:
                     at = self._line_after(scanner.body_end.get(parent, scanner.headers[parent]))
                     splices.append((at, at, self._addition(edit.path, value)))
@@ -451,6 +466,8 @@ class _SpanEditor:
                     return None
                 at = self._line_after(last)
                 splices.append((at, at, self._dotted(edit.path[len(home) :], value)))
+        if top:
+            splices.append(self._top_level(scanner, top))
         splices.sort()
         if any(a[1] > b[0] for a, b in pairwise(splices)):
             return None
@@ -466,6 +483,16 @@ class _SpanEditor:
         old = self.text[spot.value : spot.end]
         literal = old.startswith("'") and not old.startswith("'" * 3)
         return spot.value, spot.end, (_literal(value) if literal else None) or _toml_value(value)
+
+    def _top_level(self, scanner: _Scanner, keys: list[tuple[Path, Any]]) -> tuple[int, int, str]:
+        """New top-level keys: after the last top-level key, else first in the file (TOML puts
+        them before every table; a comment above the first table stays with that table)."""
+        if () in scanner.body_end:
+            at = self._line_after(scanner.body_end[()])
+            return at, at, "".join(self._addition(path, value) for path, value in keys)
+        at = 1 if self.text.startswith("\ufeff") else 0
+        lines = "".join(f"{_toml_key(str(path[-1]))} = {_toml_value(value)}{self.eol}" for path, value in keys)
+        return at, at, lines + (self.eol if self.text[at:].strip() else "")
 
     def _line_after(self, pos: int) -> int:
         """The start of the line after the one that holds ``pos`` (or the end of the text)."""
@@ -699,6 +726,29 @@ def _depth(value: Any) -> int:
 
 
 _HEADER = re.compile(r"^([ \t]*\[\[?[ \t]*)([^\]\r\n]*?)([ \t]*\]\]?)", re.M)
+
+
+def rename_key(doc: TomlDocument, path: tuple[str, ...], new: str) -> str:
+    """The text with the key at ``path`` (written bare, ``probe_url = …``) renamed to ``new``
+    where it stands, so its value and same-line comment stay; verified with tomllib. Raises
+    ``ValueError`` when the key is not written that way (dotted, quoted, inline)."""
+    text = doc.text
+    spot = _Scanner(text).scan().get(path)
+    if spot is None or spot.end < 0 or not _BARE.fullmatch(new):
+        raise ValueError(f"{_show(path)}: no key to rename")
+    m = re.compile(r"([A-Za-z0-9_-]+)([ \t]*=)").match(text, spot.key)
+    if m is None or m.group(1) != path[-1] or m.end() > spot.value:
+        raise ValueError(f"{_show(path)} is not written as a bare key")
+    result = text[: m.start(1)] + new + text[m.end(1) :]
+    expected = copy.deepcopy(doc.data)
+    parent = expected
+    for part in path[:-1]:
+        parent = parent[part]
+    if new in parent:
+        raise ValueError(f"{_show((*path[:-1], new))} exists already")
+    parent[new] = parent.pop(path[-1])
+    verify_toml(result, expected)
+    return result
 
 
 def rename_table(doc: TomlDocument, path: tuple[str, ...], new: str) -> str:

@@ -8,6 +8,7 @@ Its ``env`` block holds ``ANTHROPIC_BASE_URL`` (the root URL: Claude Code append
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
 __all__ = ["ClaudeCode"]
 
 _HEADERS = ("env", "ANTHROPIC_CUSTOM_HEADERS")
+_NAMES = ("settings.json", "settings.local.json")
+_OWN_KEYS = ("apiKeyHelper", "includeCoAuthoredBy", "enableAllProjectMcpServers", "statusLine",
+             "cleanupPeriodDays", "forceLoginMethod", "awsAuthRefresh")
+"""Top-level settings only Claude Code has (a file copied elsewhere is still told by them)."""
+_PERMISSIONS = ("allow", "deny", "ask", "defaultMode")
 
 
 class ClaudeCode(RealKind):
@@ -44,10 +50,19 @@ class ClaudeCode(RealKind):
         return (root / ".claude" / "settings.json",)
 
     def detect(self, path: Path | None, data: Any) -> int:
-        if path is not None and path.parent.name == ".claude" and path.name in ("settings.json", "settings.local.json"):
-            return 3
-        env = data.get("env") if isinstance(data, dict) else None
+        if path is not None and path.name in _NAMES:
+            own = os.environ.get("CLAUDE_CONFIG_DIR")
+            if path.parent.name == ".claude" or (own and path.parent == Path(own).expanduser()):
+                return 3
+        if not isinstance(data, dict):
+            return 0
+        env = data.get("env")
         if isinstance(env, dict) and any(str(k).startswith("ANTHROPIC_") for k in env):
+            return 2
+        if "claude-code" in str(data.get("$schema", "")) or any(k in data for k in _OWN_KEYS):
+            return 2
+        permissions = data.get("permissions")
+        if isinstance(permissions, dict) and any(k in permissions for k in _PERMISSIONS):
             return 2
         return 0
 

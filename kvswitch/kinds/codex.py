@@ -9,6 +9,7 @@ file at start.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -26,6 +27,11 @@ __all__ = ["Codex"]
 
 _OURS: KeyPath = ("model_providers", PROVIDER_ID)
 _HEADERS: KeyPath = (*_OURS, "http_headers")
+_OWN_KEYS = (
+    "model_providers", "model_provider", "approval_policy", "sandbox_mode",
+    "model_reasoning_effort", "mcp_servers", "model_verbosity", "sandbox_workspace_write",
+)
+"""Settings only Codex has (at the top, or in a ``[profiles.NAME]`` table)."""
 
 
 class Codex(RealKind):
@@ -41,10 +47,17 @@ class Codex(RealKind):
         return (base / "config.toml",)
 
     def detect(self, path: Path | None, data: Any) -> int:
-        if path is not None and path.name == "config.toml" and path.parent.name == ".codex":
-            return 3
-        if isinstance(data, dict) and ("model_providers" in data or "model_provider" in data):
+        if path is not None and path.name == "config.toml":
+            own = os.environ.get("CODEX_HOME")
+            if path.parent.name == ".codex" or (own and path.parent == Path(own).expanduser()):
+                return 3
+        if isinstance(data, dict) and any(k in data for k in _OWN_KEYS):
             return 2
+        profiles = data.get("profiles") if isinstance(data, dict) else None
+        if isinstance(profiles, dict) and any(
+            isinstance(p, dict) and any(k in p for k in _OWN_KEYS) for p in profiles.values()
+        ):
+            return 2  # [profiles.NAME] tables of Codex's own settings
         return 0
 
     def url_path(self, data: Any) -> KeyPath:

@@ -26,6 +26,12 @@ __all__ = ["OpenCode"]
 _OURS: KeyPath = ("provider", PROVIDER_ID)
 _OPTIONS: KeyPath = (*_OURS, "options")
 _SDK = "@ai-sdk/openai-compatible"
+_SDKS = "@ai-sdk/"
+
+
+def _is_reference(value: Any) -> bool:
+    """``{env:VAR}`` or ``{file:PATH}``: OpenCode reads the key from there."""
+    return isinstance(value, str) and value.startswith("{") and value.endswith("}")
 
 
 class OpenCode(RealKind):
@@ -44,8 +50,14 @@ class OpenCode(RealKind):
     def detect(self, path: Path | None, data: Any) -> int:
         if path is not None and path.name in ("opencode.json", "opencode.jsonc"):
             return 3
-        if isinstance(data, dict) and "opencode" in str(data.get("$schema", "")):
+        if not isinstance(data, dict):
+            return 0
+        if "opencode" in str(data.get("$schema", "")):
             return 2
+        providers = data.get("provider")
+        entries = providers.values() if isinstance(providers, dict) else ()
+        if any(isinstance(e, dict) and str(e.get("npm", "")).startswith(_SDKS) for e in entries):
+            return 2  # providers as OpenCode's AI SDK packages, without a $schema
         return 0
 
     def url_path(self, data: Any) -> KeyPath:
@@ -59,7 +71,8 @@ class OpenCode(RealKind):
 
     def literal_key_path(self, data: Any) -> KeyPath | None:
         value = get_path(data, (*_OPTIONS, "apiKey"))
-        return (*_OPTIONS, "apiKey") if isinstance(value, str) and not value.startswith("{") else None
+        literal = isinstance(value, str) and not _is_reference(value)
+        return (*_OPTIONS, "apiKey") if literal else None
 
     def key_write_path(self, data: Any) -> KeyPath | None:
         return (*_OPTIONS, "apiKey")  # --write-key: the key itself, in place of {env:VAR}
@@ -68,7 +81,9 @@ class OpenCode(RealKind):
         providers = data.get("provider") if isinstance(data, dict) else None
         if not isinstance(providers, dict):
             return ()
-        return tuple(("provider", p, "options", "apiKey") for p in providers)
+        paths = [("provider", p, "options", "apiKey") for p in providers]
+        # "{env:VAR}" names a variable: it is no key (nothing to mask, no reason for 0600)
+        return tuple(p for p in paths if not _is_reference(get_path(data, p)))
 
     def headers_path(self, data: Any) -> KeyPath:
         return (*_OPTIONS, "headers")

@@ -49,8 +49,14 @@ class OwnConfig(ClientKind):
     def detect(self, path: Path | None, data: Any) -> int:
         if path is not None and path.name == KVSWITCH_CONFIG_NAME:
             return 3
-        if isinstance(data, dict) and ("profiles" in data or "clients" in data or "active_profile" in data):
+        if not isinstance(data, dict):
+            return 0
+        if "clients" in data or "active_profile" in data:
             return 2
+        profiles = data.get("profiles")
+        tables = profiles.values() if isinstance(profiles, dict) else ()
+        if any(isinstance(p, dict) and "base_url" in p for p in tables):
+            return 2  # Codex has [profiles.NAME] tables too, never with a base_url
         return 0
 
     def subjects(self, data: Any) -> list[Subject]:

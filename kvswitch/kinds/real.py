@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["NEAR_MISS", "PROVIDER_ID", "RealKind", "client_url", "key_variable"]
 
 NEAR_MISS = 0.75
-"""How close an unknown key must be to a known one to be reported as a misspelling (lint's cutoff)."""
+"""How close an unknown key must be to a known one to count as a misspelling (lint's cutoff)."""
 PROVIDER_ID = "kvswitch"
 """The id of the provider entry kvswitch adds where a client keeps several (Codex, OpenCode)."""
 
@@ -233,20 +233,24 @@ def _described(data: Any, node: dict[str, Any], root: dict[str, Any]) -> Any:
 
     node = resolve(node, root)
     if "anyOf" in node:
-        objects = [b for b in (resolve(b, root) for b in node["anyOf"]) if b.get("type") == "object"]
+        branches = (resolve(b, root) for b in node["anyOf"])
+        objects = [b for b in branches if b.get("type") == "object"]
         node = objects[0] if len(objects) == 1 else node
     if not isinstance(data, dict) or node.get("type") != "object":
         return data
     known: dict[str, Any] = node.get("properties", {})
     extra = node.get("additionalProperties")
+    lowered = {k.lower() for k in known}
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key in known:
             out[key] = _described(value, known[key], root)
         elif isinstance(extra, dict):
             out[key] = _described(value, extra, root)  # a table of tables: providers by id
-        elif difflib.get_close_matches(str(key), list(known), n=1, cutoff=NEAR_MISS):
-            out[key] = value
+        elif str(key).lower() in lowered or difflib.get_close_matches(
+            str(key), list(known), n=1, cutoff=NEAR_MISS
+        ):
+            out[key] = value  # baseURL for baseUrl, ANTHROPIC_BASEURL…
     return out
 
 

@@ -67,7 +67,8 @@ def test_json_shape_with_the_key_masked() -> None:
     assert result.rc == 0, result
     assert KEY_A not in result.out
     data = json.loads(result.out)
-    assert set(data) == {"config", "profile", "mode", "in_sync", "clients"}
+    assert set(data) == {"config", "profile", "mode", "in_sync", "clients", "key_variables"}
+    assert data["key_variables"] == []  # the article's shapes keep the key in the file
     assert (data["config"], data["profile"], data["mode"], data["in_sync"]) == (str(config_file()), "A", "split", True)
     assert [c["path"] for c in data["clients"]] == [str(cline_file()), str(ccswitch_file())]
     for c, kind in zip(data["clients"], ("article-cline", "article-ccswitch"), strict=True):

@@ -81,13 +81,30 @@ def set_profile(values: dict[tuple[str, ...], Any], profile: str = "A") -> None:
     edit_config(edits, read_config())
 
 
-def setup(*, key: str | None = "keyring", convention: str = "append-v1", base_url: str = "http://127.0.0.1:8000",
-          merged_url: str | None = MERGED_URL, split_url: str | None = SPLIT_URL,
-          mode_header: bool | None = None) -> None:
+def setup(
+    *,
+    key: str | None = "keyring",
+    convention: str = "append-v1",
+    base_url: str = "http://127.0.0.1:8000",
+    merged_url: str | None = MERGED_URL,
+    split_url: str | None = SPLIT_URL,
+    mode_header: bool | None = None,
+) -> None:
     """``kvswitch init`` with no article clients; profile A (model :data:`MODEL`) with one URL
     per mode. ``key``: "keyring" (KEY_A stored), "env:NAME" or "none"."""
-    argv = ["init", "--profile", "A", "--base-url", base_url, "--url-convention", convention,
-            "--model", MODEL, "--no-cline", "--no-ccswitch"]
+    argv = [
+        "init",
+        "--profile",
+        "A",
+        "--base-url",
+        base_url,
+        "--url-convention",
+        convention,
+        "--model",
+        MODEL,
+        "--no-cline",
+        "--no-ccswitch",
+    ]
     if key == "keyring":
         result = cli(*argv, "--key-stdin", stdin=KEY_A + "\n")
     elif key is not None and key.startswith("env:"):
@@ -114,5 +131,8 @@ _UPDATED = re.compile(r'"updatedAt": "([^"]*)"')
 def mask_updated_at(text: str) -> str:
     """Cline's file with every ``updatedAt`` kvswitch wrote masked (the fixture's own stays)."""
     return _UPDATED.sub(
-        lambda m: m.group(0) if m.group(1) == CLINE_FIXTURE_UPDATED_AT else '"updatedAt": "<masked>"', text
+        lambda m: (
+            m.group(0) if m.group(1) == CLINE_FIXTURE_UPDATED_AT else '"updatedAt": "<masked>"'
+        ),
+        text,
     )

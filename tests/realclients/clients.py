@@ -31,7 +31,7 @@ from tests.realclients.netns import Namespace, Server, stop
 
 __all__ = [
     "BIN", "CLIENTS", "OPENCODE_PLUGIN", "Client", "Home", "TmuxSession", "client_env",
-    "missing", "prepare_home", "run_once",
+    "missing", "prepare_home", "prepare_shared_home", "run_once",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,6 +178,18 @@ def prepare_home(client: Client | str, parent: Path) -> Home:
     return h
 
 
+def prepare_shared_home(clients: list[str], parent: Path) -> dict[str, Home]:
+    """One fresh HOME (and project folder) under ``parent`` seeded for every client in
+    ``clients``: one user who runs them all (and one kvswitch that switches them together)."""
+    first = prepare_home(clients[0], parent)
+    homes = {clients[0]: first}
+    for name in clients[1:]:
+        h = Home(CLIENTS[name], first.home, first.project)
+        SEEDS[name](h)
+        homes[name] = h
+    return homes
+
+
 def client_env(h: Home, proxy: Server,
                env_extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The whole environment of a client run: HOME, XDG folders and TMPDIR inside the fresh
@@ -203,10 +215,12 @@ def client_env(h: Home, proxy: Server,
 
 
 def run_once(ns: Namespace, h: Home, proxy: Server, env_extra: Mapping[str, str] | None = None,
-             prompt: str = PROMPT, timeout: float = RUN_S) -> subprocess.CompletedProcess[str]:
-    """One headless turn of ``h.client`` inside ``ns``; on timeout its process group is
-    killed and the result has returncode -9 and "(timed out)" appended to stderr."""
-    argv = [str(h.client.program), *h.client.argv, prompt]
+             prompt: str = PROMPT, timeout: float = RUN_S,
+             args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """One headless turn of ``h.client`` inside ``ns`` (``args``: options added before the
+    prompt); on timeout its process group is killed and the result has returncode -9 and
+    "(timed out)" appended to stderr."""
+    argv = [str(h.client.program), *h.client.argv, *args, prompt]
     proc = ns.spawn(argv, cwd=h.project, env=client_env(h, proxy, env_extra),
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                     text=True)

@@ -22,6 +22,7 @@ from tests.realclients.clients import (
     TmuxSession,
     missing,
     prepare_home,
+    prepare_shared_home,
     run_once,
 )
 from tests.realclients.netns import (
@@ -95,6 +96,10 @@ class Harness:
     def home(self, client: Client | str) -> Home:
         """A fresh HOME with ``client``'s seed files (no config file yet)."""
         return prepare_home(client, self.root)
+
+    def shared_home(self, *clients: str) -> dict[str, Home]:
+        """One fresh HOME seeded for all of ``clients`` (their config files not written yet)."""
+        return prepare_shared_home(list(clients), self.root)
 
     def mark(self) -> None:
         """Start counting requests afresh on both servers and the proxy."""

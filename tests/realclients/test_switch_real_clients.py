@@ -140,6 +140,11 @@ def test_switch_moves_the_real_client(harness: Harness, client: str) -> None:
         f"{client}: switch split then merged did not give the file back byte for byte")
     run_and_land(harness, h, "merged")
 
+    # the client's own rewrites of its file leave kvswitch's view of it intact
+    outputs.append(kv.ok("lint", str(h.config)))
+    outputs.append(kv.ok("status"))
+    line = next(x for x in outputs[-1].splitlines() if str(h.config) in x)
+    assert "mode merged" in line and "in sync" in line, outputs[-1]
     assert not any(KEY in out for out in outputs), "kvswitch showed the key"
     assert harness.leftovers() == [], f"{client} left processes running"
 

@@ -1,0 +1,185 @@
+"""The variables registered clients read the active profile's key from, and where each stands.
+
+Some clients take their key from an environment variable their file names (Codex's
+``env_key``, OpenCode's ``{env:VAR}``), not from the file. For a profile whose key is
+``env:NAME`` that variable is NAME; for a keyring profile kvswitch names one,
+``KVSWITCH_KEY_<PROFILE>`` (:func:`kvswitch.kinds.real.key_variable`), which the user exports.
+:func:`key_variables` says, per variable, whether the current environment has it, and with
+which key (masked); ``kvswitch status`` and ``kvswitch doctor`` render it. Pure data: nothing
+here prints, and no key leaves unmasked.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from kvswitch.config import Config
+    from kvswitch.models import ClientEntry, Profile
+
+__all__ = ["KeyVariable", "VariableState", "key_variables", "reads_key_variable"]
+
+VariableState = Literal["ok", "unset", "differs", "no-key"]
+"""``ok``: set to the profile's key; ``unset``: not in the environment; ``differs``: set, but
+not to the keyring's key; ``no-key``: unset, and the keyring holds no key to export."""
+
+_PROBE = "KVSWITCH_KEY_VARIABLE_PROBE_7F3A"
+"""A variable name no client file holds: whether a rendering names it tells whether the
+client reads its key from a variable."""
+
+
+@dataclass(frozen=True)
+class KeyVariable:
+    """One variable registered clients read the active profile's key from."""
+
+    name: str
+    profile: str
+    reference: str  # the profile's key reference: keyring or env:NAME
+    clients: tuple[str, ...]  # how messages call the clients that read it
+    state: VariableState
+    value: str | None = None  # the variable's value, masked
+    key: str | None = None  # the keyring's key, masked (keyring profiles)
+
+    @property
+    def export(self) -> str | None:
+        """The line that sets the variable, the key masked (``None`` when there is no key)."""
+        return f"export {self.name}={self.key}" if self.key else None
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "ok"
+
+    def as_dict(self) -> dict[str, object]:
+        saw, fix = self.describe()
+        return {
+            "name": self.name,
+            "profile": self.profile,
+            "reference": self.reference,
+            "clients": list(self.clients),
+            "state": self.state,
+            "value": self.value,
+            "key": self.key,
+            "export": self.export,
+            "saw": saw,
+            "fix": fix,
+        }
+
+    def describe(self) -> tuple[str, str]:
+        """(what is the case, what to do) in words; keys masked; ``""`` when nothing to do."""
+        from kvswitch.validate import shell_word, show_name
+
+        s = "s" if len(self.clients) == 1 else ""  # one client reads, two read
+        who, name = _and(self.clients), self.name
+        profile = show_name(self.profile)
+        reads = f"{who} read{s} profile {profile}'s key from it"
+        shell = f"in the shell {who} start{s} from"
+        whole = f'export {name}="$(kvswitch key get {shell_word(self.profile)} --reveal)"'
+        if self.reference.startswith("env:"):
+            if self.state == "ok":
+                return f"{name} is set ({self.value}): {reads}", ""
+            return (
+                f"{name} is not set in this environment: {reads}",
+                f"export {name}=YOUR_KEY {shell}",
+            )
+        if self.state == "ok":
+            what = f"set to profile {profile}'s key" if self.key else "set"
+            return f"{name} is {what} ({self.value}): {who} read{s} the key from it", ""
+        if self.state == "no-key":
+            return (
+                f"{name} is not set, and no key is stored for profile {profile}: {who} read{s} "
+                "the key from that variable",
+                f"kvswitch key set {shell_word(self.profile)}, then {whole}",
+            )
+        if self.state == "unset":
+            return (
+                f"{name} is not set in this environment: {reads}",
+                f"{self.export} (the key stored for profile {profile}): {whole} {shell}",
+            )
+        return (
+            f"{name} holds {self.value}, not the key stored for profile {profile} ({self.key}): "
+            f"{who} send{s} that one",
+            f"{self.export}: {whole}",
+        )
+
+
+def _and(items: tuple[str, ...]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def reads_key_variable(entry: ClientEntry, profile_name: str, profile: Profile) -> bool:
+    """Whether the client of ``entry`` reads the profile's key from a variable: its kind's
+    rendering of the profile (the key written only where kvswitch writes it for this entry)
+    names the variable. Any registered kind answers, with no list of kinds here."""
+    from kvswitch.clients import key_allowed
+    from kvswitch.config import client_path
+    from kvswitch.kinds import RenderInput, get_kind
+    from kvswitch.kinds.base import mode_defaults
+
+    kind = get_kind(entry.kind)
+    if not kind.real:
+        return False
+    key = "sk-" + "0" * 20 if key_allowed(entry, client_path(entry)) else None
+    r = RenderInput(profile_name, profile, "merged", mode_defaults(profile), key, _PROBE)
+    try:
+        return _PROBE in kind.skeleton(r)
+    except (ValueError, TypeError, NotImplementedError):
+        return False
+
+
+def key_variables(config: Config, env: Mapping[str, str] | None = None) -> list[KeyVariable]:
+    """Where each variable the registered clients read the active profile's key from
+    stands in ``env`` (default: this process's environment). Empty without an active profile,
+    or when the profile sends no key. Reading the keyring may raise
+    :class:`kvswitch.keys.SecretStoreError`."""
+    from kvswitch.kinds import get_kind
+    from kvswitch.kinds.real import key_variable
+
+    env = os.environ if env is None else env
+    if config.model.active_profile is None:
+        return []
+    name, profile = config.profile()
+    variable = key_variable(name, profile.key)
+    if variable is None:
+        return []
+    clients = tuple(
+        dict.fromkeys(
+            e.name or get_kind(e.kind).product
+            for e in config.model.clients
+            if reads_key_variable(e, name, profile)
+        )
+    )
+    if not clients:
+        return []
+    return [_state(variable, name, profile.key, clients, env.get(variable) or None)]
+
+
+def _state(
+    variable: str, profile: str, reference: str, clients: tuple[str, ...], value: str | None
+) -> KeyVariable:
+    from kvswitch.redact import mask
+
+    shown = mask(value) if value else None
+    if reference.startswith("env:"):  # the variable is the profile's own key: nothing to compare
+        return KeyVariable(variable, profile, reference, clients, "ok" if value else "unset", shown)
+    from kvswitch.keys import get_key
+
+    key = get_key(profile)
+    if not value:
+        return KeyVariable(
+            variable,
+            profile,
+            reference,
+            clients,
+            "unset" if key else "no-key",
+            None,
+            mask(key) if key else None,
+        )
+    if key is None:
+        return KeyVariable(
+            variable, profile, reference, clients, "ok", shown
+        )  # set; nothing to compare
+    state: VariableState = "ok" if value == key else "differs"
+    return KeyVariable(variable, profile, reference, clients, state, shown, mask(key))
