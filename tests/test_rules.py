@@ -13,8 +13,8 @@ import pytest
 import kvswitch
 from kvswitch.diagnostics import CODES, Diagnostic, Severity
 from kvswitch.linter import lint_text
-from kvswitch.rules import nearest_chunk_size
 from kvswitch.literals import CONFIG_VERSION
+from kvswitch.rules import nearest_chunk_size
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CC = "cc-switch/config.toml"

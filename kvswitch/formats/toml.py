@@ -369,7 +369,7 @@ class TomlDocument:
         if top and rest and not any(e.path[:1] == t.path for e in rest for t in top):
             first = _SpanEditor(self).apply(top)
             if first is not None:
-                return verified(TomlDocument(verified(first, apply_to_data(self.data, top))).apply(rest), expected)
+                return verified(TomlDocument(verified(first, apply_to_data(self.data, tuple(top)))).apply(rest), expected)
         bom = "\ufeff" if self.text.startswith("\ufeff") else ""
         source = _strip_bom(self.text)
         try:
