@@ -141,7 +141,7 @@ def _client_files(
         if path in exclude:
             continue  # not read at all: an unreadable one (a FIFO, say) must not stop the others
         if not (path.exists() or path.is_symlink()) and get_kind(entry.kind).real:
-            out.append((entry, path, _new_file(entry.kind, path)))  # written by the first change
+            out.append((entry, path, get_kind(entry.kind).new_file(path)))  # written by the first change
             continue
         try:
             raw = read_bytes(path)
@@ -150,15 +150,6 @@ def _client_files(
             raise ReadError(f"registered client ({product}): {exc.message}", exc.location) from exc
         out.append((entry, path, parse_config(raw, entry.kind, path)))
     return out
-
-
-def _new_file(kind_id: str, path: Path) -> ConfigFile:
-    """A client file that does not exist yet, as an empty one of its format."""
-    from kvswitch.kinds import get_kind
-
-    empty = "{}\n" if get_kind(kind_id).format == "jsonc" else ""
-    cf = parse_config(empty, kind_id, path)
-    return ConfigFile(path, cf.kind, b"", cf.doc)
 
 
 @dataclass

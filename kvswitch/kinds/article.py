@@ -69,6 +69,7 @@ class ArticleKind(ClientKind):
     real = False
     write_key_default = True
     takes_effect: ClassVar[Any] = "next start"
+    indent: ClassVar[str] = "    "
     _mode_path: ClassVar[KeyPath]
 
     def file_mode(self, cf: ConfigFile, defaults: ModeDefaults | None) -> str | None:

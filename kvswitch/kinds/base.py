@@ -275,6 +275,18 @@ class ClientKind:
             return f"start a new {who} session to apply (a running one keeps its settings)"
         return f"restart {who} to apply (it reads its config at start-up)"
 
+    indent: ClassVar[str] = "  "
+    """How a new file of this kind is indented (JSON): as the client writes its own."""
+
+    def new_file(self, path: Path | None) -> ConfigFile:
+        """The file as it is before kvswitch first writes it: empty, in the kind's format."""
+        from kvswitch.document import ConfigFile
+        from kvswitch.formats.jsonc import JsoncDocument
+        from kvswitch.formats.toml import TomlDocument
+
+        doc = JsoncDocument("{}\n", unit=self.indent) if self.format == "jsonc" else TomlDocument("")
+        return ConfigFile(path, self.id, b"", doc)
+
     def json5_note(self) -> str:
         """Why a file that is valid JSON5 (single quotes, bare keys…) is still refused."""
         return f"{self.product} reads JSON, not JSON5"

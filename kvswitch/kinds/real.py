@@ -215,16 +215,9 @@ class RealKind(ClientKind):
         return out
 
     def skeleton(self, r: RenderInput) -> str:
-        from kvswitch.formats.jsonc import JsoncDocument
-        from kvswitch.formats.toml import TomlDocument
-
-        empty = "{}\n" if self.format == "jsonc" else ""
-        doc = JsoncDocument(empty) if self.format == "jsonc" else TomlDocument(empty)
-        from kvswitch.document import ConfigFile
-
-        cf = ConfigFile(None, self.id, empty.encode(), doc)
+        cf = self.new_file(None)
         edits, _ = self.render(cf, r)
-        return doc.apply(edits) if edits else empty
+        return cf.doc.apply(edits) if edits else cf.text
 
 
 def _described(data: Any, node: dict[str, Any], root: dict[str, Any]) -> Any:

@@ -391,3 +391,19 @@ def test_an_old_history_entry_without_newer_fields_still_shows(qtbot: QtBot) -> 
     assert "No comparison" in win.comparison_label.text() and "HTTP 500: boom" in win.notes_label.text()
     assert "no samples over time" in win.gpu_chart.message and not win.ttft_chart.has_data()
     grabbed(win)
+
+
+def test_the_window_names_each_modes_url_of_the_active_profile() -> None:
+    """The profile line shows the URL each mode's requests go to (merged.url, split.url)."""
+    import os
+
+    path = Path(os.environ["KVSWITCH_HOME"]) / "config" / "kvswitch.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = ('version = 2\nactive_profile = "p"\n\n[profiles.p]\nbase_url = "http://127.0.0.1:8000/v1"\n'
+            'model = "m"\nkey = "none"\n')
+    path.write_text(text, encoding="utf-8")
+    assert pw.load_state()["profile"] == "p: m @ http://127.0.0.1:8000/v1"
+    path.write_text(text + '\n[profiles.p.merged]\nurl = "http://127.0.0.1:8100/v1"\n\n'
+                    '[profiles.p.split]\nurl = "http://127.0.0.1:8200/v1"\n', encoding="utf-8")
+    assert pw.load_state()["profile"] == ("p: m @ http://127.0.0.1:8100/v1 "
+                                          "(split: http://127.0.0.1:8200/v1)")
