@@ -1,8 +1,8 @@
 """Where a key may go: only to the origins (scheme, host, port) its profile names.
 
 One rule for every part of kvswitch that sends requests (probe, doctor, later the gateway): a
-profile's key goes to its base URL, its split prefill and decode URLs and its probe URL, and to
-nothing else; a key given with ``--base-url`` and ``--api-key-env`` goes to that URL's origin
+profile's key goes to its base URL, each mode's URL (``merged.url``, ``split.url``) and its
+split prefill and decode URLs, and to nothing else; a key given with ``--base-url`` and ``--api-key-env`` goes to that URL's origin
 only. Any other address, whoever gave it (``--endpoint``, a URL found in a client file, a
 redirect), is sent no key, and the caller says so in its report.
 """

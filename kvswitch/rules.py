@@ -449,6 +449,24 @@ def _kvswitch_rules(ctx: _Ctx, bad: set[KeyPath]) -> Iterator[Diagnostic]:
                        ("active_profile",))
     yield from _name_rules(ctx, profiles, data.get("clients"))
     yield from _client_kinds(ctx, data.get("clients"))
+    yield from _mode_urls(ctx, profiles)
+
+
+def _mode_urls(ctx: _Ctx, profiles: Any) -> Iterator[Diagnostic]:
+    """KVS202/KVS201 for each profile's per-mode URLs, as for its base URL."""
+    for name, table in profiles.items() if isinstance(profiles, dict) else ():
+        where = f"profile {show(name, NAME_MAX)}: "
+        for mode, key in (("merged", "url"), ("split", "url"), ("split", "probe_url")):
+            path = ("profiles", name, mode, key)
+            url = get_path(ctx.cf.data, path)
+            if not isinstance(url, str):
+                continue
+            problem = url_problem(url)
+            label = f"{where}{mode} URL"
+            if problem is not None and problem != QUERY_PROBLEM:
+                yield ctx.diag("KVS202", f"{label} {show(redact_url(url))} is not an http(s) URL: {problem}", path)
+            else:
+                yield from _slash_and_query(ctx, path, url, label)
 
 
 def _client_kinds(ctx: _Ctx, clients: Any) -> Iterator[Diagnostic]:

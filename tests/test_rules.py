@@ -963,3 +963,14 @@ def test_kvs210_a_key_with_an_invisible_character_inside(tmp_path: Path, char: s
     assert d.severity is ERROR and f"U+{ord(char):04X}" in d.message
     assert d.fix is not None and d.fix.value == REAL_KEY
     assert REAL_KEY[10:] not in d.message
+
+
+def test_each_modes_url_in_a_profile_is_checked_like_the_base_url(tmp_path: Path) -> None:
+    base = (FIXTURES / "kvswitch" / "kvswitch.toml").read_text()
+    good = base + '\n[profiles.x]\nbase_url = "https://h/v1"\nmodel = "m"\nmerged = { url = "https://m/v1" }\n'
+    assert [d for d in lint(tmp_path, KV, good) if d.code in ("KVS201", "KVS202")] == []
+    bad = base + ('\n[profiles.x]\nbase_url = "https://h/v1"\nmodel = "m"\n'
+                  'merged = { url = "http://h:99999/v1?x=1" }\nsplit = { url = "https://r/v1/" }\n')
+    found = {(d.code, d.key_path) for d in lint(tmp_path, KV, bad)}
+    assert ("KVS202", ("profiles", "x", "merged", "url")) in found
+    assert ("KVS201", ("profiles", "x", "split", "url")) in found
