@@ -27,6 +27,10 @@ def no_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(VAR, raising=False)
     monkeypatch.delenv("MY_TEAM_KEY", raising=False)
 
+OFFLINE = [arg for check in ("reachable", "url-convention", "auth", "model", "split", "prefix-cache",
+                             "nvidia-smi", "same-gpu") for arg in ("--skip", check)]
+"""doctor without the checks that need a server or a GPU."""
+
 
 def home() -> Path:
     return Path(os.environ["HOME"])
@@ -61,27 +65,7 @@ def test_status_and_doctor_print_the_masked_export_line_while_the_variable_is_un
         f"    export {VAR}={MASK_A} (the key stored for profile work): export {VAR}="
         f'"$(kvswitch key get work --reveal)"' in status.out
     )
-    doctor = cli(
-        "doctor",
-        "--format",
-        "json",
-        "--skip",
-        "reachable",
-        "--skip",
-        "url-convention",
-        "--skip",
-        "auth",
-        "--skip",
-        "model",
-        "--skip",
-        "split",
-        "--skip",
-        "prefix-cache",
-        "--skip",
-        "nvidia-smi",
-        "--skip",
-        "same-gpu",
-    )
+    doctor = cli("doctor", "--format", "json", *OFFLINE)
     check = next(c for c in json.loads(doctor.out)["checks"] if c["name"] == "key-variables")
     assert check["status"] == "warn" and f"{VAR} is not set" in check["saw"]
     assert check["fix"].startswith(f"export {VAR}={MASK_A} ")
@@ -115,25 +99,7 @@ def test_set_to_the_key_is_ok_and_set_to_another_says_so_masked(
         "Codex sends that one" in variable["saw"]
     )
     assert KEY_A not in status.out and KEY_B not in status.out
-    doctor = cli(
-        "doctor",
-        "--skip",
-        "reachable",
-        "--skip",
-        "url-convention",
-        "--skip",
-        "auth",
-        "--skip",
-        "model",
-        "--skip",
-        "split",
-        "--skip",
-        "prefix-cache",
-        "--skip",
-        "nvidia-smi",
-        "--skip",
-        "same-gpu",
-    )
+    doctor = cli("doctor", *OFFLINE)
     assert (
         "WARN  key-variables" in doctor.out and KEY_A not in doctor.out and KEY_B not in doctor.out
     )

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import require_tool
+from tests.helpers.observe import wait_until
 from tests.realclients import netns
 from tests.realclients.clients import CLIENTS, Client, Home, client_env, run_once
 from tests.realclients.harness import MODEL, Harness, model_turns
@@ -132,7 +133,8 @@ def test_leftover_processes_are_found(harness: Harness) -> None:
     subprocess.run(harness.ns.cmd(["sh", "-c", "setsid sleep 321 >/dev/null 2>&1 &"]),
                    timeout=30, check=True)
     try:
-        assert harness.leftovers() == ["sleep 321"]
+        # setsid forks, then execs sleep: until the exec the child's command line is setsid's
+        assert wait_until(lambda: harness.leftovers() == ["sleep 321"], 10.0), harness.leftovers()
     finally:
         for pid in harness.ns.pids():
             if "sleep 321" in netns.command_line(pid):
