@@ -454,7 +454,7 @@ def _kvswitch_rules(ctx: _Ctx, bad: set[KeyPath]) -> Iterator[Diagnostic]:
 
 def _mode_urls(ctx: _Ctx, profiles: Any) -> Iterator[Diagnostic]:
     """KVS202/KVS201 for each profile's per-mode URLs, as for its base URL."""
-    for name, table in profiles.items() if isinstance(profiles, dict) else ():
+    for name in profiles if isinstance(profiles, dict) else ():
         where = f"profile {show(name, NAME_MAX)}: "
         for mode, key in (("merged", "url"), ("split", "url"), ("split", "probe_url")):
             path = ("profiles", name, mode, key)
