@@ -21,6 +21,7 @@ from kvswitch.addresses import is_loopback_host
 from kvswitch.diagnostics import CODES, Diagnostic, Fix, Severity
 from kvswitch.document import ConfigFile
 from kvswitch.kinds import CONFIG, MISSING, Subject, get_kind, get_path, kind_of, subjects
+from kvswitch.kinds.base import NEAR_MISS
 from kvswitch.validate import (
     NAME_MAX,
     QUERY_PROBLEM,
@@ -187,7 +188,7 @@ def _walk_unknown(
         elif isinstance(extra, dict):
             sub = _object_schema(extra, root)  # a table of tables, e.g. [profiles.NAME]
         else:
-            close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
+            close = difflib.get_close_matches(key, list(known), n=1, cutoff=NEAR_MISS)
             if strict or close:
                 yield (*path, key), key, close[0] if close else None
             continue

@@ -31,6 +31,7 @@ __all__ = [
     "COMMON_FIELDS",
     "MISSING",
     "MODE_HEADER",
+    "NEAR_MISS",
     "ClientKind",
     "Finding",
     "KeyPath",
@@ -45,6 +46,9 @@ __all__ = [
 
 KeyPath = tuple[str | int, ...]
 TakesEffect = Literal["now", "next session", "next start"]
+
+NEAR_MISS = 0.75
+"""How close an unknown key must be to a known one to count as its misspelling."""
 
 MODE_HEADER = "X-Cache-Mode"
 """The request header that names the mode, for a backend or router that routes on it."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kvswitch.kinds.base import (
     MISSING,
     MODE_HEADER,
+    NEAR_MISS,
     ClientKind,
     KeyPath,
     ModeDefaults,
@@ -28,10 +29,8 @@ if TYPE_CHECKING:
     from kvswitch.document import ConfigFile
     from kvswitch.edits import Edit
 
-__all__ = ["NEAR_MISS", "PROVIDER_ID", "RealKind", "client_url", "key_variable"]
+__all__ = ["PROVIDER_ID", "RealKind", "client_url", "key_variable"]
 
-NEAR_MISS = 0.75
-"""How close an unknown key must be to a known one to count as a misspelling (lint's cutoff)."""
 PROVIDER_ID = "kvswitch"
 """The id of the provider entry kvswitch adds where a client keeps several (Codex, OpenCode)."""
 
