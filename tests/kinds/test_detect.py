@@ -74,7 +74,7 @@ def test_claude_settings_with_cline_keys_is_claude_code() -> None:
     """The trap: ~/.claude/settings.json holding cline.* keys is Claude Code's file."""
     text = clients_fixture("claude-with-cline-keys.json").read_text(encoding="utf-8")
     assert detect_kind(default_path("claude-code"), text) == "claude-code"
-    assert detect_kind(Path("/work/app/.claude/settings.json"), text) == "claude-code"
+    assert detect_kind(Path("app", ".claude", "settings.json"), text) == "claude-code"
 
 
 def test_claude_and_cline_content_without_a_path_is_refused_not_guessed() -> None:
