@@ -240,9 +240,11 @@ def commit_plan(plan: ClientPlan, extra: list[Any] | None = None) -> list[Client
         return plan.changes
     for path, memo in plan.memos:
         remember(path, memo)  # before the files lose them
+    from kvswitch.io import _private_dir
+
     for w in writes:
         if w.expected == b"" and not w.path.parent.exists():  # a real client's first file
-            w.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _private_dir(w.path.parent)
     results = {r.path: r for r in commit_all(writes)}
     for path in plan.rendered:
         forget_file(path)  # values remembered under another profile must not come back

@@ -73,13 +73,14 @@ def parse_config(
             ) from exc
     else:
         text, data = decode(raw, path), raw
-    kind = _detect(path, text) if kind is None else get_kind(kind).id  # an old alias reads as its kind
-    jsonc = get_kind(kind).format == "jsonc"
+    parses = _Parses(text)  # detection and the document share one parse per format
+    kind = _detect(path, parses) if kind is None else get_kind(kind).id  # an old alias reads as its kind
+    fmt = get_kind(kind).format
     known = parsed(text)  # an edit's verified text comes with its document
-    if isinstance(known, JsoncDocument if jsonc else TomlDocument):
+    if isinstance(known, JsoncDocument if fmt == "jsonc" else TomlDocument):
         return ConfigFile(path, kind, data, known)
     try:
-        doc: Document = JsoncDocument(text) if jsonc else TomlDocument(text)
+        doc = parses.document(fmt)
     except JsoncSyntaxError as exc:
         raise ConfigParseError(exc.message + _json5_hint(text, kind), _where(text, path, exc)) from exc
     except TomlSyntaxError as exc:
@@ -95,12 +96,41 @@ def _where(text: str, path: Path | None, fault: JsoncSyntaxError | TomlSyntaxErr
     return Location(path, fault.line, fault.column)
 
 
-def _detect(path: Path | None, text: str) -> FileKind:
+class _Parses:
+    """One text parsed once per format (JSONC, TOML), when first asked for."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._done: dict[str, Document | JsoncSyntaxError | TomlSyntaxError] = {}
+
+    def document(self, fmt: str) -> Document:
+        """The text as a document of ``fmt``; raises its syntax error."""
+        if fmt not in self._done:
+            try:
+                self._done[fmt] = JsoncDocument(self.text) if fmt == "jsonc" else TomlDocument(self.text)
+            except (JsoncSyntaxError, TomlSyntaxError) as exc:
+                self._done[fmt] = exc
+        done = self._done[fmt]
+        if isinstance(done, JsoncSyntaxError | TomlSyntaxError):
+            raise done
+        return done
+
+    def data(self, fmt: str) -> Any:
+        """The text's values as ``fmt``, or ``None`` when it is not valid ``fmt``."""
+        try:
+            doc = self.document(fmt)
+        except (JsoncSyntaxError, TomlSyntaxError, RecursionError):
+            return None
+        return doc.value if isinstance(doc, JsoncDocument) else doc.data
+
+
+def _detect(path: Path | None, parses: _Parses) -> FileKind:
     """The file's kind; when it cannot be told because the text does not parse (a ``.toml``
     file as TOML; a ``.json`` file, or text that starts like JSON, as JSONC), the refusal says
     where the text breaks."""
+    text = parses.text
     try:
-        return detect_kind(path, text)
+        return detect_kind(path, text, data_for=parses.data)
     except UnknownKindError as exc:
         suffix = path.suffix.lower() if path is not None else ""
         looks_json = suffix in (".json", ".jsonc") or (
@@ -109,7 +139,7 @@ def _detect(path: Path | None, text: str) -> FileKind:
         if not looks_json and suffix != ".toml":
             raise  # plain text, say: nothing to point at
         try:
-            JsoncDocument(text) if looks_json else TomlDocument(text)
+            parses.document("jsonc" if looks_json else "toml")
         except (JsoncSyntaxError, TomlSyntaxError) as fault:
             raise UnknownKindError(
                 f"not valid {'JSONC' if looks_json else 'TOML'}: {fault.message}, "

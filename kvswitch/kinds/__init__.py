@@ -9,6 +9,7 @@ client is one new module here, its fixtures and a row in docs/clients.md.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -152,16 +153,20 @@ def _parsed(fmt: str, text: str) -> Any:
         return None
 
 
-def detect_kind(path: Path | None, text: str | None = None) -> str:
+def detect_kind(
+    path: Path | None, text: str | None = None, *, data_for: Callable[[str], Any] | None = None
+) -> str:
     """The kind of a file, by its path and content together: each kind scores how sure it
-    is (:meth:`ClientKind.detect`) and the surest wins; a tie or no taker is an error."""
+    is (:meth:`ClientKind.detect`) and the surest wins; a tie or no taker is an error.
+    ``data_for(format)`` gives the text's values in a format (``None`` when it does not
+    parse as that); by default ``text`` is parsed here."""
     parsed: dict[str, Any] = {}
     scores: list[tuple[int, ClientKind]] = []
     for kind in all_kinds():
         data = None
-        if text is not None:
+        if text is not None or data_for is not None:
             if kind.format not in parsed:
-                parsed[kind.format] = _parsed(kind.format, text)
+                parsed[kind.format] = data_for(kind.format) if data_for else _parsed(kind.format, text or "")
             data = parsed[kind.format]
         score = kind.detect(path, data)
         if score > 0:

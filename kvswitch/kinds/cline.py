@@ -34,7 +34,7 @@ def now_iso() -> str:
     """The time as Cline writes ``updatedAt`` (UTC, milliseconds, ``Z``)."""
     from datetime import UTC, datetime
 
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{datetime.now(UTC).microsecond // 1000:03d}Z"
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Cline(RealKind):

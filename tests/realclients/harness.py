@@ -61,6 +61,36 @@ def model_turns(client: Client | str, entries: list[dict[str, Any]]) -> list[dic
     return [e for e in entries if e["method"] == "POST" and e["path"].rstrip("/") == path]
 
 
+def shown(entries: list[dict[str, Any]], key: str) -> str:
+    """Requests for a failure message, without their keys."""
+    return "\n".join(
+        f"  {e['name']}: {e['method']} {e['path']} x-cache-mode={e['headers'].get('x-cache-mode')}"
+        f" key-ok={e['headers'].get('authorization') == f'Bearer {key}'}"
+        for e in entries) or "  (none)"
+
+
+def check_turn(client: str, turn: dict[str, Any], mode: str, key: str) -> None:
+    """One model request: the key, the mode's header and the model are right."""
+    headers = turn["headers"]
+    assert headers.get("authorization") == f"Bearer {key}", f"{client}: not the right key"
+    assert headers.get("x-cache-mode") == mode, shown([turn], key)
+    assert isinstance(turn["body"], dict) and turn["body"].get("model") == MODEL, client
+
+
+def landed(harness: Harness, client: str, mode: str, key: str) -> list[dict[str, Any]]:
+    """The model requests of the last run: there are some, all on ``mode``'s server and right."""
+    target: Server = getattr(harness, mode)
+    other: Server = harness.split if mode == "merged" else harness.merged
+    entries, elsewhere = target.new(), other.new()
+    turns = model_turns(client, entries)
+    assert turns, f"{client} sent no model request to {mode}:\n{shown(entries + elsewhere, key)}"
+    assert not model_turns(client, elsewhere), (
+        f"{client} reached {other.name} in {mode} mode:\n{shown(entries + elsewhere, key)}")
+    for turn in turns:
+        check_turn(client, turn, mode, key)
+    return turns
+
+
 @dataclass
 class Harness:
     """What one test module shares: the namespace, servers and a temporary folder."""

@@ -11,7 +11,6 @@ Run: ``python -m tests.realclients.proxy --log FILE --port-file PORTFILE``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import threading
 import time
@@ -19,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.realclients.recorder import write_port
+from tests.realclients.recorder import run
 
 __all__ = ["main", "serve"]
 
@@ -65,12 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port-file", type=Path)
     args = parser.parse_args(argv)
     args.log.touch()
-    server = serve(args.log, args.port)
-    if args.port_file:
-        write_port(args.port_file, server.server_address[1])
-    with contextlib.suppress(KeyboardInterrupt):
-        server.serve_forever()
-    return 0
+    return run(serve(args.log, args.port), args.port_file)
 
 
 if __name__ == "__main__":

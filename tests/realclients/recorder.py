@@ -208,11 +208,16 @@ def serve(name: str, log: Path, port: int = 0, model: str = "test-model",
     return server
 
 
-def write_port(path: Path, port: int) -> None:
-    """Write the bound port to ``path`` atomically (a reader never sees half of it)."""
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(f"{port}\n")
-    os.replace(temp, path)
+def run(server: ThreadingHTTPServer, port_file: Path | None) -> int:
+    """Write the bound port to ``port_file`` atomically (a reader never sees half of it),
+    then serve until interrupted."""
+    if port_file:
+        temp = port_file.with_name(port_file.name + ".tmp")
+        temp.write_text(f"{server.server_address[1]}\n")
+        os.replace(temp, port_file)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever()
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -223,12 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port-file", type=Path)
     parser.add_argument("--model", default="test-model")
     args = parser.parse_args(argv)
-    server = serve(args.name, args.log, args.port, args.model)
-    if args.port_file:
-        write_port(args.port_file, server.server_address[1])
-    with contextlib.suppress(KeyboardInterrupt):
-        server.serve_forever()
-    return 0
+    return run(serve(args.name, args.log, args.port, args.model), args.port_file)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,43 +18,12 @@ from tests.conftest import require_tool
 from tests.helpers.observe import wait_until
 from tests.realclients import netns
 from tests.realclients.clients import CLIENTS, Client, Home, client_env, run_once
-from tests.realclients.harness import MODEL, Harness, model_turns
-from tests.realclients.netns import Server
+from tests.realclients.harness import MODEL, Harness, check_turn, landed, model_turns, shown
 from tests.realclients.samples import KEY_VAR, write_config
 
 pytestmark = [pytest.mark.realclients, pytest.mark.slow]
 
 KEYS = {"merged": "sk-test-merged-0123456789", "split": "sk-test-split-9876543210"}
-
-
-def shown(entries: list[dict[str, Any]]) -> str:
-    """Requests for a failure message, without their keys."""
-    return "\n".join(
-        f"  {e['name']}: {e['method']} {e['path']} x-cache-mode={e['headers'].get('x-cache-mode')}"
-        f" auth-ok={e['headers'].get('authorization') in {f'Bearer {k}' for k in KEYS.values()}}"
-        for e in entries) or "  (none)"
-
-
-def check_turn(client: str, turn: dict[str, Any], mode: str) -> None:
-    headers = turn["headers"]
-    assert headers.get("authorization") == f"Bearer {KEYS[mode]}", f"{client}: wrong key"
-    assert "x-api-key" not in headers, client
-    assert headers.get("x-cache-mode") == mode, shown([turn])
-    assert isinstance(turn["body"], dict) and turn["body"].get("model") == MODEL, client
-
-
-def landed(harness: Harness, client: str, mode: str) -> list[dict[str, Any]]:
-    """The model requests of the last run, which must all be on ``mode``'s server."""
-    target: Server = getattr(harness, mode)
-    other: Server = harness.split if mode == "merged" else harness.merged
-    turns = model_turns(client, target.new())
-    everything = target.new() + other.new()
-    assert turns, f"{client} sent no model request to {mode}:\n{shown(everything)}"
-    assert not model_turns(client, other.new()), (
-        f"{client} reached {other.name}:\n{shown(everything)}")
-    for turn in turns:
-        check_turn(client, turn, mode)
-    return turns
 
 
 @pytest.mark.parametrize("client", list(CLIENTS))
@@ -69,7 +37,8 @@ def test_client_follows_its_config_file(harness: Harness, client: str) -> None:
                    f"stderr:\n{done.stderr[-2000:]}")
         assert done.returncode == 0, context
         assert "ok" in done.stdout.lower(), context
-        landed(harness, client, mode)
+        for turn in landed(harness, client, mode, KEYS[mode]):
+            assert "x-api-key" not in turn["headers"], client
         assert harness.proxy.new() == [], f"{client} tried to go out: {harness.proxy.new()}"
         assert harness.leftovers() == [], f"{client} left processes running"
 
@@ -82,13 +51,17 @@ def test_claude_code_session_follows_a_rewrite_live(harness: Harness) -> None:
     session = harness.tmux(h)
     try:
         pid = session.pane_pid()
-        check_turn("claude", session.prompt("say ok", harness.merged), "merged")
+        turn = session.prompt("say ok", harness.merged)
+        check_turn("claude", turn, "merged", KEYS["merged"])
+        assert "x-api-key" not in turn["headers"]
         before = session.reloads()
         write_config(h, harness.split.url, KEYS["split"], MODEL, "split")  # atomic, as kvswitch
         session.wait_reload(before)
         harness.mark()
-        check_turn("claude", session.prompt("say ok again", harness.split), "split")
-        assert not model_turns("claude", harness.merged.new()), shown(harness.merged.new())
+        turn = session.prompt("say ok again", harness.split)
+        check_turn("claude", turn, "split", KEYS["split"])
+        assert "x-api-key" not in turn["headers"]
+        assert not model_turns("claude", harness.merged.new()), shown(harness.merged.new(), KEYS["merged"])
         assert session.pane_pid() == pid, "Claude Code was restarted"
     finally:
         session.close()

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 import pytest
 
 from tests.conftest import require_tool
 from tests.realclients.clients import CLIENTS, CODEX_SEED, QWEN_SEED, Home
-from tests.realclients.harness import MODEL, Harness, model_turns
+from tests.realclients.harness import MODEL, Harness, check_turn, landed, model_turns, shown
 from tests.realclients.kvsandbox import KvSwitch
-from tests.realclients.netns import Server
 
 pytestmark = [pytest.mark.realclients, pytest.mark.slow]
 
@@ -58,21 +56,6 @@ def client_env(h: Home) -> dict[str, str]:
     return {} if WRITES_KEY[h.client.name] else {KEY_VAR: KEY}
 
 
-def shown(entries: list[dict[str, Any]]) -> str:
-    """Requests for a failure message, without their keys."""
-    return "\n".join(
-        f"  {e['name']}: {e['method']} {e['path']} x-cache-mode={e['headers'].get('x-cache-mode')}"
-        f" key-ok={e['headers'].get('authorization') == f'Bearer {KEY}'}"
-        for e in entries) or "  (none)"
-
-
-def check_turn(client: str, turn: dict[str, Any], mode: str) -> None:
-    headers = turn["headers"]
-    assert headers.get("authorization") == f"Bearer {KEY}", f"{client}: not the profile's key"
-    assert headers.get("x-cache-mode") == mode, shown([turn])
-    assert isinstance(turn["body"], dict) and turn["body"].get("model") == MODEL, client
-
-
 def run_and_land(harness: Harness, h: Home, mode: str) -> None:
     """One headless turn; every model request of it reached ``mode``'s recorder, right."""
     client = h.client.name
@@ -81,15 +64,7 @@ def run_and_land(harness: Harness, h: Home, mode: str) -> None:
     context = (f"{client} in {mode}: exit {done.returncode}\nstdout:\n{done.stdout[-1500:]}\n"
                f"stderr:\n{done.stderr[-1500:]}")
     assert done.returncode == 0, context
-    target: Server = getattr(harness, mode)
-    other: Server = harness.split if mode == "merged" else harness.merged
-    entries, elsewhere = target.new(), other.new()
-    turns = model_turns(client, entries)
-    assert turns, f"{client} sent no model request to {mode}:\n{shown(entries + elsewhere)}"
-    assert not model_turns(client, elsewhere), (
-        f"{client} reached {other.name} in {mode} mode:\n{shown(entries + elsewhere)}")
-    for turn in turns:
-        check_turn(client, turn, mode)
+    landed(harness, client, mode, KEY)
     assert harness.proxy.new() == [], f"{client} tried to go out: {harness.proxy.new()}"
 
 
@@ -160,15 +135,15 @@ def test_claude_code_session_follows_a_switch_live(harness: Harness) -> None:
     session = harness.tmux(h)
     try:
         pid = session.pane_pid()
-        check_turn("claude", session.prompt("say ok", harness.merged), "merged")
+        check_turn("claude", session.prompt("say ok", harness.merged), "merged", KEY)
         for mode, other in (("split", harness.merged), ("merged", harness.split)):
             before = session.reloads()
             out = kv.ok("switch", mode)
             assert "Claude Code" in out and KEY not in out, out
             session.wait_reload(before)
             harness.mark()
-            check_turn("claude", session.prompt(f"say ok in {mode}", getattr(harness, mode)), mode)
-            assert not model_turns("claude", other.new()), shown(other.new())
+            check_turn("claude", session.prompt(f"say ok in {mode}", getattr(harness, mode)), mode, KEY)
+            assert not model_turns("claude", other.new()), shown(other.new(), KEY)
             assert session.pane_pid() == pid, "Claude Code was restarted"
     finally:
         session.close()
