@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from kvswitch.kinds import register
 from kvswitch.kinds.base import MODE_HEADER, KeyPath, TakesEffect, get_path
-from kvswitch.kinds.real import RealKind, find_header, header_lines
+from kvswitch.kinds.real import RealKind
 
 if TYPE_CHECKING:
     from kvswitch.document import ConfigFile
@@ -79,28 +79,37 @@ class ClaudeCode(RealKind):
         return (("env", "ANTHROPIC_AUTH_TOKEN"), ("env", "ANTHROPIC_API_KEY"))
 
     def header(self, data: Any) -> str | None:
-        lines = header_lines(get_path(data, _HEADERS))
-        i = find_header(lines)
-        return None if i is None else lines[i].partition(":")[2].strip()
+        """The value of the one ``X-Cache-Mode`` line (several lines: none, it is unclear)."""
+        lines = _lines(get_path(data, _HEADERS))
+        ours = _ours(lines)
+        return lines[ours[0]].partition(":")[2].strip() if len(ours) == 1 else None
 
     def header_edits(self, cf: ConfigFile, value: str | None) -> list[Edit]:
+        """Every ``X-Cache-Mode`` line is kvswitch's: one stays (where the first was), with
+        ``value``, or none; the user's other lines are kept as they are."""
         from kvswitch.edits import Delete, Set
 
-        lines = header_lines(get_path(cf.data, _HEADERS))
-        i = find_header(lines)
-        line = f"{MODE_HEADER}: {value}"
-        if value is None:
-            if i is None:
-                return []
-            del lines[i]
-        elif i is None:
-            lines.append(line)
-        else:
-            lines[i] = line
+        lines = _lines(get_path(cf.data, _HEADERS))
+        ours = _ours(lines)
+        at = ours[0] if ours else len(lines)
+        lines = [line for i, line in enumerate(lines) if i not in ours]
+        if value is not None:
+            lines.insert(at, f"{MODE_HEADER}: {value}")
         return [Set(_HEADERS, "\n".join(lines))] if lines else [Delete(_HEADERS)]
 
     def model(self) -> Any:
         return _model()
+
+
+def _lines(text: Any) -> list[str]:
+    """The lines of a newline-separated ``Name: Value`` header string."""
+    return text.splitlines() if isinstance(text, str) else []
+
+
+def _ours(lines: list[str]) -> list[int]:
+    """The indexes of the ``X-Cache-Mode`` lines."""
+    return [i for i, line in enumerate(lines)
+            if (parts := line.partition(":"))[1] and parts[0].strip().lower() == MODE_HEADER.lower()]
 
 
 @cache

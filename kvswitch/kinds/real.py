@@ -245,16 +245,3 @@ def _described(data: Any, node: dict[str, Any], root: dict[str, Any]) -> Any:
             out[key] = value  # baseURL for baseUrl, ANTHROPIC_BASEURL…
     return out
 
-
-def header_lines(text: Any) -> list[str]:
-    """The lines of a newline-separated ``Name: Value`` header string."""
-    return text.splitlines() if isinstance(text, str) else []
-
-
-def find_header(lines: list[str]) -> int | None:
-    """The index of the ``X-Cache-Mode`` line."""
-    for i, line in enumerate(lines):
-        name, sep, _ = line.partition(":")
-        if sep and name.strip().lower() == MODE_HEADER.lower():
-            return i
-    return None
