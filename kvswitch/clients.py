@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvswitch.config import Config, client_path, edited_text, read_config
 from kvswitch.document import ConfigFile, parse_config
-from kvswitch.edits import Edit, Set
+from kvswitch.edits import Delete, Edit, Set
 from kvswitch.errors import ConfigError, EditError, KvswitchError, Location, ReadError
 from kvswitch.literals import CacheMode
 from kvswitch.switching import refuse_on_errors, render_diff, secrets_in
@@ -34,7 +34,9 @@ __all__ = [
     "Status",
     "add_client",
     "apply_profile",
+    "client_mode",
     "commit_plan",
+    "find_client",
     "in_git_work_tree",
     "key_allowed",
     "nudge_changed",
@@ -101,6 +103,33 @@ def registered(config: Config, path: Path | str) -> ClientEntry | None:
     compared by their real path (symlinks and ``..`` resolved)."""
     real = os.path.realpath(Path(path).expanduser())
     return next((e for e in config.model.clients if os.path.realpath(client_path(e)) == real), None)
+
+
+def client_mode(config: Config, entry: ClientEntry) -> CacheMode:
+    """The mode ``entry`` is to be in: its own (a switch of it alone), else the config's."""
+    return entry.mode or config.model.mode
+
+
+def find_client(config: Config, spec: str | Path) -> ClientEntry:
+    """The registered client ``spec`` names: its name, its kind (when one client is of that
+    kind) or its file, whatever the spelling."""
+    from kvswitch.kinds import canonical
+
+    text = str(spec)
+    by_name = [e for e in config.model.clients if e.name is not None and e.name == text]
+    if by_name:
+        return by_name[0]
+    by_kind = [e for e in config.model.clients if e.kind == canonical(text)]
+    if len(by_kind) == 1:
+        return by_kind[0]
+    entry = registered(config, Path(text)) if ("/" in text or os.sep in text or Path(text).exists()) else None
+    if entry is not None:
+        return entry
+    from kvswitch.validate import show
+
+    names = ", ".join(e.name or str(client_path(e)) for e in config.model.clients) or "none"
+    more = f" ({len(by_kind)} clients are of that kind: name one)" if len(by_kind) > 1 else ""
+    raise ConfigError(f"no registered client {show(text)}{more} (clients: {names})", Location(config.path))
 
 
 def add_client(entry: ClientEntry, config: Config | None = None) -> Config:
@@ -172,17 +201,21 @@ def plan_clients(
     profile_wins: bool,
     with_keys: bool,
     exclude: frozenset[Path] = frozenset(),
+    own_modes: bool = True,
 ) -> ClientPlan:
-    """Render ``profile`` in ``mode`` into every registered client but those in ``exclude``."""
+    """Render ``profile`` in ``mode`` into every registered client but those in ``exclude``
+    (a client with a mode of its own in that mode, unless ``own_modes`` is False)."""
     from kvswitch.transaction import FileWrite
 
     key: str | None = None
     key_loaded = False
     plan = ClientPlan([], [], [], {})
     checks: list[tuple[ConfigFile, str, list[Edit]]] = []
+    everyone = mode
     for entry, path, cf in _client_files(config, exclude):
         if path in exclude:
             continue
+        mode = entry.mode if own_modes and entry.mode is not None else everyone
         plan.entries[path] = entry
         use_key = None
         if with_keys and key_allowed(entry, path):
@@ -221,7 +254,7 @@ def plan_clients(
                 )
             )
     # a change never writes what lint rejects; a mode flip never carries an error away
-    refuse_on_errors(checks, _what(profile_name, mode, profile_wins), carried=not profile_wins,
+    refuse_on_errors(checks, _what(profile_name, everyone, profile_wins), carried=not profile_wins,
                      secrets=[key] if key else [])
     return plan
 
@@ -266,15 +299,25 @@ def _apply(
     with_keys: bool,
     dry_run: bool,
     set_active: bool,
+    own_modes: bool = True,
 ) -> list[ClientChange]:
-    from kvswitch.transaction import FileWrite
-
-    plan = plan_clients(config, profile_name, profile, mode, profile_wins=profile_wins, with_keys=with_keys)
+    plan = plan_clients(config, profile_name, profile, mode, profile_wins=profile_wins, with_keys=with_keys,
+                        own_modes=own_modes)
     config_edits: list[Edit] = []
     if config.model.mode != mode:
         config_edits.append(Set(("mode",), mode))
+    if not own_modes:  # every client now in one mode: none keeps a mode of its own
+        config_edits += [Delete(("clients", i, "mode"))
+                         for i, e in enumerate(config.model.clients) if e.mode is not None]
     if set_active and config.model.active_profile != profile_name:
         config_edits.append(Set(("active_profile",), profile_name))
+    return _commit(config, plan, config_edits, dry_run)
+
+
+def _commit(config: Config, plan: ClientPlan, config_edits: list[Edit], dry_run: bool) -> list[ClientChange]:
+    """Commit ``plan`` with ``config_edits`` to kvswitch's config, all or nothing."""
+    from kvswitch.transaction import FileWrite
+
     extra = []
     if config_edits:
         text = edited_text(config, config_edits)
@@ -338,16 +381,31 @@ def nudge_changed(changes: list[ClientChange]) -> tuple[Any, ...]:
     return tuple(nudge(entries[c.path], c.path) for c in changed if c.path in entries)
 
 
-def switch_clients(mode: CacheMode, *, dry_run: bool = False) -> list[ClientChange]:
+def switch_clients(
+    mode: CacheMode, *, dry_run: bool = False, only: list[str] | None = None
+) -> list[ClientChange]:
     """``kvswitch switch MODE``: flip every registered client (a mode flip: remembered
-    values come back, the active profile fills what was never there; keys are not touched)."""
+    values come back, the active profile fills what was never there; keys are not touched).
+    ``only`` (names, kinds or files, :func:`find_client`): flip those alone; each keeps the
+    mode as its own while it differs from the config's, which stays."""
     from kvswitch.locks import unless_dry_run
 
     with unless_dry_run(dry_run):
         config = read_config()
         name, profile = config.profile()
-        return _apply(config, name, profile, mode, profile_wins=False, with_keys=False, dry_run=dry_run,
-                      set_active=False)
+        if only is None:
+            return _apply(config, name, profile, mode, profile_wins=False, with_keys=False, dry_run=dry_run,
+                          set_active=False, own_modes=False)
+        chosen = [find_client(config, spec) for spec in only]
+        keep = frozenset(client_path(e) for e in config.model.clients if not any(e is c for c in chosen))
+        plan = plan_clients(config, name, profile, mode, profile_wins=False, with_keys=False,
+                            exclude=keep, own_modes=False)
+        own = None if mode == config.model.mode else mode
+        edits: list[Edit] = []
+        for i, e in enumerate(config.model.clients):
+            if any(e is c for c in chosen) and e.mode != own:
+                edits.append(Delete(("clients", i, "mode")) if own is None else Set(("clients", i, "mode"), own))
+        return _commit(config, plan, edits, dry_run)
 
 
 def apply_profile(name: str | None = None, *, dry_run: bool = False) -> list[ClientChange]:
@@ -378,6 +436,12 @@ class ClientStatus:
     last_write: float | None = None
     backups: int = 0
     problem: str | None = None
+    target: str | None = None
+    """The mode the client is to be in (its own, else the config's)."""
+    own_mode: bool = False
+    """The client has a mode of its own (switched alone)."""
+    changed_outside: bool = False
+    """The file differs from what kvswitch last wrote there (edited by hand or by its client)."""
 
 
 @dataclass(frozen=True)
@@ -401,20 +465,23 @@ def status() -> Status:
     from kvswitch.kinds import get_path, kind_of
     from kvswitch.redact import mask
     from kvswitch.render import drift, mode_defaults
-    from kvswitch.state import last_write
+    from kvswitch.state import changed_since_written, last_write
 
     config = read_config()
     name, profile = config.profile()
-    mode = config.model.mode
     out = []
     for entry in config.model.clients:
         path = client_path(entry)
+        mode = client_mode(config, entry)
         common: dict[str, Any] = {
             "path": path, "kind": entry.kind, "name": entry.name,
             "last_write": last_write(path), "backups": len(list_backups(path)),
+            "target": mode, "own_mode": entry.mode is not None,
         }
         try:
-            cf = parse_config(read_bytes(path), entry.kind, path)
+            raw = read_bytes(path)
+            common["changed_outside"] = changed_since_written(path, raw)
+            cf = parse_config(raw, entry.kind, path)
         except KvswitchError as exc:
             out.append(ClientStatus(exists=path.exists(), problem=str(exc), **common))
             continue
@@ -430,7 +497,7 @@ def status() -> Status:
                 key=mask(key) if isinstance(key, str) and key else None, **common,
             )
         )
-    return Status(config.path, name, mode, out)
+    return Status(config.path, name, config.model.mode, out)
 
 
 def restore(path: Path, backup_id: str | None = None) -> tuple[Backup, WriteResult]:

@@ -26,6 +26,7 @@ __all__ = [
     "Config",
     "add_client_edit",
     "client_path",
+    "client_table",
     "config_file",
     "edit_config",
     "migrated_text",
@@ -193,12 +194,17 @@ def edit_config(edits: Sequence[Edit], config: Config | None = None) -> Config:
     return read_config(config.path)
 
 
+def client_table(entry: ClientEntry) -> dict[str, Any]:
+    """A client entry as the table written into ``[[clients]]`` (defaults left out)."""
+    data = entry.model_dump(mode="python", exclude_none=True, exclude_defaults=True)
+    return {"path": entry.path, "kind": entry.kind, **data}
+
+
 def add_client_edit(config: Config, entry: ClientEntry) -> Edit:
     """The edit that registers ``entry`` at the end of ``[[clients]]`` (creating the array)."""
     from kvswitch.edits import Set
 
-    data = entry.model_dump(mode="python", exclude_none=True, exclude_defaults=True)
-    table = {"path": entry.path, "kind": entry.kind, **data}
+    table = client_table(entry)
     n = len(config.model.clients)
     if n == 0 and "clients" not in config.file.data:
         return Set(("clients",), [table])
@@ -232,7 +238,16 @@ def rename_profile(config: Config, old: str, new: str) -> Config:
 def profile_table(profile: Profile) -> dict[str, Any]:
     """A profile as the plain tables written into the config (unset endpoints left out)."""
     data = profile.model_dump(mode="python", exclude_none=True)
+    if not data.get("headers"):
+        data.pop("headers", None)
     return data
+
+
+def _toml_key(name: str) -> str:
+    """``name`` as a TOML key: bare where it may be, else quoted (``"a.b"`` is one key)."""
+    import re
+
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else _toml_value(name)
 
 
 def _toml_value(value: Any) -> str:
@@ -256,6 +271,7 @@ def new_config_text(name: str, profile: Profile, clients: Sequence[ClientEntry],
     from kvswitch.literals import CONFIG_VERSION
 
     table = profile_table(profile)
+    quoted = _toml_key(name)
     lines = [
         "# kvswitch config. Edit it by hand or with kvswitch profile/client commands;",
         "# comments you add are kept. API keys are never stored here: a profile's `key` is",
@@ -264,10 +280,12 @@ def new_config_text(name: str, profile: Profile, clients: Sequence[ClientEntry],
         f"active_profile = {_toml_value(name)}",
         f"mode = {_toml_value(mode)}   # merged | split",
         "",
-        f"[profiles.{name}]",
+        f"[profiles.{quoted}]",
     ]
     for key in ("provider", "base_url", "url_convention", "model", "key"):
         lines.append(f"{key} = {_toml_value(table[key])}")
+    if not profile.mode_header:
+        lines.append("mode_header = false")
     notes = {
         "merged": "# merged mode: chunked prefill on one instance (S-11)",
         "split": "# split mode: prefill/decode endpoints (default: base_url) and KV transfer (S-12, S-17)",
@@ -275,8 +293,11 @@ def new_config_text(name: str, profile: Profile, clients: Sequence[ClientEntry],
         "request": "# what clients send (S-10, S-16)",
     }
     for sub in ("merged", "split", "cache", "request"):
-        lines += ["", f"[profiles.{name}.{sub}]", notes[sub]]
+        lines += ["", f"[profiles.{quoted}.{sub}]", notes[sub]]
         lines += [f"{k} = {_toml_value(v)}" for k, v in table[sub].items()]
+    if profile.headers:
+        lines += ["", f"[profiles.{quoted}.headers]", "# extra headers the clients send"]
+        lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in profile.headers.items()]
     for entry in clients:
         lines += ["", "[[clients]]"]
         data = entry.model_dump(mode="python", exclude_none=True, exclude_defaults=True)

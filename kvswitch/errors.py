@@ -10,6 +10,9 @@ Every error the library raises on purpose is a :class:`KvswitchError`::
     │   └── ConfigVersionError    kvswitch's own config is from a newer kvswitch
     ├── EditError                 an edit cannot be applied (wrong shape, verify-after-write mismatch)
     ├── LockTimeoutError          another kvswitch holds the switch lock past the wait
+    ├── CcSwitchError             CC Switch's database cannot be imported (refused; nothing read)
+    │   ├── CcSwitchBusyError     CC Switch is writing it right now: try again
+    │   └── CcSwitchReadError     it cannot be read at all (also a ReadError)
     └── FileAccessError           the file system said no
         ├── ReadError             cannot read (missing, permission, not a file, not UTF-8)
         └── WriteError            cannot write (permission, disk full, read-only)
@@ -28,6 +31,9 @@ if TYPE_CHECKING:
     from kvswitch.diagnostics import Diagnostic
 
 __all__ = [
+    "CcSwitchBusyError",
+    "CcSwitchError",
+    "CcSwitchReadError",
     "ChangedOnDiskError",
     "ConfigError",
     "ConfigParseError",
@@ -35,6 +41,7 @@ __all__ = [
     "ConfigVersionError",
     "EditError",
     "FileAccessError",
+    "ImportRefusedError",
     "KvswitchError",
     "Location",
     "LockTimeoutError",
@@ -131,3 +138,20 @@ class WriteError(FileAccessError):
 
 class ChangedOnDiskError(WriteError):
     """The file changed on disk while kvswitch was editing it, and the edit could not be re-applied."""
+
+
+class ImportRefusedError(KvswitchError):
+    """An import found nothing to turn into a profile, or would replace one; nothing was written."""
+
+
+class CcSwitchError(KvswitchError):
+    """CC Switch's database cannot be imported: an unknown schema, a table without the columns
+    kvswitch reads; nothing was imported."""
+
+
+class CcSwitchBusyError(CcSwitchError):
+    """CC Switch is writing its database right now; trying again in a moment should work."""
+
+
+class CcSwitchReadError(CcSwitchError, ReadError):
+    """CC Switch's database cannot be read at all (missing, not a file, not SQLite)."""

@@ -16,7 +16,10 @@ from typing import Any
 from kvswitch import paths
 from kvswitch.edits import Cut
 
-__all__ = ["Remembered", "forget", "forget_file", "last_write", "recall", "record_writes", "remember"]
+__all__ = [
+    "Remembered", "changed_since_written", "forget", "forget_file", "last_write", "recall",
+    "record_writes", "remember",
+]
 
 _FILE = "remembered.json"
 
@@ -124,34 +127,60 @@ _WRITES = "writes.json"
 
 
 def record_writes(files: list[Path]) -> None:
-    """Note when kvswitch last wrote each file (for ``kvswitch status``)."""
+    """Note when kvswitch last wrote each file and what it wrote (its digest, read back
+    just after the write), for ``kvswitch status`` and the tray."""
+    import hashlib
     import time
 
-    from kvswitch.io import write_private
+    from kvswitch.errors import KvswitchError
+    from kvswitch.io import read_optional, write_private
 
     if not files:
         return
-    store = paths.dirs().state / _WRITES
-    try:
-        data = json.loads(store.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
+    data = _writes()
     now = time.time()
     for file in files:
-        data[os.path.realpath(file)] = now
-    write_private(store, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
+        try:
+            raw = read_optional(file)
+        except (OSError, KvswitchError):
+            raw = None
+        entry: dict[str, Any] = {"at": now}
+        if raw is not None:
+            entry["sha256"] = hashlib.sha256(raw).hexdigest()
+        data[os.path.realpath(file)] = entry
+    write_private(paths.dirs().state / _WRITES, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
+
+
+def _writes() -> dict[str, Any]:
+    try:
+        data = json.loads((paths.dirs().state / _WRITES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_entry(file: Path) -> dict[str, Any]:
+    value = _writes().get(os.path.realpath(file))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return {"at": float(value)}  # written by an older kvswitch: the time only
+    return value if isinstance(value, dict) else {}
 
 
 def last_write(file: Path) -> float | None:
     """When kvswitch last wrote ``file`` (seconds since the epoch), if it ever did."""
-    try:
-        data = json.loads((paths.dirs().state / _WRITES).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    value = data.get(os.path.realpath(file)) if isinstance(data, dict) else None
-    return float(value) if isinstance(value, int | float) else None
+    value = _write_entry(file).get("at")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def changed_since_written(file: Path, raw: bytes | None) -> bool:
+    """Whether ``raw`` (the file's bytes now) differ from what kvswitch last wrote there
+    (False when kvswitch never wrote it, or recorded no digest)."""
+    import hashlib
+
+    digest = _write_entry(file).get("sha256")
+    if not isinstance(digest, str):
+        return False
+    return raw is None or hashlib.sha256(raw).hexdigest() != digest
 
 
 def forget_file(file: Path) -> None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kvswitch.models import ClientEntry, Profile
 
 __all__ = [
+    "HEADERS_MAX",
     "NAME_MAX",
     "QUERY_PROBLEM",
     "InvalidValueError",
@@ -33,6 +34,8 @@ __all__ = [
     "check_profile_input",
     "check_url",
     "clean_url",
+    "credential_header",
+    "header_problem",
     "invisible",
     "is_key_reference",
     "key_problem",
@@ -280,6 +283,34 @@ def key_problem(key: str) -> str | None:
             "the key contains a non-ASCII character; API keys are ASCII, so it was changed in "
             "copying (KVS210)"
         )
+    return None
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
+_CREDENTIAL_HEADER = re.compile(r"authorization|cookie|(api|access|auth|secret|session)[-_]?(key|token)|"
+                                r"token|secret|password|(^|[-_])key$", re.I)
+HEADERS_MAX = 32
+
+
+def credential_header(name: str) -> bool:
+    """Whether a header named ``name`` carries a credential (``Authorization``,
+    ``X-Api-Key``, ``X-Auth-Token``…): its value is a key, never stored in plain text."""
+    return _CREDENTIAL_HEADER.search(name) is not None
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """Why an extra header cannot be kept in a profile, or ``None``."""
+    from kvswitch.kinds.base import MODE_HEADER
+
+    if not _HEADER_NAME.fullmatch(name):
+        return f"header name {show(name)} is not a valid HTTP header name"
+    if name.lower() == MODE_HEADER.lower():
+        return f"header {name}: kvswitch sets it per mode (mode_header)"
+    if credential_header(name):
+        return (f"header {name} carries a credential; kvswitch keeps keys in the keyring, "
+                "never in its config (kvswitch key set PROFILE)")
+    if any(unicodedata.category(ch) in _NOT_TEXT for ch in value) or len(value) > _TEXT_MAX:
+        return f"header {name}: its value has a line break or control character, or is too long"
     return None
 
 

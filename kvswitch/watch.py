@@ -512,6 +512,7 @@ class Watcher:
 
     # -- a client changed ----------------------------------------------------------
     def _client_changed(self, real: str, target: _Target, cf: ConfigFile) -> None:
+        from kvswitch.clients import client_mode, registered
         from kvswitch.config import read_config
         from kvswitch.diagnostics import Severity
         from kvswitch.kinds import MISSING, get_path, kind_of
@@ -520,10 +521,12 @@ class Watcher:
 
         config = read_config()
         name, profile = config.profile()
+        entry = registered(config, target.path)
+        mode = client_mode(config, entry) if entry is not None else config.model.mode
         diags = check(cf, git=False)
         kind = kind_of(cf)
         file_mode = kind.file_mode(cf, mode_defaults(profile))
-        flipped = file_mode in ("merged", "split") and file_mode != config.model.mode
+        flipped = file_mode in ("merged", "split") and file_mode != mode
         # a mode flipped by hand leaves the other form's keys: the missing endpoints are ours to fill
         errors = tuple(
             d for d in diags
@@ -537,7 +540,7 @@ class Watcher:
         fixable = [d for d in diags if d.fix is not None and d.code in config.model.auto_fix]
         if fixable:
             cf = self._fix(real, target, cf, fixable)
-        fields = drift(cf, profile, config.model.mode, name=name)
+        fields = drift(cf, profile, mode, name=name)
         owned = [f for f in fields if f in OWNED_FIELDS or f == "cache.form"]
         other = [f for f in fields if f not in owned]
         if flipped and kind.rewrites_itself and _just_written(target.path):
@@ -561,9 +564,9 @@ class Watcher:
         if self.policy == "report":
             self._emit(WatchEvent("drift", target.path, f"differs from profile {name}: {', '.join(owned)}{note}"))
         elif self.policy == "revert":
-            self._revert(config, name, profile, target, cf, owned, note)
+            self._revert(config, name, profile, target, cf, owned, note, mode)
         else:
-            self._adopt(config, name, target, cf, owned, note)
+            self._adopt(config, name, target, cf, owned, note, entry)
 
     def _fix(self, real: str, target: _Target, cf: ConfigFile, fixable: list[Diagnostic]) -> ConfigFile:
         from kvswitch.document import parse_config
@@ -573,13 +576,17 @@ class Watcher:
         new = fixed_text(cf, fixable).encode("utf-8")
         target.own.add(_digest(new))
         atomic_write(target.path, new, expected=cf.raw)
+        from kvswitch.state import record_writes
+
+        record_writes([target.path])
         target.seen = _digest(new)
         what = "; ".join(d.fix.description for d in fixable if d.fix is not None)
         self._emit(WatchEvent("fixed", target.path, what, tuple(fixable), (), (target.path,)))
         self._later.append(lambda: self._nudge([target]))
         return parse_config(new, cf.kind, cf.path)
 
-    def _adopt(self, config: Config, name: str, target: _Target, cf: ConfigFile, owned: list[str], note: str) -> None:
+    def _adopt(self, config: Config, name: str, target: _Target, cf: ConfigFile, owned: list[str], note: str,
+               entry: ClientEntry | None = None) -> None:
         from kvswitch.clients import ClientPlan, commit_plan, plan_clients
         from kvswitch.config import edited_text, read_config_text
         from kvswitch.edits import Set
@@ -605,7 +612,11 @@ class Watcher:
                 current = getattr(profile.split, f.split(".")[1]) or profile.base_url
                 if value == current:
                     continue
-            if get_path(config.file.data, pmap[f]) != value:
+            if f == "cache.mode" and entry is not None and entry.mode is not None:
+                # a client with a mode of its own: the hand flip is its own mode now
+                i = next(i for i, e in enumerate(config.model.clients) if e is entry)
+                edits.append(Set(("clients", i, "mode"), value))
+            elif get_path(config.file.data, pmap[f]) != value:
                 edits.append(Set(pmap[f], value))
         text = edited_text(config, edits) if edits else config.file.text
         new_config = read_config_text(text, config.path)
@@ -637,12 +648,13 @@ class Watcher:
 
             self._later.append(tell)
 
-    def _revert(self, config: Config, name: str, profile: Any, target: _Target, cf: ConfigFile, owned: list[str], note: str) -> None:
+    def _revert(self, config: Config, name: str, profile: Any, target: _Target, cf: ConfigFile, owned: list[str], note: str,
+                mode: str) -> None:
         from kvswitch.clients import commit_plan, plan_clients
 
-        mode = config.model.mode
         others = frozenset(p for p in self._all_paths() if p != target.path)
-        plan = plan_clients(config, name, profile, mode, profile_wins=True, with_keys=False, exclude=others)
+        plan = plan_clients(config, name, profile, config.model.mode, profile_wins=True, with_keys=False,
+                            exclude=others)  # the client's own mode, where it has one
         with self._expecting(plan.writes):
             commit_plan(plan)
 

@@ -24,6 +24,7 @@ COMMANDS = {
     "restore": "kvswitch.cli.status",
     "profile": "kvswitch.cli.profile",
     "client": "kvswitch.cli.profile",
+    "import": "kvswitch.cli.imports",
     "key": "kvswitch.cli.key",
     "watch": "kvswitch.cli.watch",
     "probe": "kvswitch.cli.probe",

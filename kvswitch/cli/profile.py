@@ -113,6 +113,9 @@ def register(sub: Any) -> None:
     cadd.add_argument("--command", dest="nudge_argv", nargs=argparse.REMAINDER,
                       help="command nudge: argv (run without a shell)")
     cadd.set_defaults(func=_client_add)
+    from kvswitch.cli.detect import add_parser as add_detect
+
+    add_detect(cs)
     crm = cs.add_parser("remove", help="unregister a client file (it is not modified)")
     crm.add_argument("path", type=Path)
     crm.set_defaults(func=_client_remove)

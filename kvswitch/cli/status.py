@@ -52,7 +52,8 @@ def _status(args: argparse.Namespace) -> int:
             "clients": [
                 {"path": str(c.path), "kind": c.kind, "name": c.name, "exists": c.exists, "mode": c.mode,
                  "in_sync": c.in_sync, "drift": c.drift, "key": c.key, "last_write": c.last_write,
-                 "backups": c.backups, "problem": c.problem}
+                 "backups": c.backups, "problem": c.problem, "target": c.target,
+                 "own_mode": c.own_mode, "changed_outside": c.changed_outside}
                 for c in st.clients
             ],
             "key_variables": [v.as_dict() for v in variables],
@@ -66,7 +67,10 @@ def _status(args: argparse.Namespace) -> int:
             print("no clients registered (kvswitch client add PATH)")
         for c in st.clients:
             state = "in sync" if c.in_sync else ("PROBLEM" if c.problem else "drifted: " + ", ".join(c.drift))
-            print(f"- {c.path} [{c.kind}] mode {c.mode or '?'} · {state}")
+            own = f" (its own mode: {c.target})" if c.own_mode else ""
+            print(f"- {c.path} [{c.kind}] mode {c.mode or '?'}{own} · {state}")
+            if c.changed_outside:
+                print("    changed outside kvswitch since its last write")
             print(f"    key {c.key or 'none'} · last kvswitch write {_when(c.last_write)} · {c.backups} backups")
             if c.problem:
                 print(f"    {c.problem}")

@@ -24,6 +24,9 @@ def register(sub: Any) -> None:
     p.add_argument("mode", choices=("merged", "split"))
     p.add_argument("paths", nargs="*", metavar="PATH", type=Path, help="default: every registered client")
     p.add_argument("--dry-run", action="store_true", help="print the unified diff, write nothing")
+    p.add_argument("--client", action="append", metavar="NAME", dest="only",
+                   help="switch this registered client alone (its name, kind or file; repeatable): "
+                   "it keeps the mode as its own until every client is switched")
     from kvswitch.kinds import choices
 
     p.add_argument("--kind", choices=choices(), metavar="KIND",
@@ -37,6 +40,10 @@ def run(args: argparse.Namespace) -> int:
     from kvswitch.cli._handler import recover_first
     from kvswitch.cli.reporters import applied_lines, change_lines, running_warnings
 
+    if args.paths and args.only:
+        from kvswitch.cli._handler import UsageError
+
+        raise UsageError("give PATHs or --client, not both")
     if not args.dry_run:
         recover_first()
     nudges: tuple[Any, ...] = ()
@@ -45,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from kvswitch.clients import switch_clients
 
-        changes = switch_clients(args.mode, dry_run=args.dry_run)
+        changes = switch_clients(args.mode, dry_run=args.dry_run, only=args.only)
     if args.dry_run:
         for line in change_lines(changes, dry_run=True):
             print(line, end="" if line.endswith("\n") else "\n")

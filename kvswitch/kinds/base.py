@@ -33,6 +33,7 @@ __all__ = [
     "MODE_HEADER",
     "NEAR_MISS",
     "ClientKind",
+    "ClientSettings",
     "Finding",
     "KeyPath",
     "ModeDefaults",
@@ -148,6 +149,27 @@ class RenderInput:
     profile_wins: bool = True  # False: a mode flip (only the mode's form changes)
 
 
+@dataclass(frozen=True, slots=True)
+class ClientSettings:
+    """What a client's file says it uses now: the endpoint, model, headers and key of its
+    current provider (what ``kvswitch import`` turns into a profile)."""
+
+    url: str
+    url_has_v1: bool = True
+    """The client calls ``<url>/chat/completions``-style paths (False: it appends ``/v1/...``)."""
+    model: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    """Extra headers the client sends, ``X-Cache-Mode`` left out."""
+    mode: str | None = None
+    """The ``X-Cache-Mode`` value the client sends, if any."""
+    key: str | None = field(default=None, repr=False)
+    """A key the file holds in plain text (left out of ``repr``)."""
+    key_env: str | None = None
+    """The variable the client reads its key from."""
+    provider: str | None = None
+    """The provider entry's id in the file, where the client keeps several."""
+
+
 Finding = tuple[str, str, KeyPath, bool]
 """A kind's own lint finding: (code, message, key path, point at the key rather than the value)."""
 
@@ -181,6 +203,11 @@ class ClientKind:
     reports a rewrite just after kvswitch's write, never adopts it)."""
     init_flag: ClassVar[str | None] = None
     """``kvswitch init --FLAG PATH`` sets this client up (its file created from the skeleton)."""
+    programs: ClassVar[tuple[str, ...]] = ()
+    """The client's program names on ``PATH`` (``kvswitch client detect`` looks for them)."""
+    packages: ClassVar[tuple[str, ...]] = ()
+    """The npm packages the program comes from (its version is read from their package.json);
+    a name ending in ``-`` matches every package it starts (platform builds)."""
 
     # -- recognising the file ------------------------------------------------------------
     def default_paths(self, home: Path, xdg: Path, env: Mapping[str, str]) -> tuple[Path, ...]:
@@ -195,6 +222,11 @@ class ClientKind:
         """How sure this kind is that the file is its own: 0 no, 1 maybe (a generic name),
         2 the content says so, 3 the path says so (``data`` is the parsed file or ``None``)."""
         return 0
+
+    def current(self, data: Any) -> ClientSettings | None:
+        """The endpoint the file's client uses now, or ``None`` when it names none of its own
+        (a built-in provider, a file not set up)."""
+        return None
 
     # -- the file's parts ----------------------------------------------------------------
     def subjects(self, data: Any) -> list[Subject]:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kvswitch.kinds import register
-from kvswitch.kinds.base import MODE_HEADER, KeyPath, TakesEffect, get_path
-from kvswitch.kinds.real import RealKind
+from kvswitch.kinds.base import MODE_HEADER, ClientSettings, KeyPath, TakesEffect, get_path
+from kvswitch.kinds.real import RealKind, text_value
 
 if TYPE_CHECKING:
     from kvswitch.document import ConfigFile
@@ -41,6 +42,8 @@ class ClaudeCode(RealKind):
     schema_file = "claude-code-settings.schema.json"
     schema_title = "kvswitch: the parts of Claude Code's settings.json kvswitch writes"
     docs_anchor = "claude-code"
+    programs = ("claude",)
+    packages = ("@anthropic-ai/claude-code",)
 
     def default_paths(self, home: Path, xdg: Path, env: Mapping[str, str]) -> tuple[Path, ...]:
         base = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
@@ -83,6 +86,38 @@ class ClaudeCode(RealKind):
         lines = _lines(get_path(data, _HEADERS))
         ours = _ours(lines)
         return lines[ours[0]].partition(":")[2].strip() if len(ours) == 1 else None
+
+    def extra_headers(self, data: Any, path: KeyPath | None = None) -> dict[str, str]:
+        """The ``Name: Value`` lines but kvswitch's ``X-Cache-Mode`` one."""
+        out: dict[str, str] = {}
+        for line in _lines(get_path(data, _HEADERS)):
+            name, colon, value = line.partition(":")
+            if colon and name.strip() and name.strip().lower() != MODE_HEADER.lower():
+                out[name.strip()] = value.strip()
+        return out
+
+    def extra_header_edits(self, cf: ConfigFile, data: Any, want: dict[str, str]) -> list[Edit]:
+        """Each header of ``want`` as a ``Name: Value`` line (a line of the same name
+        replaced in place, a new one added at the end); the user's other lines kept."""
+        from kvswitch.edits import Set
+
+        old = _lines(get_path(data, _HEADERS))
+        lines = list(old)
+        for name, value in want.items():
+            at = next((i for i, line in enumerate(lines)
+                       if line.partition(":")[0].strip().lower() == name.lower()), None)
+            if at is None:
+                lines.append(f"{name}: {value}")
+            elif lines[at].partition(":")[2].strip() != value:
+                lines[at] = f"{name}: {value}"
+        return [Set(_HEADERS, "\n".join(lines))] if lines != old else []
+
+    def current(self, data: Any) -> ClientSettings | None:
+        """Claude Code sends ``ANTHROPIC_AUTH_TOKEN`` as a bearer token, else ``ANTHROPIC_API_KEY``."""
+        found = super().current(data)
+        if found is None or found.key is not None:
+            return found
+        return replace(found, key=text_value(get_path(data, ("env", "ANTHROPIC_API_KEY"))))
 
     def header_edits(self, cf: ConfigFile, value: str | None) -> list[Edit]:
         """Every ``X-Cache-Mode`` line is kvswitch's: one stays (where the first was), with

@@ -16,8 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kvswitch.kinds import register
-from kvswitch.kinds.base import MISSING, KeyPath, RenderInput, TakesEffect, get_path
-from kvswitch.kinds.real import RealKind
+from kvswitch.kinds.base import (
+    MISSING,
+    MODE_HEADER,
+    ClientSettings,
+    KeyPath,
+    RenderInput,
+    TakesEffect,
+    get_path,
+)
+from kvswitch.kinds.real import RealKind, text_value
 
 if TYPE_CHECKING:
     from kvswitch.document import ConfigFile
@@ -45,6 +53,8 @@ class Cline(RealKind):
     schema_file = "cline-providers.schema.json"
     schema_title = "kvswitch: the parts of Cline's providers.json kvswitch writes"
     docs_anchor = "cline"
+    programs = ("cline",)
+    packages = ("cline", "@cline/cli-")
 
     def default_paths(self, home: Path, xdg: Path, env: Mapping[str, str]) -> tuple[Path, ...]:
         return (home / ".cline" / "data" / "settings" / "providers.json",)
@@ -74,6 +84,23 @@ class Cline(RealKind):
 
     def headers_path(self, data: Any) -> KeyPath:
         return _HEADERS
+
+    def current(self, data: Any) -> ClientSettings | None:
+        """The entry ``lastUsedProvider`` names (a provider with a base URL)."""
+        if not isinstance(data, dict):
+            return None
+        provider = text_value(data.get("lastUsedProvider"))
+        settings = get_path(data, ("providers", provider, "settings")) if provider else MISSING
+        url = text_value(settings.get("baseUrl")) if isinstance(settings, dict) else None
+        if url is None or provider is None:
+            return None
+        headers = settings.get("headers")
+        mode = headers.get(MODE_HEADER) if isinstance(headers, dict) else None
+        return ClientSettings(
+            url, model=text_value(settings.get("model")), mode=mode if isinstance(mode, str) else None,
+            headers=self.extra_headers(data, ("providers", provider, "settings", "headers")),
+            key=text_value(settings.get("apiKey")), provider=provider,
+        )
 
     def plan_mode(self, cf: ConfigFile, mode: Any, defaults: Any) -> Any:
         from dataclasses import replace

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from kvswitch.kinds import register
-from kvswitch.kinds.base import MISSING, KeyPath, RenderInput, get_path
-from kvswitch.kinds.real import PROVIDER_ID, RealKind
+from kvswitch.kinds.base import MISSING, ClientSettings, KeyPath, RenderInput, get_path
+from kvswitch.kinds.real import PROVIDER_ID, RealKind, text_value
 
 if TYPE_CHECKING:
     from kvswitch.document import ConfigFile
@@ -41,6 +41,8 @@ class Codex(RealKind):
     schema_file = "codex-config.schema.json"
     schema_title = "kvswitch: the parts of Codex's config.toml kvswitch writes"
     docs_anchor = "codex"
+    programs = ("codex",)
+    packages = ("@openai/codex",)
 
     def default_paths(self, home: Path, xdg: Path, env: Mapping[str, str]) -> tuple[Path, ...]:
         base = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
@@ -69,6 +71,26 @@ class Codex(RealKind):
     def headers_path(self, data: Any) -> KeyPath:
         return _HEADERS
 
+    def current(self, data: Any) -> ClientSettings | None:
+        """The ``[model_providers.ID]`` table ``model_provider`` names (a chosen
+        ``[profiles.NAME]`` table's choice first); a built-in provider has none."""
+        if not isinstance(data, dict):
+            return None
+        chosen = get_path(data, ("profiles", data.get("profile", MISSING)))
+        chosen = chosen if isinstance(chosen, dict) else {}
+        provider = text_value(chosen.get("model_provider", data.get("model_provider")))
+        table = get_path(data, ("model_providers", provider)) if provider else MISSING
+        url = text_value(table.get("base_url")) if isinstance(table, dict) else None
+        if url is None or provider is None:
+            return None
+        headers_path: KeyPath = ("model_providers", provider, "http_headers")
+        return ClientSettings(
+            url, model=text_value(chosen.get("model", data.get("model"))),
+            headers=self.extra_headers(data, headers_path), mode=_header(table.get("http_headers")),
+            key=text_value(table.get("experimental_bearer_token")),
+            key_env=text_value(table.get("env_key")), provider=provider,
+        )
+
     def setup_edits(self, cf: ConfigFile, data: Any, r: RenderInput) -> list[Edit]:
         from kvswitch.edits import Delete, Set
 
@@ -88,6 +110,13 @@ class Codex(RealKind):
 
     def model(self) -> Any:
         return _model()
+
+
+def _header(headers: Any) -> str | None:
+    from kvswitch.kinds.base import MODE_HEADER
+
+    value = headers.get(MODE_HEADER) if isinstance(headers, dict) else None
+    return value if isinstance(value, str) else None
 
 
 @cache

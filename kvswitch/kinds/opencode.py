@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.kinds import register
-from kvswitch.kinds.base import MISSING, KeyPath, RenderInput, get_path
-from kvswitch.kinds.real import PROVIDER_ID, RealKind
+from kvswitch.kinds.base import MISSING, MODE_HEADER, ClientSettings, KeyPath, RenderInput, get_path
+from kvswitch.kinds.real import PROVIDER_ID, RealKind, text_value
 
 if TYPE_CHECKING:
     from kvswitch.document import ConfigFile
@@ -40,6 +40,8 @@ class OpenCode(RealKind):
     schema_file = "opencode-config.schema.json"
     schema_title = "kvswitch: the parts of OpenCode's opencode.json kvswitch writes"
     docs_anchor = "opencode"
+    programs = ("opencode",)
+    packages = ("opencode-ai",)
 
     def default_paths(self, home: Path, xdg: Path, env: Mapping[str, str]) -> tuple[Path, ...]:
         return (xdg / "opencode" / "opencode.json",)
@@ -87,6 +89,28 @@ class OpenCode(RealKind):
 
     def headers_path(self, data: Any) -> KeyPath:
         return (*_OPTIONS, "headers")
+
+    def current(self, data: Any) -> ClientSettings | None:
+        """The provider entry ``model`` (``provider/model``) names; its key may be a
+        ``{env:VAR}`` reference (a ``{file:PATH}`` one is not followed)."""
+        if not isinstance(data, dict):
+            return None
+        provider, slash, model = str(data.get("model", "")).partition("/")
+        options = get_path(data, ("provider", provider, "options")) if slash else MISSING
+        url = text_value(options.get("baseURL")) if isinstance(options, dict) else None
+        if url is None:
+            return None
+        key = options.get("apiKey")
+        env = key[len("{env:"):-1].strip() if isinstance(key, str) and key.startswith("{env:") \
+            and key.endswith("}") else None
+        headers = options.get("headers")
+        mode = headers.get(MODE_HEADER) if isinstance(headers, dict) else None
+        return ClientSettings(
+            url, model=text_value(model), mode=mode if isinstance(mode, str) else None,
+            headers=self.extra_headers(data, ("provider", provider, "options", "headers")),
+            key=None if _is_reference(key) else text_value(key), key_env=env or None,
+            provider=provider,
+        )
 
     def setup_edits(self, cf: ConfigFile, data: Any, r: RenderInput) -> list[Edit]:
         from kvswitch.edits import Delete, Set

@@ -31,6 +31,8 @@ class QwenCode(RealKind):
     schema_file = "qwen-code-settings.schema.json"
     schema_title = "kvswitch: the parts of Qwen Code's settings.json kvswitch writes"
     docs_anchor = "qwen-code"
+    programs = ("qwen",)
+    packages = ("@qwen-code/qwen-code",)
 
     def default_paths(self, home: Path, xdg: Path, env: Mapping[str, str]) -> tuple[Path, ...]:
         return (home / ".qwen" / "settings.json",)

@@ -18,6 +18,7 @@ from kvswitch.kinds.base import (
     MODE_HEADER,
     NEAR_MISS,
     ClientKind,
+    ClientSettings,
     KeyPath,
     ModeDefaults,
     RenderInput,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from kvswitch.document import ConfigFile
     from kvswitch.edits import Edit
 
-__all__ = ["PROVIDER_ID", "RealKind", "client_url", "key_variable"]
+__all__ = ["PROVIDER_ID", "RealKind", "client_url", "key_variable", "text_value"]
 
 PROVIDER_ID = "kvswitch"
 """The id of the provider entry kvswitch adds where a client keeps several (Codex, OpenCode)."""
@@ -104,6 +105,48 @@ class RealKind(ClientKind):
         if not isinstance(headers, dict):
             return [Set(path, {MODE_HEADER: value})]
         return [Set((*path, MODE_HEADER), value)]
+
+    def extra_headers(self, data: Any, path: KeyPath | None = None) -> dict[str, str]:
+        """The headers the file sends (at ``path``, default :meth:`headers_path`), without
+        ``X-Cache-Mode``; values that are not strings are left out."""
+        headers = get_path(data, self.headers_path(data) if path is None else path)
+        if not isinstance(headers, dict):
+            return {}
+        return {str(k): v for k, v in headers.items()
+                if isinstance(v, str) and str(k).lower() != MODE_HEADER.lower()}
+
+    def extra_header_edits(self, cf: ConfigFile, data: Any, want: dict[str, str]) -> list[Edit]:
+        """Edits that make the file (``data``: as edited so far) send each header of
+        ``want``, leaving its other headers alone (names compared without case)."""
+        from kvswitch.edits import Set
+
+        path = self.headers_path(data)
+        headers = get_path(data, path)
+        if not isinstance(headers, dict) or not isinstance(get_path(cf.data, path), dict):
+            # a new headers table: written whole, in one piece (the header edit before made it)
+            merged = {**(headers if isinstance(headers, dict) else {}), **want}
+            return [Set(path, merged)] if merged != headers else []
+        edits: list[Edit] = []
+        for name, value in want.items():
+            have = next((k for k in headers if str(k).lower() == name.lower()), name)
+            if headers.get(have) != value:
+                edits.append(Set((*path, have), value))
+        return edits
+
+    def current(self, data: Any) -> ClientSettings | None:
+        """The endpoint at the kind's own paths (clients with one provider in their file)."""
+        if not isinstance(data, dict):
+            return None
+        url = text_value(get_path(data, self.url_path(data)))
+        if url is None:
+            return None
+        model_path, key_path = self.model_path(data), self.literal_key_path(data)
+        return ClientSettings(
+            url, self.url_has_v1,
+            model=text_value(get_path(data, model_path)) if model_path is not None else None,
+            headers=self.extra_headers(data), mode=self.header(data),
+            key=text_value(get_path(data, key_path)) if key_path is not None else None,
+        )
 
     def setup_edits(self, cf: ConfigFile, data: Any, r: RenderInput) -> list[Edit]:
         """What a profile render writes besides URL, header, model and key (a provider entry
@@ -190,6 +233,10 @@ class RealKind(ClientKind):
             if path is not None and get_path(data, path) != self.model_value(r):
                 edits.append(Set(path, self.model_value(r)))
             edits += self.setup_edits(cf, apply_to_data(cf.data, edits) if edits else cf.data, r)
+            extra: dict[str, str] = dict(getattr(r.profile, "headers", None) or {})
+            if extra:
+                data = apply_to_data(cf.data, edits) if edits else cf.data
+                edits += self.extra_header_edits(cf, data, extra)
         if r.key is not None:
             data = apply_to_data(cf.data, edits) if edits else cf.data
             path = self.key_write_path(data)
@@ -209,6 +256,9 @@ class RealKind(ClientKind):
         path = self.model_path(data)
         if path is not None and get_path(data, path) != self.model_value(r):
             out.append("provider.model")
+        extra: dict[str, str] = dict(getattr(r.profile, "headers", None) or {})
+        if extra and self.extra_header_edits(cf, data, extra):
+            out.append("provider.headers")
         if self.setup_edits(cf, data, r):
             out.append("provider.name")  # the client does not use kvswitch's provider entry
         return out
@@ -217,6 +267,11 @@ class RealKind(ClientKind):
         cf = self.new_file(None)
         edits, _ = self.render(cf, r)
         return cf.doc.apply(edits) if edits else cf.text
+
+
+def text_value(value: Any) -> str | None:
+    """A non-empty string value, stripped; anything else ``None``."""
+    return (value.strip() or None) if isinstance(value, str) else None
 
 
 def _described(data: Any, node: dict[str, Any], root: dict[str, Any]) -> Any:

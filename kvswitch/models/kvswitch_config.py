@@ -83,6 +83,23 @@ class Profile(StrictModel):
     mode_header: bool = Field(
         True, description="Clients that take extra headers send X-Cache-Mode: merged|split."
     )
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra headers the clients send (never a key: keys live in the keyring).",
+    )
+
+    @field_validator("headers")
+    @classmethod
+    def _plain_headers(cls, value: dict[str, str]) -> dict[str, str]:
+        from kvswitch.validate import HEADERS_MAX, header_problem
+
+        if len(value) > HEADERS_MAX:
+            raise ValueError(f"{len(value)} headers (at most {HEADERS_MAX})")
+        for name, text in value.items():
+            problem = header_problem(name, text)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
 
     def mode_url(self, mode: str) -> str:
         """The URL clients use in ``mode``: the mode's own, else ``base_url``."""
@@ -121,6 +138,11 @@ class ClientEntry(StrictModel):
         False, description="Allow writing the key even inside a git work tree (D-7)."
     )
     nudge: Nudge = Field(default_factory=Nudge, description="How the client is told to reload.")
+    mode: CacheMode | None = Field(
+        None,
+        description="This client's own mode, set by a switch of this client alone; a switch of "
+        "every client clears it (none: the config's mode).",
+    )
 
     @field_validator("kind")
     @classmethod
