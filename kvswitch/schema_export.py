@@ -60,7 +60,10 @@ def _type_name(prop: dict[str, Any], root: dict[str, Any]) -> str:
     if kind == "array":
         return f"array of {_type_name(prop.get('items', {}), root)}"
     if kind == "object":
-        return "table of tables" if isinstance(prop.get("additionalProperties"), dict) else "table"
+        extra = prop.get("additionalProperties")
+        if isinstance(extra, dict):
+            return "table of strings" if extra.get("type") == "string" else "table of tables"
+        return "table"
     return str({"integer": "integer", "number": "number", "string": "string", "boolean": "boolean"}.get(kind, kind))
 
 
