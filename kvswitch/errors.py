@@ -13,6 +13,7 @@ Every error the library raises on purpose is a :class:`KvswitchError`::
     ├── CcSwitchError             CC Switch's database cannot be imported (refused; nothing read)
     │   ├── CcSwitchBusyError     CC Switch is writing it right now: try again
     │   └── CcSwitchReadError     it cannot be read at all (also a ReadError)
+    ├── ImportRefusedError        an import found nothing to turn into a profile, or would replace one
     └── FileAccessError           the file system said no
         ├── ReadError             cannot read (missing, permission, not a file, not UTF-8)
         └── WriteError            cannot write (permission, disk full, read-only)

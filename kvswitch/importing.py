@@ -204,10 +204,12 @@ def from_cc_switch(
 ) -> tuple[list[Imported], list[Skipped]]:
     """Profiles from CC Switch's providers (read-only): every provider of the clients
     kvswitch knows, or those of ``app`` / named ``provider`` (its name or id)."""
-    from kvswitch.cc_switch import default_database, provider_settings, read_providers
+    from kvswitch.cc_switch import default_database, provider_settings, read_database
+    from kvswitch.errors import CcSwitchError
 
     path = database or default_database()
-    providers = read_providers(path)
+    db = read_database(path)
+    providers = list(db.providers)
     if app is not None:
         providers = [p for p in providers if p.app == app]
     if provider is not None:
@@ -221,11 +223,16 @@ def from_cc_switch(
             f"{len(providers)} providers match and --profile names one profile; choose one with "
             "--app and --provider", Location(path))
     out: list[Imported] = []
-    skipped: list[Skipped] = []
+    skipped = [Skipped(f"CC Switch row {row.name!r} ({row.app})", row.reason) for row in db.skipped
+               if (app is None or row.app == app) and (provider is None or provider in (row.name, row.id))]
     taken: set[str] = set()
     for p in providers:
         source = f"CC Switch provider {p.name!r} ({p.app})"
-        settings = provider_settings(p)
+        try:
+            settings = provider_settings(p)
+        except CcSwitchError as exc:
+            skipped.append(Skipped(source, exc.message))
+            continue
         if settings is None:
             skipped.append(Skipped(source, "no endpoint kvswitch can use (an app kvswitch has no "
                                    "client for, or a built-in provider)"))

@@ -205,6 +205,8 @@ class ClientKind:
     """``kvswitch init --FLAG PATH`` sets this client up (its file created from the skeleton)."""
     programs: ClassVar[tuple[str, ...]] = ()
     """The client's program names on ``PATH`` (``kvswitch client detect`` looks for them)."""
+    cc_switch_app: ClassVar[str | None] = None
+    """The ``app_type`` CC Switch files this client's providers under (``None``: it has none)."""
     packages: ClassVar[tuple[str, ...]] = ()
     """The npm packages the program comes from (its version is read from their package.json);
     a name ending in ``-`` matches every package it starts (platform builds)."""
@@ -226,6 +228,16 @@ class ClientKind:
     def current(self, data: Any) -> ClientSettings | None:
         """The endpoint the file's client uses now, or ``None`` when it names none of its own
         (a built-in provider, a file not set up)."""
+        return None
+
+    def cc_switch_data(self, settings: dict[str, Any], provider_id: str) -> Any:
+        """The client file a CC Switch provider's ``settings_config`` stands for (what
+        :meth:`current` reads); ``None`` when it names no endpoint (an official login).
+        ``ValueError`` when it cannot be read."""
+        return settings
+
+    def cc_switch_key(self, settings: dict[str, Any]) -> str | None:
+        """A key the provider holds outside the client file's shape (Codex's ``auth``)."""
         return None
 
     # -- the file's parts ----------------------------------------------------------------

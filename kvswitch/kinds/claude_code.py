@@ -43,6 +43,7 @@ class ClaudeCode(RealKind):
     schema_title = "kvswitch: the parts of Claude Code's settings.json kvswitch writes"
     docs_anchor = "claude-code"
     programs = ("claude",)
+    cc_switch_app = "claude"
     packages = ("@anthropic-ai/claude-code",)
 
     def default_paths(self, home: Path, xdg: Path, env: Mapping[str, str]) -> tuple[Path, ...]:

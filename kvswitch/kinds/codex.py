@@ -42,6 +42,7 @@ class Codex(RealKind):
     schema_title = "kvswitch: the parts of Codex's config.toml kvswitch writes"
     docs_anchor = "codex"
     programs = ("codex",)
+    cc_switch_app = "codex"
     packages = ("@openai/codex",)
 
     def default_paths(self, home: Path, xdg: Path, env: Mapping[str, str]) -> tuple[Path, ...]:
@@ -90,6 +91,23 @@ class Codex(RealKind):
             key=text_value(table.get("experimental_bearer_token")),
             key_env=text_value(table.get("env_key")), provider=provider,
         )
+
+    def cc_switch_data(self, settings: dict[str, Any], provider_id: str) -> Any:
+        """CC Switch keeps Codex's ``config.toml`` as text (empty: the official login)."""
+        import tomllib
+
+        config = settings.get("config")
+        if not isinstance(config, str) or not config.strip():
+            return None
+        try:
+            return tomllib.loads(config)
+        except (tomllib.TOMLDecodeError, RecursionError) as exc:
+            raise ValueError(f"its config.toml does not parse ({exc})") from exc
+
+    def cc_switch_key(self, settings: dict[str, Any]) -> str | None:
+        """CC Switch keeps Codex's ``auth.json`` beside it: ``OPENAI_API_KEY``."""
+        auth = settings.get("auth")
+        return text_value(auth.get("OPENAI_API_KEY")) if isinstance(auth, dict) else None
 
     def setup_edits(self, cf: ConfigFile, data: Any, r: RenderInput) -> list[Edit]:
         from kvswitch.edits import Delete, Set

@@ -41,6 +41,7 @@ class OpenCode(RealKind):
     schema_title = "kvswitch: the parts of OpenCode's opencode.json kvswitch writes"
     docs_anchor = "opencode"
     programs = ("opencode",)
+    cc_switch_app = "opencode"
     packages = ("opencode-ai",)
 
     def default_paths(self, home: Path, xdg: Path, env: Mapping[str, str]) -> tuple[Path, ...]:
@@ -111,6 +112,14 @@ class OpenCode(RealKind):
             key=None if _is_reference(key) else text_value(key), key_env=env or None,
             provider=provider,
         )
+
+    def cc_switch_data(self, settings: dict[str, Any], provider_id: str) -> Any:
+        """CC Switch keeps one provider entry: it becomes the file's only provider, its first
+        model the file's model."""
+        models = settings.get("models")
+        first = next(iter(models), "") if isinstance(models, dict) else ""
+        entry = provider_id.replace("/", "_")
+        return {"model": f"{entry}/{first}", "provider": {entry: settings}}
 
     def setup_edits(self, cf: ConfigFile, data: Any, r: RenderInput) -> list[Edit]:
         from kvswitch.edits import Delete, Set
