@@ -10,6 +10,10 @@ virtual X display (Xvfb) with a tray host (trayer), and writes into ``docs/image
   cropped to the panel and the menus;
 - ``tray-notice.png``: Mode ▸ Split chosen in that menu: the success notice as the balloon Qt
   shows by the icon when there is no notification daemon, and the icon in its split shape;
+- ``tray-clients.png``: a second sandbox with Claude Code's and Qwen Code's files registered
+  (``tests/gui/two_clients.py``), Claude Code switched alone to split
+  (``kvswitch switch split --client claude-code``) and Qwen Code's file edited by hand; the
+  app's menu opened at Clients ▸ Claude Code with the keyboard;
 - ``probe-window.png``: the probe window (in this process, Qt on the same display), run by
   base URL against kvswitch's deterministic SSE test server
   (:class:`kvswitch.testing.sse_server.SSEServer`: TTFT 120 ms merged, 200 ms split), twice,
@@ -20,7 +24,8 @@ virtual X display (Xvfb) with a tray host (trayer), and writes into ``docs/image
   ``kvswitch_gui.icons`` (not a screen capture).
 
 Needs Xvfb, trayer, xdotool, ImageMagick and xwininfo (``python3 tests/run.py`` installs them
-as root). Options: ``--out DIR`` (default docs/images), ``--keep`` (keep the sandbox).
+as root). Options: ``--out DIR`` (default docs/images), ``--keep`` (keep the sandbox),
+``--only NAME…`` (make only those: tray, clients, probe, settings, icons).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.gui.two_clients import file_mode, make_two_clients  # noqa: E402
 from tests.helpers.observe import cline_mode, toml_mode, wait_until  # noqa: E402
 from tests.helpers.xdisplay import (  # noqa: E402
     TOOLS,
@@ -50,6 +56,7 @@ from tests.helpers.xdisplay import (  # noqa: E402
 )
 
 MAX_BYTES = 200_000
+SHOTS = ("tray", "clients", "probe", "settings", "icons")
 MARGIN = 10
 
 
@@ -104,6 +111,43 @@ def tray_shots(x: XSession, env: dict[str, str], files: dict[str, Path], out: Pa
         x.screenshot(out / "tray-notice.png", _union([x.panel, *balloon], x.size))
         _saved(out / "tray-notice.png")
         x.key("Escape")
+        if app.close() != 0:
+            raise RuntimeError(f"the app did not quit cleanly; log:\n{app.log()}")
+
+
+def clients_shot(x: XSession, root: Path, out: Path) -> None:
+    """Clients ▸ Claude Code open: one client in a mode of its own, one edited by hand."""
+    import subprocess
+
+    env = {**os.environ, **sandbox_env(root)}
+    (root / "home").mkdir(parents=True, exist_ok=True)
+    files = make_two_clients(env)
+    done = subprocess.run([sys.executable, "-m", "kvswitch", "switch", "split", "--client", "claude-code"],
+                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    if done.returncode != 0 or file_mode(files) != ("split", "merged"):
+        raise RuntimeError(f"switching Claude Code alone failed: {done.stdout}{done.stderr}")
+    qwen = files["qwen"]
+    qwen.write_text(qwen.read_text().replace('"privacy": {', '"ui": {"theme": "GitHub"}, "privacy": {', 1))
+    with TrayApp(x, env=env, log=x.workdir / "app-clients.log") as app:
+        icon = app.wait_icon(60)
+        if not wait_until(lambda: x.icon_mode(icon) == "merged", 60):
+            raise RuntimeError(f"the icon never showed the merged state; app log:\n{app.log()}")
+        x.click(*icon.centre, button=3)
+        if not wait_until(x.popups, 15):
+            raise RuntimeError("no menu after a right click on the icon")
+        x.key("Down", "Down", "Down", "Right")  # Mode, Profile, Clients ▸ (Claude Code ▸ active)
+        if not wait_until(lambda: len(x.popups()) >= 2, 15):
+            raise RuntimeError("the Clients submenu did not open")
+        x.key("Right")  # Claude Code ▸
+        menus = wait_until(lambda: len(x.popups()) >= 3 and x.popups(), 15)
+        if not menus:
+            raise RuntimeError("Claude Code's submenu did not open")
+        x.key("Down")  # Split: the check mark is on it already
+        time.sleep(0.4)  # the highlight settles
+        assert x.panel is not None
+        x.screenshot(out / "tray-clients.png", _union([x.panel, *menus], x.size))
+        _saved(out / "tray-clients.png")
+        x.key("Escape", "Escape", "Escape")
         if app.close() != 0:
             raise RuntimeError(f"the app did not quit cleanly; log:\n{app.log()}")
 
@@ -214,7 +258,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description="Real screenshots of the tray app for docs/gui.md.")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
     ap.add_argument("--keep", action="store_true", help="keep the sandbox and the logs")
+    ap.add_argument("--only", nargs="+", choices=SHOTS, default=list(SHOTS), metavar="NAME",
+                    help=f"make only these: {', '.join(SHOTS)}")
     args = ap.parse_args()
+    only = set(args.only)
     missing = [t for t in TOOLS if shutil.which(t) is None]
     if missing:
         _say(f"missing: {', '.join(missing)} (Debian: python3 tests/run.py as root installs them)")
@@ -229,7 +276,10 @@ def main() -> int:
         _say(f"sandbox: {work / 'sandbox'}")
         with XSession(work / "x", white=True) as x:
             _say(f"Xvfb on {x.display}, trayer docked top right")
-            tray_shots(x, env, files, out)
+            if "tray" in only:
+                tray_shots(x, env, files, out)
+            if "clients" in only:
+                clients_shot(x, work / "clients", out)
             os.environ.update(x.env())
             from PySide6.QtWidgets import QApplication
 
@@ -238,9 +288,12 @@ def main() -> int:
             app = QApplication([sys.argv[0]])
             app.setApplicationName("kvswitch")
             with collecting_on_gui_thread():  # as kvswitch-tray runs: collections on this thread only
-                probe_shot(app, out)
-                settings_shot(app, out)
-                icon_states(out)
+                if "probe" in only:
+                    probe_shot(app, out)
+                if "settings" in only:
+                    settings_shot(app, out)
+                if "icons" in only:
+                    icon_states(out)
                 app.processEvents()
     finally:
         if args.keep:
