@@ -77,6 +77,11 @@ class ClaudeCode(RealKind):
         return ("env", "ANTHROPIC_MODEL")
 
     def literal_key_path(self, data: Any) -> KeyPath | None:
+        """``ANTHROPIC_AUTH_TOKEN`` (a bearer token), or ``ANTHROPIC_API_KEY`` where the file
+        keeps its key there alone: a key written beside it would be sent twice."""
+        env = data.get("env") if isinstance(data, dict) else None
+        if isinstance(env, dict) and "ANTHROPIC_API_KEY" in env and "ANTHROPIC_AUTH_TOKEN" not in env:
+            return ("env", "ANTHROPIC_API_KEY")
         return ("env", "ANTHROPIC_AUTH_TOKEN")
 
     def key_paths(self, data: Any) -> tuple[KeyPath, ...]:
