@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from kvswitch import paths
 from kvswitch_gui.collector import collecting_on_gui_thread
-from kvswitch_gui.tray import NO_WATCH_ENV, TrayController
+from kvswitch_gui.tray import NO_DETECT_ENV, NO_WATCH_ENV, TrayController
 
 __all__ = ["SingleInstance", "main"]
 
@@ -141,7 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with collecting_on_gui_thread():  # never on a worker thread: see kvswitch_gui.collector
         try:
             use_tray = not args.window and QSystemTrayIcon.isSystemTrayAvailable()
-            controller = TrayController(use_tray=use_tray, watch=False if args.no_watch else None)
+            controller = TrayController(use_tray=use_tray, watch=False if args.no_watch else None,
+                                        first_run=os.environ.get(NO_DETECT_ENV) != "1")
             app.setQuitOnLastWindowClosed(not use_tray)
             instance.raise_requested.connect(controller.present)
             controller.quit_requested.connect(app.quit)

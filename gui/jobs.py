@@ -19,33 +19,43 @@ if TYPE_CHECKING:
     from kvswitch.backups import Backup
     from kvswitch.clients import ClientChange
     from kvswitch.config import Config
+    from kvswitch.installed import Installed
     from kvswitch.profile_check import ProfileCheck
     from kvswitch.reload import NudgeResult
     from kvswitch.watch import Watcher, WatchEvent
 
 __all__ = [
+    "DETECT_OFFERED",
     "ClientView",
+    "Detected",
     "KeyInfo",
     "ProfileForm",
     "RestoreOutcome",
     "Snapshot",
     "SwitchOutcome",
     "check_form",
+    "detect",
+    "first_run_offer",
+    "follow_all",
     "key_info",
     "load_form",
     "probe_summary",
+    "register",
     "restore_backup",
     "save_form",
     "snapshot",
     "start_watcher",
     "stop_watcher",
     "store_key",
+    "switch_client",
     "switch_mode",
     "use_profile",
 ]
 
 MENU_BACKUPS = 10
 """Backups listed per client in the Restore menu (newest first)."""
+DETECT_OFFERED = "tray-detect-offered"
+"""The file in kvswitch's state directory that says the tray offered "Detect clients…" once."""
 
 
 # -- the state the tray shows ------------------------------------------------------------
@@ -65,6 +75,12 @@ class ClientView:
     exists: bool
     nudge: str
     backups: tuple[Backup, ...] = ()
+    target: str | None = None
+    """The mode the client is to be in: its own, else every client's."""
+    own_mode: bool = False
+    """Switched alone: it keeps this mode until every client is switched (or it follows all)."""
+    changed_outside: bool = False
+    """The file differs from what kvswitch last wrote there (edited by hand or by its client)."""
 
     @property
     def state(self) -> str:
@@ -80,7 +96,8 @@ class ClientView:
 
     @property
     def title(self) -> str:
-        return f"{self.label} — {self.state}"
+        """``Claude Code — split, in sync``, with `` · changed outside`` when it was."""
+        return f"{self.label} — {self.state}" + (" · changed outside" if self.changed_outside else "")
 
     @property
     def ok(self) -> bool:
@@ -135,15 +152,38 @@ def _brief(exc: Any) -> str:
     return f"{where}: {exc.message}"
 
 
-def _labels(paths: list[tuple[Path, str | None]]) -> list[str]:
-    """Client labels: the entry's name, else the file name (with its folder when two clash)."""
-    names = [name or path.name for path, name in paths]
+def _labels(clients: list[tuple[Path, str | None, str]]) -> list[str]:
+    """Client labels: the entry's name, else its product (``Claude Code``); two unnamed ones
+    of one product get their folders (``Claude Code (work/.claude)``)."""
+    base = [name or product for _, name, product in clients]
     out = []
-    for (path, name), label in zip(paths, names, strict=True):
-        if name is None and names.count(label) > 1:
-            label = f"{path.name} ({path.parent.name})"
+    for i, ((path, name, _), label) in enumerate(zip(clients, base, strict=True)):
+        if name is None and base.count(label) > 1:
+            others = [p for j, (p, _, _) in enumerate(clients) if j != i and base[j] == label]
+            label = f"{label} ({_folder(path, others)})"
         out.append(label)
     return out
+
+
+def _folder(path: Path, others: list[Path]) -> str:
+    """The shortest tail of ``path``'s folder that no path of ``others`` ends its folder with
+    (the whole path when the folders are the same)."""
+    parts = path.parent.parts
+    for n in range(1, len(parts) + 1):
+        tail = parts[-n:]
+        if all(o.parent.parts[-n:] != tail for o in others):
+            return "/".join(tail) if tail[0] != "/" else "/" + "/".join(tail[1:])
+    return str(path)
+
+
+def _product(kind: str) -> str:
+    from kvswitch.errors import KvswitchError
+    from kvswitch.kinds import get_kind
+
+    try:
+        return get_kind(kind).product
+    except (KvswitchError, KeyError, ValueError):
+        return kind
 
 
 def probe_summary(report: Mapping[str, Any]) -> str | None:
@@ -181,14 +221,15 @@ def snapshot() -> Snapshot:
     except KvswitchError as exc:
         return Snapshot(config_path=config_file(), error=_brief(exc), **common)
     entries = {client_path(e): e for e in config.model.clients}
-    labels = _labels([(c.path, c.name) for c in st.clients])
+    # a name that only repeats the kind (as client detect registers them) reads as the product
+    labels = _labels([(c.path, None if c.name == c.kind else c.name, _product(c.kind)) for c in st.clients])
     clients = []
     for c, label in zip(st.clients, labels, strict=True):
         entry = entries.get(c.path)
         clients.append(ClientView(
             c.path, label, c.kind, c.name, c.mode, c.in_sync, tuple(c.drift), c.problem, c.exists,
             entry.nudge.kind if entry is not None else "none",
-            tuple(list_backups(c.path)[:MENU_BACKUPS]),
+            tuple(list_backups(c.path)[:MENU_BACKUPS]), c.target, c.own_mode, c.changed_outside,
         ))
     key_ref = config.model.profiles[st.profile].key if st.profile in config.model.profiles else None
     return Snapshot(st.profile, st.mode, tuple(config.model.profiles), tuple(clients), config.path,
@@ -199,13 +240,16 @@ def snapshot() -> Snapshot:
 
 @dataclass(frozen=True)
 class SwitchOutcome:
-    """A finished mode or profile switch: what changed and how each client was told."""
+    """A finished switch (every client's mode, one client's, a profile): what changed and how
+    each client was told."""
 
-    what: str  # "mode" | "profile"
+    what: str  # "mode" | "profile" | "client" (one client's mode) | "follow" (one client back to all)
     target: str
     changes: tuple[ClientChange, ...]
     nudges: tuple[NudgeResult, ...] = ()
     recovered: str | None = None
+    client: Path | None = None
+    """The client switched alone ("client", "follow")."""
 
     @property
     def changed(self) -> tuple[ClientChange, ...]:
@@ -233,6 +277,30 @@ def switch_mode(mode: str) -> SwitchOutcome:
     return SwitchOutcome("mode", mode, tuple(changes), _nudge(changes), note)
 
 
+def switch_client(mode: str, path: Path) -> SwitchOutcome:
+    """Flip the registered client at ``path`` alone to ``mode``; it keeps the mode as its own
+    while that differs from every client's (kvswitch.toml's mode stays)."""
+    from kvswitch.clients import switch_clients
+    from kvswitch.transaction import recover
+
+    note = recover()
+    changes = switch_clients(mode, only=[str(path)])  # type: ignore[arg-type]  # the menu's modes
+    return SwitchOutcome("client", mode, tuple(changes), _nudge(changes), note, path)
+
+
+def follow_all(path: Path) -> SwitchOutcome:
+    """Put the client at ``path`` back in every client's mode (kvswitch.toml's, read now),
+    clearing its own mode."""
+    from kvswitch.clients import switch_clients
+    from kvswitch.config import read_config
+    from kvswitch.transaction import recover
+
+    note = recover()
+    mode = read_config().model.mode
+    changes = switch_clients(mode, only=[str(path)])
+    return SwitchOutcome("follow", mode, tuple(changes), _nudge(changes), note, path)
+
+
 def use_profile(name: str) -> SwitchOutcome:
     """Make ``name`` the active profile and render it into every client (all or nothing)."""
     from kvswitch.clients import apply_profile
@@ -256,6 +324,68 @@ def restore_backup(path: Path, backup_id: str) -> RestoreOutcome:
 
     chosen, result = restore(path, backup_id)
     return RestoreOutcome(path, chosen.id, result.backup)
+
+
+# -- detecting clients -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Detected:
+    """The real clients looked for on this machine (found or not), in the library's order."""
+
+    clients: tuple[Installed, ...]
+
+    @property
+    def found(self) -> tuple[Installed, ...]:
+        return tuple(c for c in self.clients if c.found)
+
+    @property
+    def candidates(self) -> tuple[Installed, ...]:
+        """Found and not registered yet."""
+        return tuple(c for c in self.clients if c.found and not c.registered)
+
+
+def _config_or_none() -> Config | None:
+    from kvswitch.config import config_file, read_config
+
+    return read_config() if config_file().exists() else None
+
+
+def detect() -> Detected:
+    """``kvswitch client detect``: every real client's file, program and version, and
+    which are registered (an unreadable kvswitch.toml is an error, as on the command line)."""
+    from kvswitch.installed import detect_clients
+
+    return Detected(tuple(detect_clients(_config_or_none())))
+
+
+def register(chosen: tuple[Installed, ...] | list[Installed]) -> list[str]:
+    """Register ``chosen`` (``kvswitch client detect --register`` for those alone); the names
+    registered. The clients' files are not touched."""
+    from kvswitch.installed import register_found
+
+    return register_found(list(chosen))
+
+
+def first_run_offer() -> Detected | None:
+    """What the tray's first start offers to register: the clients detected when none is
+    registered (or there is no kvswitch.toml yet) and at least one is found, once per
+    kvswitch home (remembered in its state directory); ``None`` when there is nothing to offer."""
+    import time
+
+    from kvswitch import paths
+    from kvswitch.io import read_optional, write_private
+
+    marker = paths.dirs().state / DETECT_OFFERED
+    if read_optional(marker) is not None:
+        return None
+    config = _config_or_none()
+    if config is not None and config.model.clients:
+        return None
+    found = detect()
+    if not found.candidates:
+        return None
+    write_private(marker, f"offered {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n".encode())
+    return found
 
 
 # -- the watcher -----------------------------------------------------------------------

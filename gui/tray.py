@@ -6,11 +6,17 @@ arrives while it is open)::
 
     taotoken · merged                      (header, disabled)
     ─────────
-    Mode — merged          ▸  ● Merged / ○ Split
+    Mode — merged          ▸  ● Merged / ○ Split   ("Switch all to …" once a client has its own mode)
     Profile — taotoken     ▸  ● taotoken / ○ local …
-    Clients — all in sync  ▸  settings.json — merged, in sync ▸  Open file
-                                                               Open folder
-                                                               Restore a backup ▸ (newest first)
+    Clients — all in sync  ▸  Claude Code — split, in sync ▸  split, in sync · its own mode   (disabled)
+                              Qwen Code — merged, in sync    changed outside kvswitch        (when it was)
+                              ─────────                      ─────────
+                              Detect clients…                ○ Merged / ● Split  (this client alone)
+                                                             Follow all (merged)             (own mode only)
+                                                             ─────────
+                                                             Open file
+                                                             Open folder
+                                                             Restore a backup ▸ (newest first)
     ─────────
     Run probe…
     Settings…
@@ -50,9 +56,11 @@ from kvswitch_gui.workers import Task, Tasks
 if TYPE_CHECKING:
     from kvswitch.watch import Watcher, WatchEvent
 
-__all__ = ["NO_WATCH_ENV", "Notice", "TrayController"]
+__all__ = ["NO_DETECT_ENV", "NO_WATCH_ENV", "ClientItems", "Notice", "TrayController"]
 
 NO_WATCH_ENV = "KVSWITCH_TRAY_NO_WATCH"
+NO_DETECT_ENV = "KVSWITCH_TRAY_NO_DETECT"
+"""``1``: the app's first start does not offer "Detect clients…"."""
 _PATH_ROLE = Qt.ItemDataRole.UserRole
 NOTICES_KEPT = 50
 EVENT_COALESCE_MS = 300
@@ -68,6 +76,17 @@ _EVENT_TITLES = {
     "drift": "A client drifted",
     "nudged": "Restart to apply",
 }
+
+
+@dataclass(frozen=True)
+class ClientItems:
+    """One client's submenu and the items whose text, check mark or visibility follow its state."""
+
+    menu: QMenu
+    state: QAction
+    outside: QAction
+    modes: dict[str, QAction]
+    follow: QAction
 
 
 @dataclass(frozen=True)
@@ -88,8 +107,11 @@ class TrayController(QObject):
     quit_requested = Signal()
 
     def __init__(self, *, use_tray: bool | None = None, watch: bool | None = None,
-                 parent: QObject | None = None) -> None:
+                 first_run: bool = False, parent: QObject | None = None) -> None:
+        """``first_run``: on start, offer "Detect clients…" when no client is registered and
+        some are found (once per kvswitch home; the app asks for it, tests only when they want it)."""
         super().__init__(parent)
+        self.first_run = first_run
         self.use_tray = QSystemTrayIcon.isSystemTrayAvailable() if use_tray is None else use_tray
         self.watch_wanted = os.environ.get(NO_WATCH_ENV) != "1" if watch is None else watch
         self.snapshot = jobs.Snapshot()
@@ -117,6 +139,7 @@ class TrayController(QObject):
         self._event_timer.timeout.connect(self._flush_events)
         self._settings: QWidget | None = None
         self._key: QWidget | None = None
+        self._detect: Any = None
         self._probe: Any = None
 
         self.menu = QMenu()
@@ -130,6 +153,7 @@ class TrayController(QObject):
         self.profile_actions: dict[str, QAction] = {}
         self.clients_menu: QMenu | None = None
         self.client_menus: dict[Path, QMenu] = {}
+        self.client_items: dict[Path, ClientItems] = {}
         self.actions: dict[str, QAction] = {}
 
         self.tray = QSystemTrayIcon(self)
@@ -155,6 +179,9 @@ class TrayController(QObject):
         self.refresh()
         if self.watch_wanted:
             self.set_watch(True)
+        if self.first_run:
+            self._run(jobs.first_run_offer, on_done=self._on_first_run_offer,
+                      on_error=lambda exc: self.notify("Cannot look for clients", str(exc), error=True))
 
     def shutdown(self) -> None:
         """Stop the watcher, let running work finish, close every window."""
@@ -167,7 +194,7 @@ class TrayController(QObject):
         # (jobs.start_watcher sees the closing flag) or when its queued result arrives
         self._closing_flag.set()
         QThreadPool.globalInstance().waitForDone(15000)
-        for w in (self._settings, self._key, self._probe, self.window):
+        for w in (self._settings, self._key, self._detect, self._probe, self.window):
             if w is not None:
                 w.close()
                 w.deleteLater()
@@ -281,6 +308,7 @@ class TrayController(QObject):
             sub.deleteLater()
         self._submenus = []
         self.mode_actions, self.profile_actions, self.client_menus, self.actions = {}, {}, {}, {}
+        self.client_items = {}
 
         self.header_action = menu.addAction(self._header_text())
         self.header_action.setEnabled(False)
@@ -316,6 +344,7 @@ class TrayController(QObject):
         for client in snap.clients:
             sub = self._submenu(self.clients_menu, client.title)
             self.client_menus[client.path] = sub
+            self.client_items[client.path] = self._client_items(sub, client)
             sub.addAction("Open file").triggered.connect(lambda _=False, p=client.path: self.open_file(p))
             sub.addAction("Open folder").triggered.connect(lambda _=False, p=client.path: self.open_folder(p))
             backups = self._submenu(sub, "Restore a backup")
@@ -329,6 +358,10 @@ class TrayController(QObject):
                 backups.addAction("no backups yet").setEnabled(False)
         if not snap.clients:
             self.clients_menu.addAction("no clients registered").setEnabled(False)
+        self.clients_menu.addSeparator()
+        self.actions["detect"] = self.clients_menu.addAction("Detect clients…")
+        self.actions["detect"].setToolTip("find the clients installed here and choose which kvswitch keeps in step")
+        self.actions["detect"].triggered.connect(self.open_detect)
 
         menu.addSeparator()
         self.actions["probe"] = menu.addAction("Run probe…")
@@ -350,6 +383,40 @@ class TrayController(QObject):
         self._built = snap.structure
         self._update_menu()
 
+    def _client_items(self, sub: QMenu, client: jobs.ClientView) -> ClientItems:
+        """The top of a client's submenu: its state, its own Merged / Split, Follow all."""
+        state = sub.addAction("")
+        state.setEnabled(False)
+        outside = sub.addAction("changed outside kvswitch")
+        outside.setEnabled(False)
+        outside.setToolTip("the file differs from what kvswitch last wrote there: edited by hand or by its client")
+        sub.addSeparator()
+        group = QActionGroup(sub)
+        group.setExclusionPolicy(QActionGroup.ExclusionPolicy.ExclusiveOptional)  # a file may be in no mode
+        modes: dict[str, QAction] = {}
+        for mode, label in (("merged", "Merged"), ("split", "Split")):
+            action = sub.addAction(label)
+            action.setCheckable(True)
+            action.setToolTip(f"switch this client alone to {mode}; the others stay as they are")
+            group.addAction(action)
+            action.triggered.connect(lambda _=False, p=client.path, m=mode: self.switch_client(p, m))
+            modes[mode] = action
+        follow = sub.addAction("Follow all")
+        follow.setToolTip("put it back in every client's mode; later switches of all clients include it again")
+        follow.triggered.connect(lambda _=False, p=client.path: self.follow_all(p))
+        sub.addSeparator()
+        return ClientItems(sub, state, outside, modes, follow)
+
+    def _client_state(self, client: jobs.ClientView) -> str:
+        """The disabled first line of a client's submenu."""
+        return f"{client.state} · its own mode" if client.own_mode else client.state
+
+    def _client_label(self, path: Path | None) -> str:
+        client = next((c for c in self.snapshot.clients if c.path == path), None)
+        if client is not None:
+            return client.label
+        return path.name if path is not None else "the client"
+
     def _submenu(self, parent: QMenu, title: str) -> QMenu:
         sub = QMenu(title, parent)
         parent.addMenu(sub)
@@ -363,9 +430,12 @@ class TrayController(QObject):
         ready = self.loaded and snap.error is None
         if self.header_action is not None:
             self.header_action.setText(self._header_text())
+        own = ready and any(c.own_mode for c in snap.clients)
         if self.mode_menu is not None:
             self.mode_menu.setTitle(f"Mode — {snap.mode}" if ready else "Mode")
             for mode, action in self.mode_actions.items():
+                label = mode.capitalize()
+                action.setText(f"Switch all to {label}" if own else label)  # the clients' own modes too
                 action.setChecked(ready and snap.mode == mode)
                 action.setEnabled(self.busy is None and ready)
         if self.profile_menu is not None:
@@ -378,9 +448,18 @@ class TrayController(QObject):
             summary = "all in sync" if not bad else f"{bad} need{'s' if bad == 1 else ''} attention"
             self.clients_menu.setTitle(f"Clients — {summary}" if snap.clients else "Clients")
             for client in snap.clients:
-                sub = self.client_menus.get(client.path)
-                if sub is not None:
-                    sub.setTitle(client.title)
+                items = self.client_items.get(client.path)
+                if items is None:
+                    continue
+                items.menu.setTitle(client.title)
+                items.state.setText(self._client_state(client))
+                items.outside.setVisible(client.changed_outside)
+                for mode, action in items.modes.items():
+                    action.setChecked(client.exists and client.problem is None and client.mode == mode)
+                    action.setEnabled(self.busy is None and ready)
+                items.follow.setText(f"Follow all ({snap.mode})" if ready else "Follow all")
+                items.follow.setVisible(client.own_mode)
+                items.follow.setEnabled(self.busy is None and ready)
         if "watch" in self.actions:
             self.actions["watch"].setChecked(self.watch_wanted)
 
@@ -398,6 +477,8 @@ class TrayController(QObject):
         w.open_file_button.clicked.connect(lambda: self._with_selected(self.open_file))
         w.open_folder_button.clicked.connect(lambda: self._with_selected(self.open_folder))
         w.restore_menu.aboutToShow.connect(self._fill_window_restore_menu)
+        w.client_mode_menu.aboutToShow.connect(self._fill_window_client_mode_menu)
+        w.detect_button.clicked.connect(self.open_detect)
         w.probe_button.clicked.connect(self.open_probe)
         w.settings_button.clicked.connect(self.open_settings)
         w.key_button.clicked.connect(self.open_key)
@@ -421,6 +502,7 @@ class TrayController(QObject):
         chosen = self.selected_client() is not None
         for b in (w.open_file_button, w.open_folder_button, w.restore_button):
             b.setEnabled(chosen)
+        w.client_mode_button.setEnabled(chosen and self.busy is None)
 
     def _fill_window_restore_menu(self) -> None:
         menu = self.window.restore_menu
@@ -433,6 +515,24 @@ class TrayController(QObject):
         for b in client.backups:
             label = f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(b.created))} · {_size(b.size)}"
             menu.addAction(label).triggered.connect(lambda _=False, p=client.path, i=b.id: self.restore_backup(p, i))
+
+    def _fill_window_client_mode_menu(self) -> None:
+        """The selected client's Merged / Split (this client alone) and Follow all."""
+        menu = self.window.client_mode_menu
+        menu.clear()
+        path = self.selected_client()
+        client = next((c for c in self.snapshot.clients if c.path == path), None)
+        if client is None:
+            menu.addAction("choose a client").setEnabled(False)
+            return
+        for mode in ("merged", "split"):
+            action = menu.addAction(f"{mode.capitalize()} (this client alone)")
+            action.setCheckable(True)
+            action.setChecked(client.exists and client.problem is None and client.mode == mode)
+            action.triggered.connect(lambda _=False, p=client.path, m=mode: self.switch_client(p, m))
+        if client.own_mode:
+            menu.addAction(f"Follow all ({self.snapshot.mode})").triggered.connect(
+                lambda _=False, p=client.path: self.follow_all(p))
 
     def _update_window(self) -> None:
         w = self.window
@@ -457,10 +557,11 @@ class TrayController(QObject):
         selected = self.selected_client()
         w.clients.clear()
         for client in snap.clients:
-            item = QTreeWidgetItem([client.label, client.state])
+            state = self._client_state(client) + (" · changed outside" if client.changed_outside else "")
+            item = QTreeWidgetItem([client.label, state])
             item.setData(0, _PATH_ROLE, str(client.path))
             item.setToolTip(0, str(client.path))
-            item.setToolTip(1, client.state)
+            item.setToolTip(1, state)
             w.clients.addTopLevelItem(item)
             if client.path == selected:
                 w.clients.setCurrentItem(item)
@@ -489,8 +590,18 @@ class TrayController(QObject):
         """Make ``name`` active and render it into every client (all or nothing), in a worker."""
         self._switch("profile", name, jobs.use_profile)
 
-    def _switch(self, what: str, target: str, fn: Callable[[str], Any]) -> None:
-        doing = f"switch to {target}" if what == "mode" else f"profile {target}"
+    def switch_client(self, path: Path, mode: str) -> None:
+        """Flip the client at ``path`` alone to ``mode`` (it keeps it as its own), in a worker."""
+        self._switch("client", mode, jobs.switch_client, path)
+
+    def follow_all(self, path: Path) -> None:
+        """Put the client at ``path`` back in every client's mode, in a worker."""
+        self._switch("follow", self.snapshot.mode or "", jobs.follow_all, path)
+
+    def _switch(self, what: str, target: str, fn: Callable[..., Any], path: Path | None = None) -> None:
+        who = self._client_label(path) if path is not None else ""
+        doing = {"mode": f"switch to {target}", "profile": f"profile {target}",
+                 "client": f"the switch of {who} to {target}", "follow": f"putting {who} back in step"}[what]
         if self.busy is not None:
             self.notify("Please wait", f"{self.busy} is still running; try again in a moment.", error=True)
             self._update_menu()
@@ -499,15 +610,23 @@ class TrayController(QObject):
         self._update_menu()
         if self.window is not None:
             self._update_window()
-        self._run(fn, target, on_done=self._on_switched,
-                  on_error=lambda exc: self._on_switch_failed(what, target, exc))
+        args: tuple[Any, ...] = () if what == "follow" else (target,)
+        if path is not None:
+            args += (path,)
+        self._run(fn, *args, on_done=self._on_switched,
+                  on_error=lambda exc: self._on_switch_failed(what, target, exc, who))
 
     def _on_switched(self, outcome: jobs.SwitchOutcome) -> None:
         self.busy = None
         self.last_failure = None
         changed = outcome.changed
+        who = self._client_label(outcome.client)
         if outcome.what == "mode":
             title = f"Switched to {outcome.target}" if changed else f"Already {outcome.target}"
+        elif outcome.what == "client":
+            title = f"{who} switched to {outcome.target}" if changed else f"{who} already {outcome.target}"
+        elif outcome.what == "follow":
+            title = f"{who} follows all again ({outcome.target})"
         else:
             title = f"Profile {outcome.target} applied"
         lines = []
@@ -515,21 +634,27 @@ class TrayController(QObject):
             for c in changed:
                 how = f"{c.old_mode or 'no mode'} → {c.new_mode}" if c.old_mode != c.new_mode else "updated"
                 key = " (key written, file made 0600)" if c.key_written else ""
-                lines.append(f"{c.name or c.path.name}: {how}{key}")
+                lines.append(f"{self._client_label(c.path)}: {how}{key}")
+        elif outcome.what in ("client", "follow") and outcome.changes:
+            lines.append(f"its file is already {outcome.target}; nothing written to it")
         elif outcome.changes:
             lines.append(f"every client already matches ({outcome.target}); nothing written")
         else:
-            lines.append("no clients are registered (kvswitch client add)")
+            lines.append("no clients are registered (Clients ▸ Detect clients…)")
+        if outcome.what == "client":
+            lines.append(f"the other clients stay as they are; a switch of all clients includes {who} again")
         lines += [n.message for n in outcome.restart]
         if outcome.recovered:
             lines.append(outcome.recovered)
         self.notify(title, "\n".join(lines))
         self.refresh()
 
-    def _on_switch_failed(self, what: str, target: str, exc: BaseException) -> None:
+    def _on_switch_failed(self, what: str, target: str, exc: BaseException, who: str = "") -> None:
         self.busy = None
         self.last_failure = str(exc)
-        title = f"Switch to {target} failed" if what == "mode" else f"Profile {target} not applied"
+        title = {"mode": f"Switch to {target} failed", "profile": f"Profile {target} not applied",
+                 "client": f"Switch of {who} to {target} failed",
+                 "follow": f"{who} not put back in step"}[what]
         self.notify(title, f"{exc}\nNothing was changed.", error=True)
         self._show_state()
         self.refresh()
@@ -680,6 +805,36 @@ class TrayController(QObject):
             self.last_probe = summary
         self.notify("Probe finished", summary or "the report has no timings")
         self._show_state()
+        self.refresh()
+
+    def open_detect(self) -> None:
+        """The clients installed here; register the chosen ones."""
+        from kvswitch_gui.detect_dialog import DetectDialog
+
+        if self._detect is None or not self._detect.isVisible():
+            dialog = DetectDialog()
+            dialog.registered.connect(self._on_clients_registered)
+            self._detect = dialog
+        self._raise(self._detect)
+
+    def _on_first_run_offer(self, found: jobs.Detected | None) -> None:
+        if found is None or self._closing:
+            return
+        from kvswitch_gui.detect_dialog import DetectDialog
+
+        n = len(found.candidates)
+        if self._detect is None or not self._detect.isVisible():  # not one opened from the menu meanwhile
+            self._detect = DetectDialog(found)
+            self._detect.registered.connect(self._on_clients_registered)
+        self._raise(self._detect)
+        self.notify("Clients found", f"{n} client{'s' if n != 1 else ''} installed here "
+                    f"{'are' if n != 1 else 'is'} not kept in step yet: choose which in the window "
+                    "(later: Clients ▸ Detect clients…).")
+
+    def _on_clients_registered(self, names: list[str]) -> None:
+        self.notify("Clients registered", f"{', '.join(names)}: kvswitch keeps them in step from now on "
+                    "(their files are written at the next switch). A profile from one's settings: "
+                    "kvswitch import NAME.")
         self.refresh()
 
     def open_settings(self) -> None:

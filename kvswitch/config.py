@@ -68,7 +68,9 @@ class Config:
         """A profile by name (default, ``None``: the active one; ``""`` is a name, never that)."""
         name = self.model.active_profile if name is None else name
         if name is None:
-            raise ConfigError("no active profile; choose one with: kvswitch profile use NAME", Location(self.path))
+            raise ConfigError("no active profile; choose one with: kvswitch profile use NAME "
+                              "(or make one from a client's settings: kvswitch import CLIENT)",
+                              Location(self.path))
         try:
             return name, self.model.profiles[name]
         except KeyError:
@@ -150,8 +152,26 @@ def _validate(cf: ConfigFile) -> KvswitchConfig:
         raise ConfigValidationError(f"{first.code} {first.message}{more}", first.location, tuple(errors))
     try:
         return KvswitchConfig.model_validate(cf.data)
-    except ValidationError as exc:  # pragma: no cover - check() reports these first
-        raise ConfigValidationError(str(exc), Location(cf.path)) from exc
+    except ValidationError as exc:  # check() reports most first; a field's own rule lands here
+        err = exc.errors(include_url=False, include_input=False, include_context=False)[0]
+        where = tuple(err["loc"])
+        message = str(err["msg"]).removeprefix("Value error, ")
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ConfigValidationError(
+            f"{'.'.join(str(p) for p in where)}: {message}{more}", _located(cf, where)
+        ) from None
+
+
+def _located(cf: ConfigFile, where: tuple[Any, ...]) -> Location:
+    """Where the value at ``where`` (or the nearest table above it that is there) is."""
+    from kvswitch.kinds import MISSING, get_path
+
+    while where and get_path(cf.data, where) is MISSING:
+        where = where[:-1]
+    try:
+        return cf.locate(where)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return Location(cf.path)
 
 
 def read_config(path: Path | None = None) -> Config:

@@ -77,8 +77,14 @@ def _find(menu: QMenu, *labels: str) -> QAction:
 
 
 def _titles(menu: QMenu) -> list[str]:
+    """The clients' submenu titles."""
     clients = _find(menu, "Clients").menu()
-    return [a.text() for a in clients.actions()]
+    return [a.text() for a in clients.actions() if a.menu() is not None]
+
+
+def _shown(menu: QMenu) -> list[str]:
+    """The texts of a menu's visible items (no separators)."""
+    return [a.text() for a in menu.actions() if a.isVisible() and not a.isSeparator()]
 
 
 def _last(c: TrayController) -> Any:
@@ -103,10 +109,11 @@ def test_menu_shows_state_with_check_marks(qtbot: Any, controller: TrayControlle
     assert merged.isCheckable() and merged.isChecked() and not split.isChecked()
     assert merged.actionGroup() is split.actionGroup() and merged.actionGroup().isExclusive()
     assert _find(menu, "Profile", "taotoken").isChecked()
-    assert _titles(menu) == ["settings.json — merged, in sync", "config.toml — merged, in sync"]
-    sub = _find(menu, "Clients", "settings.json").menu()
-    assert [a.text() for a in sub.actions()] == ["Open file", "Open folder", "Restore a backup"]
-    assert [a.text() for a in _find(menu, "Clients", "settings.json", "Restore a backup").menu().actions()] == [
+    assert _titles(menu) == ["Cline (settings.json) — merged, in sync", "CC Switch (config.toml) — merged, in sync"]
+    assert _shown(_find(menu, "Clients").menu())[-1] == "Detect clients…"
+    sub = _find(menu, "Clients", "Cline (settings.json)").menu()
+    assert _shown(sub) == ["merged, in sync", "Merged", "Split", "Open file", "Open folder", "Restore a backup"]
+    assert [a.text() for a in _find(menu, "Clients", "Cline", "Restore a backup").menu().actions()] == [
         "no backups yet"]
     watch = _find(menu, "Watch files")
     assert watch.isCheckable() and not watch.isChecked()
@@ -123,7 +130,7 @@ def test_labels_update_in_place_when_fresh_state_arrives(qtbot: Any, controller:
     controller.refresh()  # what arrives while the menu is open
     qtbot.waitUntil(lambda: controller.idle, timeout=WAIT)
     assert menu.actions()[0] is header and _find(menu, "Clients").menu() is clients  # same items
-    assert _titles(menu)[1] == "config.toml — merged, drifted: cache.chunk_size"
+    assert _titles(menu)[1] == "CC Switch (config.toml) — merged, drifted: cache.chunk_size · changed outside"
     assert _find(menu, "Clients").text() == "Clients — 1 needs attention"
     assert controller.icon_key == ("merged", True)
 
@@ -138,14 +145,15 @@ def test_mode_switch_writes_both_files_and_notifies(qtbot: Any, controller: Tray
                     and 'mode = "split"' in kv_sandbox["ccswitch"].read_text(), timeout=WAIT)
     notice = _wait_notice(qtbot, controller, "Switched to split")
     assert not notice.error
-    assert "settings.json: merged → split" in notice.text and "config.toml: merged → split" in notice.text
+    assert "Cline (settings.json): merged → split" in notice.text
+    assert "CC Switch (config.toml): merged → split" in notice.text
     assert "restart Cline (settings.json) to apply" in notice.text and "restart CC Switch (config.toml) to apply" in notice.text
     assert 'mode = "split"' in kv_sandbox["config"].read_text()
     qtbot.waitUntil(lambda: controller.idle and controller.icon_key == ("split", False), timeout=WAIT)
     menu = _open_menu(qtbot, controller)
     assert _find(menu, "Mode", "Split").isChecked() and not _find(menu, "Mode", "Merged").isChecked()
     assert menu.actions()[0].text() == "taotoken · split"
-    assert _titles(menu) == ["settings.json — split, in sync", "config.toml — split, in sync"]
+    assert _titles(menu) == ["Cline (settings.json) — split, in sync", "CC Switch (config.toml) — split, in sync"]
 
 
 def test_a_failing_switch_writes_nothing_and_says_why(qtbot: Any, controller: TrayController,
@@ -161,7 +169,7 @@ def test_a_failing_switch_writes_nothing_and_says_why(qtbot: Any, controller: Tr
     assert controller.window.status_title.text() == "Switch to split failed"  # the fallback's status line
     menu = _open_menu(qtbot, controller)
     assert _find(menu, "Mode", "Merged").isChecked()  # the check mark went back
-    assert _titles(menu)[1].startswith("config.toml — invalid: ")
+    assert _titles(menu)[1].startswith("CC Switch (config.toml) — invalid: ")
 
 
 def test_second_switch_while_one_runs_is_refused(qtbot: Any, controller: TrayController,
@@ -194,9 +202,10 @@ def test_clients_titles_show_drift_after_an_outside_edit(qtbot: Any, controller:
     cline = kv_sandbox["cline"]
     cline.write_text(cline.read_text().replace('"chunkSize": 512', '"chunkSize": 1024'))
     menu = _open_menu(qtbot, controller)
-    assert _titles(menu) == ["settings.json — merged, drifted: cache.chunk_size", "config.toml — merged, in sync"]
+    assert _titles(menu) == ["Cline (settings.json) — merged, drifted: cache.chunk_size · changed outside",
+                             "CC Switch (config.toml) — merged, in sync"]
     assert controller.icon_key == ("merged", True)
-    assert "settings.json: merged, drifted: cache.chunk_size" in controller.tooltip()
+    assert "Cline (settings.json): merged, drifted: cache.chunk_size" in controller.tooltip()
 
 
 def test_restore_a_backup_from_the_menu(qtbot: Any, controller: TrayController,
@@ -204,7 +213,7 @@ def test_restore_a_backup_from_the_menu(qtbot: Any, controller: TrayController,
     original = kv_sandbox["cline"].read_bytes()
     _run_cli("switch", "split")
     menu = _open_menu(qtbot, controller)
-    restore = _find(menu, "Clients", "settings.json", "Restore a backup").menu()
+    restore = _find(menu, "Clients", "Cline", "Restore a backup").menu()
     (backup,) = restore.actions()
     assert backup.data() and backup.isEnabled()
     backup.trigger()
@@ -213,8 +222,8 @@ def test_restore_a_backup_from_the_menu(qtbot: Any, controller: TrayController,
     assert kv_sandbox["cline"].read_bytes() == original
     qtbot.waitUntil(lambda: controller.idle, timeout=WAIT)
     menu = _open_menu(qtbot, controller)
-    assert _titles(menu)[0].startswith("settings.json — merged, drifted")  # config still says split
-    assert len(_find(menu, "Clients", "settings.json", "Restore a backup").menu().actions()) == 2
+    assert _titles(menu)[0].startswith("Cline (settings.json) — merged, drifted")  # config still says split
+    assert len(_find(menu, "Clients", "Cline", "Restore a backup").menu().actions()) == 2
 
 
 # -- the other actions -----------------------------------------------------------------------------
@@ -234,8 +243,8 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_open_file_folder_and_log(qtbot: Any, controller: TrayController, kv_sandbox: dict[str, Path],
                                   opened: list[str]) -> None:
     menu = _open_menu(qtbot, controller)
-    _find(menu, "Clients", "config.toml", "Open file").trigger()
-    _find(menu, "Clients", "config.toml", "Open folder").trigger()
+    _find(menu, "Clients", "CC Switch", "Open file").trigger()
+    _find(menu, "Clients", "CC Switch", "Open folder").trigger()
     assert opened == [str(kv_sandbox["ccswitch"]), str(kv_sandbox["ccswitch"].parent)]
     _find(menu, "Open log").trigger()
     assert _last(controller).title == "No log yet" and len(opened) == 2
@@ -249,7 +258,7 @@ def test_open_file_folder_and_log(qtbot: Any, controller: TrayController, kv_san
 def test_open_failure_is_a_notice(qtbot: Any, controller: TrayController, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(lambda url: False))
     menu = _open_menu(qtbot, controller)
-    _find(menu, "Clients", "settings.json", "Open file").trigger()
+    _find(menu, "Clients", "Cline", "Open file").trigger()
     assert _last(controller).error and _last(controller).title == "Cannot open the file"
 
 
