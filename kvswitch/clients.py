@@ -281,7 +281,9 @@ def commit_plan(plan: ClientPlan, extra: list[Any] | None = None) -> list[Client
     results = {r.path: r for r in commit_all(writes)}
     for path in plan.rendered:
         forget_file(path)  # values remembered under another profile must not come back
-    record_writes([w.path for w in writes])
+    # the bytes written, where no save was re-applied: a save just after must not pass for ours
+    record_writes([w.path for w in writes],
+                  {w.path: w.data for w in writes if w.path in results and not results[w.path].reapplied})
     return [
         ClientChange(c.path, c.kind, c.old_mode, c.new_mode, c.changed, c.diff,
                      results[c.path].backup if c.path in results else None, c.key_written, c.nudge, c.name)
@@ -483,6 +485,8 @@ def status() -> Status:
             common["changed_outside"] = changed_since_written(path, raw)
             cf = parse_config(raw, entry.kind, path)
         except KvswitchError as exc:
+            if not (path.exists() or path.is_symlink()):  # removed since kvswitch wrote it
+                common["changed_outside"] = changed_since_written(path, None)
             out.append(ClientStatus(exists=path.exists(), problem=str(exc), **common))
             continue
         kind = kind_of(cf)
@@ -528,5 +532,5 @@ def _restore(path: Path, backup_id: str | None) -> tuple[Backup, WriteResult]:
             raise KvswitchError("every backup equals the file as it is now; nothing to restore", Location(path))
     data = chosen.path.read_bytes()
     result = atomic_write(path, data, expected=current if current is not None else b"")
-    record_writes([path])
+    record_writes([path], {path: data})
     return chosen, result

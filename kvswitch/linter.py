@@ -94,5 +94,9 @@ def fix(path: Path | str, kind: FileKind | None = None, *, git: bool = True) -> 
         return fixed_text(cf2, [d for d in res2.diagnostics if d.fix is not None]).encode("utf-8")
 
     written = atomic_write(path, new.encode("utf-8"), expected=raw, rebuild=rebuild)
+    if written.changed:
+        from kvswitch.state import record_writes
+
+        record_writes([path], None if written.reapplied else {path: new.encode("utf-8")}, known_only=True)
     after = lint_text(read_bytes(path), cf.kind, path, git=git)[1]
     return FixResult(path, written.changed, fixable, after.diagnostics, written.backup)

@@ -312,7 +312,7 @@ _KNOWN_PREFIX = re.compile(
     r"|^AKIA[A-Z0-9]{12,}$|^AIza[A-Za-z0-9_\-]{20,}$"
 )
 _GENERIC = re.compile(r"^[A-Za-z0-9_\-]{24,}$|^[A-Za-z0-9+/]{30,}={0,2}$")
-_TOKEN = re.compile(r"""[^\s'"`,;()<>\[\]{}]+""")
+_TOKEN = re.compile(r"""[^\s'"`,;()<>\[\]{}\x00-\x1f\x7f]+""")  # a control character ends a word
 _AUTH = re.compile(r"(?i:\bbearer)\s+[^\s'\"`,;]{8,}|\bBasic\s+[A-Za-z0-9+/]{12,}={0,2}")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -126,9 +127,14 @@ def forget(file: Path, key_paths: list[tuple[str | int, ...]]) -> None:
 _WRITES = "writes.json"
 
 
-def record_writes(files: list[Path]) -> None:
-    """Note when kvswitch last wrote each file and what it wrote (its digest, read back
-    just after the write), for ``kvswitch status`` and the tray."""
+def record_writes(
+    files: Sequence[Path], written: Mapping[Path, bytes] | None = None, *, known_only: bool = False
+) -> None:
+    """Note when kvswitch last wrote each file and what it wrote (its digest), for
+    ``kvswitch status`` and the tray. ``written``: the bytes kvswitch put in a file, where
+    known (a save that lands just after the write must not pass for kvswitch's own); other
+    files are read back. ``known_only``: only files kvswitch already keeps a record of (a
+    switch of files named on the command line, a lint fix)."""
     import hashlib
     import time
 
@@ -139,15 +145,21 @@ def record_writes(files: list[Path]) -> None:
         return
     data = _writes()
     now = time.time()
-    for file in files:
-        try:
-            raw = read_optional(file)
-        except (OSError, KvswitchError):
-            raw = None
+    todo = [f for f in files if not known_only or os.path.realpath(f) in data]
+    if not todo:
+        return
+    for file in todo:
+        real = os.path.realpath(file)
+        raw = (written or {}).get(file)
+        if raw is None:
+            try:
+                raw = read_optional(file)
+            except (OSError, KvswitchError):
+                raw = None
         entry: dict[str, Any] = {"at": now}
         if raw is not None:
             entry["sha256"] = hashlib.sha256(raw).hexdigest()
-        data[os.path.realpath(file)] = entry
+        data[real] = entry
     write_private(paths.dirs().state / _WRITES, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
 
 

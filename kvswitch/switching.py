@@ -251,6 +251,12 @@ def _switch_files(
         remember(path, plan.remember)
         writes.append(FileWrite(path, new_text.encode("utf-8"), cf.raw, rebuild_for(cf.kind, path, dflt)))
     written = {w.path: w for w in commit_all(writes)} if writes else {}
+    if written:
+        from kvswitch.state import record_writes
+
+        # a file kvswitch keeps a record of (a registered client) is not "changed outside" now
+        record_writes(list(written), {w.path: w.data for w in writes if not written[w.path].reapplied},
+                      known_only=True)
     final = []
     for res, (_, plan, _) in zip(results, outcomes, strict=True):
         w = written.get(res.path)

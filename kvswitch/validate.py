@@ -311,6 +311,12 @@ def header_problem(name: str, value: str) -> str | None:
                 "never in its config (kvswitch key set PROFILE)")
     if any(unicodedata.category(ch) in _NOT_TEXT for ch in value) or len(value) > _TEXT_MAX:
         return f"header {name}: its value has a line break or control character, or is too long"
+    from kvswitch.redact import looks_like_key
+
+    if looks_like_key(value) or any(looks_like_key(w) for w in re.split(r"[\s=:,;&'\"]+", value)):
+        # kvswitch's config never holds a key in plain text (D-7); the value is never echoed
+        return (f"header {name}: its value looks like an API key; kvswitch keeps keys in the "
+                "keyring, never in its config (kvswitch key set PROFILE)")
     return None
 
 

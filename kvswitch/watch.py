@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from kvswitch.config import Config
     from kvswitch.diagnostics import Diagnostic
     from kvswitch.document import ConfigFile
+    from kvswitch.edits import Edit
     from kvswitch.models import ClientEntry
     from kvswitch.reload import NudgeResult
 
@@ -578,7 +579,7 @@ class Watcher:
         atomic_write(target.path, new, expected=cf.raw)
         from kvswitch.state import record_writes
 
-        record_writes([target.path])
+        record_writes([target.path], {target.path: new})
         target.seen = _digest(new)
         what = "; ".join(d.fix.description for d in fixable if d.fix is not None)
         self._emit(WatchEvent("fixed", target.path, what, tuple(fixable), (), (target.path,)))
@@ -589,7 +590,7 @@ class Watcher:
                entry: ClientEntry | None = None) -> None:
         from kvswitch.clients import ClientPlan, commit_plan, plan_clients
         from kvswitch.config import edited_text, read_config_text
-        from kvswitch.edits import Set
+        from kvswitch.edits import Delete, Set
         from kvswitch.kinds import MISSING, get_path, kind_of
         from kvswitch.kinds.own_config import profile_fields
         from kvswitch.render import mode_defaults
@@ -599,7 +600,8 @@ class Watcher:
         fmap = kind.fields(cf.data)
         pmap = profile_fields(name)
         _, profile = config.profile(name)
-        edits = []
+        edits: list[Edit] = []
+        own_note = ""
         for f in OWNED_FIELDS:
             if f == "cache.mode":  # a real client's mode is its URL and header
                 value = kind.file_mode(cf, mode_defaults(profile))
@@ -613,9 +615,15 @@ class Watcher:
                 if value == current:
                     continue
             if f == "cache.mode" and entry is not None and entry.mode is not None:
-                # a client with a mode of its own: the hand flip is its own mode now
+                # a client with a mode of its own: the hand flip is its own mode now (none when
+                # it is the config's again, as after kvswitch switch MODE --client)
                 i = next(i for i, e in enumerate(config.model.clients) if e is entry)
-                edits.append(Set(("clients", i, "mode"), value))
+                if value == config.model.mode:
+                    edits.append(Delete(("clients", i, "mode")))
+                    own_note = "it follows the config's mode again"
+                elif value != entry.mode:
+                    edits.append(Set(("clients", i, "mode"), value))
+                    own_note = f"its own mode is {value} now"
             elif get_path(config.file.data, pmap[f]) != value:
                 edits.append(Set(pmap[f], value))
         text = edited_text(config, edits) if edits else config.file.text
@@ -635,8 +643,10 @@ class Watcher:
         with self._expecting([*plan.writes, *extra]):
             commit_plan(plan, extra)
         written = [w.path for w in others.writes]
-        adopted = ", ".join(f"{e.path[-1]} = {e.value!r}" for e in edits) or "nothing new"
-        self._emit(WatchEvent("adopted", target.path, f"took {adopted} into profile {name}{note}",
+        adopted = ", ".join(f"{e.path[-1]} = {e.value!r}" for e in edits
+                            if isinstance(e, Set) and e.path[0] != "clients")
+        said = "; ".join(filter(None, [f"took {adopted} into profile {name}" if adopted else "", own_note]))
+        self._emit(WatchEvent("adopted", target.path, f"{said or f'took nothing new into profile {name}'}{note}",
                               written=(config.path,) if edits else ()))
         if written:
             told = [self._targets[os.path.realpath(p)] for p in written]

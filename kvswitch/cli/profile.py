@@ -59,6 +59,14 @@ def _field_options(p: argparse.ArgumentParser) -> None:
                         help="clients send no X-Cache-Mode header: the mode is only its URL")
 
 
+def _header_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--header", dest="headers", action="append", metavar="NAME=VALUE", default=[],
+                   help="an extra header the real clients send (repeatable); never a key: "
+                   "credential headers are refused")
+    p.add_argument("--no-header", dest="no_headers", action="append", metavar="NAME", default=[],
+                   help="stop sending this extra header (repeatable)")
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("profile", help="list, show, choose and edit profiles",
                        description="Profiles: a backend (base URL, model, key reference) and both modes' settings.")
@@ -76,10 +84,14 @@ def register(sub: Any) -> None:
     add.add_argument("name")
     add.add_argument("--preset", help="one of: kvswitch presets (see kvswitch init --help)")
     _field_options(add)
+    add.add_argument("--header", dest="headers", action="append", metavar="NAME=VALUE", default=[],
+                     help="an extra header the real clients send (repeatable); never a key: "
+                     "credential headers are refused")
     add.set_defaults(func=_add)
     edit = ps.add_parser("edit", help="change fields of a profile (re-render with: kvswitch profile use)")
     edit.add_argument("name")
     _field_options(edit)
+    _header_options(edit)
     edit.set_defaults(func=_edit)
     rm = ps.add_parser("remove", help="remove a profile (not the active one) and its stored key")
     rm.add_argument("name")
@@ -276,6 +288,9 @@ def _add(args: argparse.Namespace) -> int:
         for part in path[:-1]:
             target = target.setdefault(part, {})
         target[path[-1]] = value
+    headers, _ = _headers(args, args.name, {})
+    if headers:
+        data["headers"] = headers
     profile = validated_profile(data)
     edit_config([Set(("profiles", args.name), profile_table(profile))], config)
     print(f"added profile {args.name} ({profile.base_url}); make it active with: kvswitch profile use {args.name}")
@@ -287,12 +302,19 @@ def _edit(args: argparse.Namespace) -> int:
     from kvswitch.edits import Set
 
     config = read_config()
-    name, _ = config.profile(args.name)
+    name, prof = config.profile(args.name)
     changes = _collect(args)
-    if not changes:
-        print("kvswitch: nothing to change (give --FIELD VALUE options)", file=sys.stderr)
+    header_edits, dropped = _header_edits(args, name, prof.headers)
+    if not changes and not header_edits:
+        print("kvswitch: nothing to change (give --FIELD VALUE or --header NAME=VALUE options)",
+              file=sys.stderr)
         return 2
-    edit_config([Set(("profiles", name, *path), value) for path, value in changes.items()], config)
+    edit_config([*(Set(("profiles", name, *path), value) for path, value in changes.items()),
+                 *header_edits], config)
+    if dropped:
+        print(f"kvswitch: note: the clients' files keep {', '.join(dropped)} until you remove "
+              "it there (kvswitch writes a profile's headers, it never removes a client's)",
+              file=sys.stderr)
     from kvswitch.validate import shell_word, show_name
 
     active = name == config.model.active_profile
@@ -300,6 +322,53 @@ def _edit(args: argparse.Namespace) -> int:
     hint = f" (render it into the clients with: {use})" if active else ""
     print(f"profile {show_name(name)} updated{hint}")
     return 0
+
+
+def _headers(args: argparse.Namespace, name: str, have: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """``have`` with ``--header``/``--no-header`` applied (names matched without case), and
+    the names removed. A bad header is a usage error that never shows its value."""
+    from kvswitch.cli._handler import UsageError
+    from kvswitch.validate import header_problem, show
+
+    headers = dict(have)
+
+    def spelled(header: str) -> str | None:
+        return next((k for k in headers if k.lower() == header.lower()), None)
+
+    for raw in getattr(args, "headers", None) or []:
+        header, eq, value = raw.partition("=")
+        header, value = header.strip(), value.strip()
+        if not eq or not header:
+            raise UsageError(f"--header: give NAME=VALUE (got {'no =' if not eq else 'no name'})")
+        problem = header_problem(header, value)
+        if problem is not None:
+            raise UsageError(f"--header: {problem}")
+        headers[spelled(header) or header] = value
+    dropped = []
+    for header in getattr(args, "no_headers", None) or []:
+        old = spelled(header)
+        if old is None:
+            raise UsageError(f"--no-header: profile {show(name)} sends no header {show(header)}")
+        del headers[old]
+        dropped.append(old)
+    return headers, dropped
+
+
+def _header_edits(args: argparse.Namespace, name: str, have: dict[str, str]) -> tuple[list[Any], list[str]]:
+    """The config edits of ``--header``/``--no-header``, and the names removed."""
+    from kvswitch.edits import Delete, Set
+
+    headers, dropped = _headers(args, name, have)
+    if headers == have:
+        return [], dropped
+    table = ("profiles", name, "headers")
+    if not headers:
+        return [Delete(table)], dropped
+    if not have:
+        return [Set(table, headers)], dropped
+    edits: list[Any] = [Delete((*table, k)) for k in have if k not in headers]
+    edits += [Set((*table, k), v) for k, v in headers.items() if have.get(k) != v]
+    return edits, dropped
 
 
 def _remove(args: argparse.Namespace) -> int:
@@ -364,6 +433,8 @@ def _client_list(args: argparse.Namespace) -> int:
             flags.append("no-key")
         if entry.allow_key_in_repo:
             flags.append("key-in-repo-allowed")
+        if entry.mode is not None:
+            flags.append(f"own mode {entry.mode}")
         print(f"{client_path(entry)}  ({', '.join(flags)})")
     return 0
 

@@ -95,10 +95,14 @@ class Profile(StrictModel):
 
         if len(value) > HEADERS_MAX:
             raise ValueError(f"{len(value)} headers (at most {HEADERS_MAX})")
+        seen: set[str] = set()
         for name, text in value.items():
             problem = header_problem(name, text)
             if problem is not None:
                 raise ValueError(problem)
+            if name.lower() in seen:  # HTTP header names are case-insensitive: one would be lost
+                raise ValueError(f"header {name} is given twice (header names ignore case)")
+            seen.add(name.lower())
         return value
 
     def mode_url(self, mode: str) -> str:
