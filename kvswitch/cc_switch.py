@@ -197,20 +197,10 @@ def provider_settings(p: CcSwitchProvider) -> ClientSettings | None:
 def _probe(path: Path) -> bytes:
     """The first 100 bytes of ``path``, after proving it is a non-empty regular SQLite file
     (opened without blocking: a FIFO or a device is refused, never waited on)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd, st = _open_regular(path, missing=(
+        "no CC Switch database here (no such file); CC Switch keeps it in "
+        "~/.cc-switch/cc-switch.db, and --db names another"))
     try:
-        fd = os.open(path, flags)
-    except FileNotFoundError as exc:
-        raise CcSwitchReadError(
-            "no CC Switch database here (no such file); CC Switch keeps it in "
-            "~/.cc-switch/cc-switch.db, and --db names another", Location(path),
-        ) from exc
-    except OSError as exc:
-        raise CcSwitchReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CcSwitchReadError(f"{_not_regular(st.st_mode)}, not a database file", Location(path))
         if st.st_size == 0:
             raise CcSwitchReadError("is empty, not a SQLite database", Location(path))
         header = os.read(fd, 100)
@@ -224,6 +214,26 @@ def _probe(path: Path) -> bytes:
             Location(path),
         )
     return header
+
+
+def _open_regular(path: Path, *, missing: str | None = None) -> tuple[int, os.stat_result]:
+    """``path`` opened without blocking, and its status, when it is a regular file (a FIFO or
+    a device is refused, never waited on); ``missing``: the message for no such file."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError as exc:
+        raise CcSwitchReadError(missing or f"cannot read: {_why(exc)}", Location(path)) from exc
+    except OSError as exc:
+        raise CcSwitchReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CcSwitchReadError(f"{_not_regular(st.st_mode)}, not a database file", Location(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
 
 
 def _open_read_only(path: Path, timeout: float) -> sqlite3.Connection:
@@ -330,19 +340,13 @@ def _checksum(data: bytes, big: bool, sums: tuple[int, int]) -> tuple[int, int]:
 
 
 def _read_all(path: Path, *, missing_ok: bool = False) -> bytes:
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
-    except FileNotFoundError as exc:
-        if missing_ok:
-            return b""
-        raise CcSwitchReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
-    except OSError as exc:
-        raise CcSwitchReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
+        fd, st = _open_regular(path)
+    except CcSwitchReadError as exc:
+        if missing_ok and isinstance(exc.__cause__, FileNotFoundError):
+            return b""  # no write-ahead log (now): nothing to apply
+        raise
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CcSwitchReadError(f"{_not_regular(st.st_mode)}, not a database file", Location(path))
         if st.st_size > _MAX_SNAPSHOT:
             raise CcSwitchReadError(
                 f"too large to read safely while CC Switch may be using it ({st.st_size >> 20} MiB "
