@@ -709,8 +709,10 @@ class Watcher:
 
         def tell() -> None:
             nudges = self._nudge(told) if told else ()
+            own = sum(1 for p in written if (e := plan.entries.get(p)) is not None and e.mode is not None)
+            mode = f"mode {config.model.mode}" + (f" ({own} in their own mode)" if own else "")
             self._emit(WatchEvent("propagated", cf.path, f"config changed: {len(written)} client(s) brought to "
-                                  f"profile {name}, mode {config.model.mode}", nudges=nudges, written=tuple(written)))
+                                  f"profile {name}, {mode}", nudges=nudges, written=tuple(written)))
 
         self._later.append(tell)
 

@@ -242,6 +242,15 @@ def test_paths_and_client_together_are_a_usage_error() -> None:
     assert _snapshot(files) == before
 
 
+def test_kind_without_paths_is_a_usage_error() -> None:
+    """--kind names the kind of PATHs; a registered client's kind is in its entry."""
+    files = _three()
+    before = _snapshot(files)
+    result = cli("switch", "split", "--kind", "codex")
+    assert result.rc == 2 and "--kind goes with PATHs" in result.err
+    assert _snapshot(files) == before
+
+
 def test_a_dry_run_of_one_client_shows_its_diff_and_writes_nothing() -> None:
     files = _three()
     before = _snapshot(files)

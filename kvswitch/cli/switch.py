@@ -40,10 +40,11 @@ def run(args: argparse.Namespace) -> int:
     from kvswitch.cli._handler import recover_first
     from kvswitch.cli.reporters import applied_lines, change_lines, running_warnings
 
-    if args.paths and args.only:
+    if (args.paths and args.only) or (args.kind and not args.paths):
         from kvswitch.cli._handler import UsageError
 
-        raise UsageError("give PATHs or --client, not both")
+        raise UsageError("give PATHs or --client, not both" if args.only and args.paths
+                         else "--kind goes with PATHs (a registered client's kind is in its entry)")
     if not args.dry_run:
         recover_first()
     nudges: tuple[Any, ...] = ()

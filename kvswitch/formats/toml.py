@@ -386,8 +386,8 @@ class TomlDocument:
         except (TOMLKitError, KeyError, IndexError, TypeError) as exc:
             raise ValueError(f"{_show(edits[0].path) if edits else 'edit'}: cannot apply: {exc}") from exc
         out = _space_new_tables(out)
-        if _BLANK_END.search(out) and not _BLANK_END.search(source):
-            out = out[: out.rindex("\n")]  # the blank line we added after a new table ended up last
+        while _BLANK_END.search(out) and not _BLANK_END.search(source):
+            out = out[: out.rindex("\n")]  # the blank lines we added after new tables ended up last
             out = out.removesuffix("\r")
         if _crlf_only(source):
             out = _LONE_LF.sub("\r\n", out)  # a pure CRLF file stays CRLF everywhere
