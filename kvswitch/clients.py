@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from kvswitch.models import ClientEntry, Profile
 
 __all__ = [
+    "NO_PROFILE",
     "ClientChange",
     "ClientPlan",
     "ClientStatus",
@@ -460,8 +461,14 @@ class Status:
         return all(c.in_sync for c in self.clients)
 
 
+NO_PROFILE = "profile"
+"""The drift a client shows while the config has no active profile to compare it with."""
+
+
 def status() -> Status:
-    """Where every registered client stands against the active profile and mode."""
+    """Where every registered client stands against the active profile and mode. Without an
+    active profile (a config ``client detect --register`` wrote), each client's mode is what
+    its file says by itself, and its drift is :data:`NO_PROFILE`."""
     from kvswitch.backups import list_backups
     from kvswitch.io import read_bytes
     from kvswitch.kinds import get_path, kind_of
@@ -470,7 +477,10 @@ def status() -> Status:
     from kvswitch.state import changed_since_written, last_write
 
     config = read_config()
-    name, profile = config.profile()
+    name: str | None = None
+    profile: Profile | None = None
+    if config.model.active_profile is not None:
+        name, profile = config.profile()
     out = []
     for entry in config.model.clients:
         path = client_path(entry)
@@ -490,10 +500,10 @@ def status() -> Status:
             out.append(ClientStatus(exists=path.exists(), problem=str(exc), **common))
             continue
         kind = kind_of(cf)
-        file_mode = kind.file_mode(cf, mode_defaults(profile))
+        file_mode = kind.file_mode(cf, mode_defaults(profile) if profile is not None else None)
         key_path = kind.fields(cf.data).get("provider.api_key")  # kvswitch's key, not another provider's
         key = get_path(cf.data, key_path) if key_path is not None else None
-        fields = drift(cf, profile, mode, name=name)
+        fields = drift(cf, profile, mode, name=name) if profile is not None and name else [NO_PROFILE]
         out.append(
             ClientStatus(
                 exists=True, mode=file_mode,

@@ -246,3 +246,20 @@ def test_an_endpoint_with_credentials_is_shown_redacted(sandbox: Path, bare_path
     r = cli("client", "detect")
     assert "hunter2secret" not in r.out and "zz-secret" not in r.out
     assert "h:1/v1" in r.out
+
+
+def test_status_without_a_profile_lists_the_registered_clients(sandbox: Path, bare_path: Path) -> None:
+    """A config client detect wrote (clients only): status lists them, says how to get a
+    profile, and exits 1 (nothing can be in sync yet); switch refuses clearly."""
+    (sandbox / ".qwen").mkdir()
+    shutil.copyfile(FIXTURES / "qwen-settings.json", sandbox / ".qwen" / "settings.json")
+    assert cli("client", "detect", "--register").rc == 0
+    r = cli("status")
+    assert r.rc == 1, r.err
+    assert "no active profile" in r.out and "kvswitch import CLIENT" in r.out
+    assert "qwen" in r.out and "no profile to compare with" in r.out
+    assert "sk-import-qwen-5e6f7a8b9c" not in r.out  # masked
+    out = json.loads(cli("status", "--format", "json").out)
+    assert out["profile"] is None and out["clients"][0]["drift"] == ["profile"]
+    r = cli("switch", "split")
+    assert r.rc == 1 and "kvswitch import CLIENT" in r.err

@@ -62,11 +62,17 @@ def _status(args: argparse.Namespace) -> int:
     else:
         from kvswitch.validate import show_name
 
-        print(f"profile {show_name(st.profile or '')} · mode {st.mode}  ({st.config})")
+        if st.profile is None:
+            print(f"no active profile · mode {st.mode}  ({st.config})")
+            print("  make one from a client's settings: kvswitch import CLIENT "
+                  "(or choose one: kvswitch profile use NAME)")
+        else:
+            print(f"profile {show_name(st.profile)} · mode {st.mode}  ({st.config})")
         if not st.clients:
             print("no clients registered (kvswitch client add PATH)")
         for c in st.clients:
-            state = "in sync" if c.in_sync else ("PROBLEM" if c.problem else "drifted: " + ", ".join(c.drift))
+            state = "in sync" if c.in_sync else ("PROBLEM" if c.problem else "no profile to compare with"
+                                                 if st.profile is None else "drifted: " + ", ".join(c.drift))
             own = f" (its own mode: {c.target})" if c.own_mode else ""
             print(f"- {c.path} [{c.kind}] mode {c.mode or '?'}{own} · {state}")
             if c.changed_outside:
