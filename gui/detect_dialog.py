@@ -5,6 +5,11 @@ settings file (there, or "not there yet"), its program on PATH and version, and 
 registered. A found client not registered yet has a check box (checked); **Register selected**
 registers the checked ones in a worker (``kvswitch client detect --register`` for those alone)
 and reads the list again. Nothing is written to the clients' files.
+
+A found client whose file names an endpoint of its own can become a profile: select its row,
+then **Make a profile from CLIENT** (``kvswitch import KIND``, in a worker; the key the file
+holds goes into the keyring only with **Store the key it holds in the keyring** checked).
+A refusal is shown in the message line, with nothing written.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
@@ -34,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["DetectDialog"]
 
 COLUMNS = ("Client", "Settings file", "Program", "kvswitch")
+MAKE_ANY = "Make a profile from a client"
 
 
 def _file_text(c: Installed) -> str:
@@ -53,10 +61,12 @@ def _state_text(c: Installed) -> str:
 
 
 class DetectDialog(QDialog):
-    """``registered(names)`` after clients were registered. ``found``: a list already read
-    (the first-run offer); otherwise the dialog reads it."""
+    """``registered(names)`` after clients were registered; ``profile_made(jobs.ProfileMade)``
+    after a profile was made from a client's settings. ``found``: a list already read (the
+    first-run offer); otherwise the dialog reads it."""
 
     registered = Signal(list)
+    profile_made = Signal(object)
     loaded = Signal()
     failed = Signal(str)
 
@@ -77,7 +87,8 @@ class DetectDialog(QDialog):
         self.table.setColumnCount(len(COLUMNS))
         self.table.setHeaderLabels(list(COLUMNS))
         self.table.setRootIsDecorated(False)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.header().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.header().setStretchLastSection(False)
         self.table.itemChanged.connect(lambda *_: self._update_buttons())
@@ -89,12 +100,22 @@ class DetectDialog(QDialog):
         self.buttons.addButton(self.register_button, QDialogButtonBox.ButtonRole.ApplyRole)
         self.buttons.addButton(self.refresh_button, QDialogButtonBox.ButtonRole.ResetRole)
         self.register_button.clicked.connect(self.register_selected)
+        self.make_button = QPushButton(MAKE_ANY)
+        self.make_button.clicked.connect(self.make_profile)
+        self.store_key_check = QCheckBox("Store the key it holds in the keyring")
+        self.store_key_check.setToolTip("off: the profile sends no key until you store one (API key…); "
+                                        "the key is never shown")
         self.refresh_button.clicked.connect(self.refresh)
         self.buttons.rejected.connect(self.reject)
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.intro)
         layout.addWidget(self.table, 1)
+        make_row = QHBoxLayout()
+        make_row.addWidget(self.make_button)
+        make_row.addWidget(self.store_key_check)
+        make_row.addStretch(1)
+        layout.addLayout(make_row)
         layout.addWidget(self.message)
         layout.addWidget(self.buttons)
         self.resize(820, 320)
@@ -115,6 +136,7 @@ class DetectDialog(QDialog):
         self._update_buttons()
 
     def _on_detected(self, found: jobs.Detected) -> None:
+        chosen = self.chosen()
         self.detected = found
         self.table.blockSignals(True)
         self.table.clear()
@@ -138,6 +160,8 @@ class DetectDialog(QDialog):
             self.rows[c.kind] = item
         for i in (0, 2, 3):
             self.table.resizeColumnToContents(i)
+        if chosen is not None and chosen.kind in self.rows:
+            self.rows[chosen.kind].setSelected(True)  # the row chosen before looking again
         self.table.blockSignals(False)
         present = len(found.found)
         if not present:
@@ -147,6 +171,9 @@ class DetectDialog(QDialog):
             self.message.setText("Check the ones kvswitch should keep in step, then Register selected.")
         else:
             self.message.setText("Every client found is registered.")
+        if any(self._importable(c) for c in found.clients):
+            self.message.setText(f"{self.message.text()} To make a profile from a client's settings, "
+                                 "select it, then Make a profile.")
         if self.just_registered:
             self.message.setText(f"Registered {', '.join(self.just_registered)}. {self.message.text()}")
             self.just_registered = []
@@ -165,9 +192,33 @@ class DetectDialog(QDialog):
         return [c for c in self.detected.candidates
                 if c.kind in self.rows and self.rows[c.kind].checkState(0) == Qt.CheckState.Checked]
 
+    @staticmethod
+    def _importable(c: Installed) -> bool:
+        """Its file names an endpoint of its own: a profile can be made from it."""
+        return c.file_exists and c.endpoint is not None
+
+    def chosen(self) -> Installed | None:
+        """The client of the selected row (``None``: no row selected)."""
+        if self.detected is None:
+            return None
+        picked = {id(item) for item in self.table.selectedItems()}
+        return next((c for c in self.detected.clients
+                     if c.kind in self.rows and id(self.rows[c.kind]) in picked), None)
+
     def _update_buttons(self) -> None:
         self.register_button.setEnabled(not self.busy and bool(self.selected()))
         self.refresh_button.setEnabled(not self.busy)
+        chosen = self.chosen()
+        if chosen is not None and self._importable(chosen):
+            self.make_button.setText(f"Make a profile from {chosen.product}")
+            self.make_button.setToolTip(f"a profile from what {chosen.file} holds now: its endpoint "
+                                        f"{chosen.endpoint}" + (f", model {chosen.model}" if chosen.model else "")
+                                        + "; the file itself is not changed")
+        else:
+            self.make_button.setText(MAKE_ANY)
+            self.make_button.setToolTip("select a client whose settings file names an endpoint of its own")
+        self.make_button.setEnabled(not self.busy and chosen is not None and self._importable(chosen))
+        self.store_key_check.setEnabled(not self.busy)
 
     def register_selected(self) -> None:
         """Register the checked clients (in a worker), then look again."""
@@ -183,6 +234,31 @@ class DetectDialog(QDialog):
         if names:
             self.registered.emit(names)
         self.refresh()
+
+    def make_profile(self) -> None:
+        """A profile from the selected client's settings (in a worker); nothing is written
+        when the library refuses."""
+        chosen = self.chosen()
+        if chosen is None or not self._importable(chosen) or self.busy:
+            return
+        self.message.setText(f"making a profile from {chosen.product}'s settings…")
+        self._tasks.run(jobs.import_client, chosen.kind, self.store_key_check.isChecked(),
+                        on_done=self._on_profile_made,
+                        on_error=lambda exc: self._on_make_failed(chosen.product, exc))
+        self._update_buttons()
+
+    def _on_profile_made(self, made: jobs.ProfileMade) -> None:
+        active = " It is the active profile now." if made.activated else ""
+        self.message.setText(f"Made profile {made.name} from {made.product}'s settings ({made.model} at "
+                             f"{made.base_url}).{active} Render it into your clients with "
+                             f"Profile ▸ {made.name}.")
+        self._update_buttons()
+        self.profile_made.emit(made)
+
+    def _on_make_failed(self, product: str, exc: BaseException) -> None:
+        self.message.setText(f"No profile made from {product}: {exc}")
+        self._update_buttons()
+        self.failed.emit(str(exc))
 
     def _on_register_failed(self, exc: BaseException) -> None:
         self.message.setText(f"Nothing registered: {exc}")

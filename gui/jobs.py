@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,7 @@ __all__ = [
     "Detected",
     "KeyInfo",
     "ProfileForm",
+    "ProfileMade",
     "RestoreOutcome",
     "Snapshot",
     "SwitchOutcome",
@@ -37,6 +38,7 @@ __all__ = [
     "detect",
     "first_run_offer",
     "follow_all",
+    "import_client",
     "key_info",
     "load_form",
     "probe_summary",
@@ -81,14 +83,19 @@ class ClientView:
     """Switched alone: it keeps this mode until every client is switched (or it follows all)."""
     changed_outside: bool = False
     """The file differs from what kvswitch last wrote there (edited by hand or by its client)."""
+    no_profile: bool = False
+    """kvswitch.toml has no active profile yet (only clients, as Detect registers them)."""
 
     @property
     def state(self) -> str:
-        """``split, in sync`` / ``split, drifted: cache.chunk_size`` / ``invalid: …`` / ``missing``."""
+        """``split, in sync`` / ``split, drifted: cache.chunk_size`` / ``invalid: …`` / ``missing``
+        / ``no profile yet``."""
         if not self.exists:
             return "missing"
         if self.problem is not None:
             return f"invalid: {_short_problem(self.problem, self.path)}"
+        if self.no_profile:
+            return "no profile yet"
         mode = self.mode or "no mode"
         if self.in_sync:
             return f"{mode}, in sync"
@@ -120,8 +127,13 @@ class Snapshot:
     key_ref: str | None = None
 
     @property
+    def no_profile(self) -> bool:
+        """Read, but there is no active profile yet: nothing can be switched until one is made."""
+        return self.error is None and self.profile is None and self.config_path is not None
+
+    @property
     def warning(self) -> bool:
-        return self.error is not None or not all(c.ok for c in self.clients)
+        return self.error is not None or self.no_profile or not all(c.ok for c in self.clients)
 
     @property
     def structure(self) -> tuple[Any, ...]:
@@ -230,6 +242,7 @@ def snapshot() -> Snapshot:
             c.path, label, c.kind, c.name, c.mode, c.in_sync, tuple(c.drift), c.problem, c.exists,
             entry.nudge.kind if entry is not None else "none",
             tuple(list_backups(c.path)[:MENU_BACKUPS]), c.target, c.own_mode, c.changed_outside,
+            st.profile is None,
         ))
     key_ref = config.model.profiles[st.profile].key if st.profile in config.model.profiles else None
     return Snapshot(st.profile, st.mode, tuple(config.model.profiles), tuple(clients), config.path,
@@ -386,6 +399,55 @@ def first_run_offer() -> Detected | None:
         return None
     write_private(marker, f"offered {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n".encode())
     return found
+
+
+# -- a profile from a client's settings -----------------------------------------------------
+
+@dataclass(frozen=True)
+class ProfileMade:
+    """A profile made from a client's settings (``kvswitch import CLIENT``), as the GUI tells
+    it: no key in it, only whether one was stored."""
+
+    name: str
+    product: str
+    base_url: str
+    model: str
+    activated: bool
+    """It became the active profile (there was none)."""
+    key_stored: bool
+    """The key the client's file holds is now in the OS keyring."""
+    key_left: bool
+    """The client's file holds a key that was not stored (the profile sends none)."""
+    key_ref: str
+    notes: tuple[str, ...] = ()
+
+
+def _free_name(base: str, taken: Collection[str]) -> str:
+    """``base``, else ``base-2``, ``base-3``… : the first name no profile has."""
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
+def import_client(kind: str, store_key: bool) -> ProfileMade:
+    """A profile from the settings of the client ``kind`` (a kind id, its file at the default
+    path, as Detect lists it) saved in kvswitch.toml (``kvswitch import KIND [--key]``): named
+    after the kind (``kind-2``… when taken), active when there was none. The client's file is
+    only read; refusals (``ImportRefusedError``) write nothing."""
+    from kvswitch.importing import from_client, save_imports
+    from kvswitch.kinds import get_kind
+
+    config = _config_or_none()
+    taken = config.model.profiles if config is not None else ()
+    imp = from_client(kind, config=config, name=_free_name(kind, taken))
+    saved = save_imports([imp], store_keys=store_key)
+    made = saved.profiles[0]
+    return ProfileMade(
+        made.name, get_kind(kind).product, str(made.profile.base_url), made.profile.model,
+        saved.activated == made.name, made.name in saved.keys_stored,
+        imp.profile.key == "keyring" and made.name not in saved.keys_stored, made.profile.key, imp.notes,
+    )
 
 
 # -- the watcher -----------------------------------------------------------------------

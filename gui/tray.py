@@ -7,7 +7,7 @@ arrives while it is open)::
     taotoken · merged                      (header, disabled)
     ─────────
     Mode — merged          ▸  ● Merged / ○ Split   ("Switch all to …" once a client has its own mode)
-    Profile — taotoken     ▸  ● taotoken / ○ local …
+    Profile — taotoken     ▸  ● taotoken / ○ local …   ("no profiles" + Make a profile from a client…)
     Clients — all in sync  ▸  Claude Code — split, in sync ▸  split, in sync · its own mode   (disabled)
                               Qwen Code — merged, in sync    changed outside kvswitch        (when it was)
                               ─────────                      ─────────
@@ -26,6 +26,11 @@ arrives while it is open)::
     Open log
     ─────────
     Quit
+
+Without an active profile (Detect registered clients, none was made yet) the header reads
+"kvswitch — no profile yet", the icon is hollow with the warning corner, and every switch is
+greyed: a switch needs a profile. Profile ▸ Make a profile from a client… opens Detect, where
+a client's settings become one.
 
 Without a system tray the same actions live in :class:`kvswitch_gui.main_window.MainWindow`.
 Every notice (success and failure alike, unlike CC Switch's silent tray) goes through
@@ -254,7 +259,7 @@ class TrayController(QObject):
     def _show_state(self) -> None:
         snap = self.snapshot
         warning = snap.warning or self.last_failure is not None
-        mode = snap.mode if snap.error is None else None
+        mode = snap.mode if snap.error is None and not snap.no_profile else None  # not set up yet
         self.icon_key = (mode, warning)
         icon = mode_icon(mode, warning)
         self.tray.setIcon(icon)
@@ -269,6 +274,9 @@ class TrayController(QObject):
             lines = ["kvswitch — reading the clients…"]
         elif snap.error is not None:
             lines = ["kvswitch", snap.error]
+        elif snap.no_profile:
+            lines = ["kvswitch — no profile yet", self._clients_summary(),
+                     "make one from a client's settings: Profile ▸ Make a profile from a client…"]
         else:
             lines = [f"kvswitch — {snap.profile} · {snap.mode}", self._clients_summary()]
         probe = self.last_probe or snap.last_probe
@@ -282,6 +290,8 @@ class TrayController(QObject):
         clients = self.snapshot.clients
         if not clients:
             return "no clients registered"
+        if self.snapshot.no_profile:
+            return f"{len(clients)} client{'s' if len(clients) != 1 else ''} registered, waiting for a profile"
         bad = [c for c in clients if not c.ok]
         if not bad:
             return f"{len(clients)} client{'s' if len(clients) != 1 else ''} in sync"
@@ -298,6 +308,8 @@ class TrayController(QObject):
             return "kvswitch — reading…"
         if snap.error is not None:
             return "kvswitch — not ready"
+        if snap.no_profile:
+            return "kvswitch — no profile yet"
         return f"{snap.profile} · {snap.mode}"
 
     def _build_menu(self) -> None:
@@ -339,6 +351,11 @@ class TrayController(QObject):
             self.profile_actions[name] = action
         if not snap.profiles:
             self.profile_menu.addAction("no profiles").setEnabled(False)
+            self.profile_menu.addSeparator()
+            self.actions["make_profile"] = self.profile_menu.addAction("Make a profile from a client…")
+            self.actions["make_profile"].setToolTip("a profile from the settings a client's file holds now "
+                                                    "(its endpoint and model; its key only if you ask)")
+            self.actions["make_profile"].triggered.connect(self.open_detect)
 
         self.clients_menu = self._submenu(menu, "")
         for client in snap.clients:
@@ -427,7 +444,7 @@ class TrayController(QObject):
         """Labels, check marks and enabled states from the current state, in place (an open
         menu stays open)."""
         snap = self.snapshot
-        ready = self.loaded and snap.error is None
+        ready = self.loaded and snap.error is None and not snap.no_profile  # a switch needs a profile
         if self.header_action is not None:
             self.header_action.setText(self._header_text())
         own = ready and any(c.own_mode for c in snap.clients)
@@ -438,14 +455,20 @@ class TrayController(QObject):
                 action.setText(f"Switch all to {label}" if own else label)  # the clients' own modes too
                 action.setChecked(ready and snap.mode == mode)
                 action.setEnabled(self.busy is None and ready)
+        for name in ("settings", "key"):  # both edit the active profile
+            if name in self.actions:
+                self.actions[name].setEnabled(not snap.no_profile)
         if self.profile_menu is not None:
-            self.profile_menu.setTitle(f"Profile — {snap.profile}" if ready else "Profile")
+            title = "Profile — none yet" if snap.no_profile else f"Profile — {snap.profile}" if ready else "Profile"
+            self.profile_menu.setTitle(title)
             for name, action in self.profile_actions.items():
                 action.setChecked(snap.profile == name)
                 action.setEnabled(self.busy is None and ready)
         if self.clients_menu is not None:
             bad = sum(1 for c in snap.clients if not c.ok)
             summary = "all in sync" if not bad else f"{bad} need{'s' if bad == 1 else ''} attention"
+            if snap.no_profile:
+                summary = "no profile yet"
             self.clients_menu.setTitle(f"Clients — {summary}" if snap.clients else "Clients")
             for client in snap.clients:
                 items = self.client_items.get(client.path)
@@ -453,6 +476,8 @@ class TrayController(QObject):
                     continue
                 items.menu.setTitle(client.title)
                 items.state.setText(self._client_state(client))
+                items.state.setToolTip("make a profile first: Profile ▸ Make a profile from a client…"
+                                       if client.no_profile else "")
                 items.outside.setVisible(client.changed_outside)
                 for mode, action in items.modes.items():
                     action.setChecked(client.exists and client.problem is None and client.mode == mode)
@@ -502,7 +527,7 @@ class TrayController(QObject):
         chosen = self.selected_client() is not None
         for b in (w.open_file_button, w.open_folder_button, w.restore_button):
             b.setEnabled(chosen)
-        w.client_mode_button.setEnabled(chosen and self.busy is None)
+        w.client_mode_button.setEnabled(chosen and self.busy is None and not self.snapshot.no_profile)
 
     def _fill_window_restore_menu(self) -> None:
         menu = self.window.restore_menu
@@ -529,6 +554,7 @@ class TrayController(QObject):
             action = menu.addAction(f"{mode.capitalize()} (this client alone)")
             action.setCheckable(True)
             action.setChecked(client.exists and client.problem is None and client.mode == mode)
+            action.setEnabled(not client.no_profile)  # a switch needs a profile
             action.triggered.connect(lambda _=False, p=client.path, m=mode: self.switch_client(p, m))
         if client.own_mode:
             menu.addAction(f"Follow all ({self.snapshot.mode})").triggered.connect(
@@ -537,7 +563,7 @@ class TrayController(QObject):
     def _update_window(self) -> None:
         w = self.window
         snap = self.snapshot
-        ready = self.loaded and snap.error is None
+        ready = self.loaded and snap.error is None and not snap.no_profile  # a switch needs a profile
         w.header.setText(self._header_text() if snap.error is None else f"kvswitch — {snap.error}")
         w.setToolTip(self.tooltip())
         w.mode_group.setExclusive(False)
@@ -814,6 +840,7 @@ class TrayController(QObject):
         if self._detect is None or not self._detect.isVisible():
             dialog = DetectDialog()
             dialog.registered.connect(self._on_clients_registered)
+            dialog.profile_made.connect(self._on_profile_made)
             self._detect = dialog
         self._raise(self._detect)
 
@@ -826,6 +853,7 @@ class TrayController(QObject):
         if self._detect is None or not self._detect.isVisible():  # not one opened from the menu meanwhile
             self._detect = DetectDialog(found)
             self._detect.registered.connect(self._on_clients_registered)
+            self._detect.profile_made.connect(self._on_profile_made)
         self._raise(self._detect)
         self.notify("Clients found", f"{n} client{'s' if n != 1 else ''} installed here "
                     f"{'are' if n != 1 else 'is'} not kept in step yet: choose which in the window "
@@ -833,8 +861,23 @@ class TrayController(QObject):
 
     def _on_clients_registered(self, names: list[str]) -> None:
         self.notify("Clients registered", f"{', '.join(names)}: kvswitch keeps them in step from now on "
-                    "(their files are written at the next switch). A profile from one's settings: "
-                    "kvswitch import NAME.")
+                    "(their files are written at the next switch). To make a profile from one's settings, "
+                    "select it in the Detect window, then Make a profile.")
+        self.refresh()
+
+    def _on_profile_made(self, made: jobs.ProfileMade) -> None:
+        """A profile made from a client's settings (Detect): say what it holds, never the key."""
+        lines = [f"{made.model} at {made.base_url}"]
+        if made.activated:
+            lines.append(f"{made.name} is the active profile now.")
+        if made.key_stored:
+            lines.append("The key in its file is stored in the OS keyring.")
+        elif made.key_left:
+            lines.append("The key in its file was not stored: the profile sends none until you store one "
+                         "(API key…).")
+        lines += list(made.notes)
+        lines.append(f"Render it into your clients with Profile ▸ {made.name}.")
+        self.notify(f"Profile {made.name} made from {made.product}", "\n".join(lines))
         self.refresh()
 
     def open_settings(self) -> None:
