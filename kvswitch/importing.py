@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.errors import ImportRefusedError, KvswitchError, Location
+from kvswitch.validate import show
 
 if TYPE_CHECKING:
     from kvswitch.config import Config
@@ -150,7 +151,7 @@ def from_client(
     from kvswitch.io import read_bytes
 
     path, kind = _client_file(target, config)
-    source = f"{kind.product} ({path})"
+    source = f"{kind.product} ({show(str(path), 300)})"
     cf = parse_config(read_bytes(path), kind.id, path)
     settings = kind.current(cf.data)
     if settings is None:
@@ -223,11 +224,11 @@ def from_cc_switch(
             f"{len(providers)} providers match and --profile names one profile; choose one with "
             "--app and --provider", Location(path))
     out: list[Imported] = []
-    skipped = [Skipped(f"CC Switch row {row.name!r} ({row.app})", row.reason) for row in db.skipped
+    skipped = [Skipped(f"CC Switch row {show(row.name)} ({_word(row.app)})", row.reason) for row in db.skipped
                if (app is None or row.app == app) and (provider is None or provider in (row.name, row.id))]
     taken: set[str] = set()
     for p in providers:
-        source = f"CC Switch provider {p.name!r} ({p.app})"
+        source = f"CC Switch provider {show(p.name)} ({_word(p.app)})"
         try:
             settings = provider_settings(p)
         except CcSwitchError as exc:
@@ -242,12 +243,18 @@ def from_cc_switch(
         try:
             imp = profile_from(settings, name=wanted, source=source, model=model)
         except ImportRefusedError as exc:
-            skipped.append(Skipped(source, exc.message))
+            reason = exc.message.removeprefix(source).lstrip(": ") if exc.message.startswith(source) else exc.message
+            skipped.append(Skipped(source, reason))
             continue
         if p.current:
             imp = replace(imp, notes=(*imp.notes, f"CC Switch's current provider for {p.app}"))
         out.append(imp)
     return out, skipped
+
+
+def _word(text: str) -> str:
+    """An app name as it is when it is a plain word, else shown escaped."""
+    return text if text.isascii() and text.isidentifier() else show(text)
 
 
 def _unique(name: str, app: str, taken: set[str]) -> str:

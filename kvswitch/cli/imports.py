@@ -96,14 +96,14 @@ def _show_text(final: list[Any], skipped: list[Any], saved: Any, dry_run: bool) 
         p = imp.profile
         key = ("the key, stored in the keyring" if saved and imp.name in saved.keys_stored
                else f"key {p.key}")
-        print(f"{verb} profile {show_name(imp.name)} from {show(imp.source, 200)}")
+        print(f"{verb} profile {show_name(imp.name)} from {imp.source}")  # its parts shown escaped
         print(f"  {show(p.base_url)} ({p.url_convention}) · model {show(p.model)} · {key}")
         if p.headers:
             print("  headers: " + ", ".join(show(h) for h in p.headers))
         for note in imp.notes:
             print(f"  note: {note}")
     for s in skipped:
-        print(f"skipped {show(s.source, 200)}: {s.reason}", file=sys.stderr)
+        print(f"skipped {s.source}: {s.reason}", file=sys.stderr)
     if not final:
         print("kvswitch: nothing was imported", file=sys.stderr)
         return

@@ -130,3 +130,14 @@ def test_the_usual_place_follows_home(sandbox: Path, tmp_path: Path, monkeypatch
     r = cli("import", "--from", "cc-switch", "--app", "codex", "--dry-run")
     assert r.rc == 0, r.err
     assert "Local vLLM" in r.out
+
+
+def test_a_hostile_provider_name_is_shown_escaped(sandbox: Path) -> None:
+    """A provider's name comes from a database anyone may have written: terminal escapes and
+    line breaks in it reach the terminal escaped, never raw."""
+    name = "evil\x1b[2J\x1b]0;pwned\x07\nkvswitch: all good"
+    ccs.build(sandbox / ".cc-switch" / "cc-switch.db", providers=[ccs.claude(name=name)])
+    r = cli("import", "--from", "cc-switch", "--dry-run")
+    assert r.rc == 0, r.err
+    assert "\x1b" not in r.out + r.err and "\x07" not in r.out + r.err
+    assert "\nkvswitch: all good" not in r.out + r.err
