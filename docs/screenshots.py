@@ -82,14 +82,21 @@ def _saved(path: Path) -> None:
 
 # -- the tray, as its own process ------------------------------------------------------------------
 
+def _open_menu(x: XSession, app: TrayApp) -> Any:
+    """Wait for the icon in its merged state, then right-click it: the tray menu opens.
+    Returns the icon."""
+    icon = app.wait_icon(60)
+    if not wait_until(lambda: x.icon_mode(icon) == "merged", 60):
+        raise RuntimeError(f"the icon never showed the merged state; app log:\n{app.log()}")
+    x.click(*icon.centre, button=3)
+    if not wait_until(x.popups, 15):
+        raise RuntimeError("no menu after a right click on the icon")
+    return icon
+
+
 def tray_shots(x: XSession, env: dict[str, str], files: dict[str, Path], out: Path) -> None:
     with TrayApp(x, env=env, log=x.workdir / "app.log") as app:
-        icon = app.wait_icon(60)
-        if not wait_until(lambda: x.icon_mode(icon) == "merged", 60):
-            raise RuntimeError(f"the icon never showed the merged state; app log:\n{app.log()}")
-        x.click(*icon.centre, button=3)
-        if not wait_until(x.popups, 15):
-            raise RuntimeError("no menu after a right click on the icon")
+        icon = _open_menu(x, app)
         x.key("Down", "Right")  # Mode — merged ▸ (Merged / Split)
         menus = wait_until(lambda: len(x.popups()) >= 2 and x.popups(), 15)
         if not menus:
@@ -129,12 +136,7 @@ def clients_shot(x: XSession, root: Path, out: Path) -> None:
     qwen = files["qwen"]
     qwen.write_text(qwen.read_text().replace('"privacy": {', '"ui": {"theme": "GitHub"}, "privacy": {', 1))
     with TrayApp(x, env=env, log=x.workdir / "app-clients.log") as app:
-        icon = app.wait_icon(60)
-        if not wait_until(lambda: x.icon_mode(icon) == "merged", 60):
-            raise RuntimeError(f"the icon never showed the merged state; app log:\n{app.log()}")
-        x.click(*icon.centre, button=3)
-        if not wait_until(x.popups, 15):
-            raise RuntimeError("no menu after a right click on the icon")
+        _open_menu(x, app)
         x.key("Down", "Down", "Down", "Right")  # Mode, Profile, Clients ▸ (Claude Code ▸ active)
         if not wait_until(lambda: len(x.popups()) >= 2, 15):
             raise RuntimeError("the Clients submenu did not open")

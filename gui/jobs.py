@@ -357,18 +357,13 @@ class Detected:
         return tuple(c for c in self.clients if c.found and not c.registered)
 
 
-def _config_or_none() -> Config | None:
-    from kvswitch.config import config_file, read_config
-
-    return read_config() if config_file().exists() else None
-
-
 def detect() -> Detected:
     """``kvswitch client detect``: every real client's file, program and version, and
     which are registered (an unreadable kvswitch.toml is an error, as on the command line)."""
+    from kvswitch.config import existing_config
     from kvswitch.installed import detect_clients
 
-    return Detected(tuple(detect_clients(_config_or_none())))
+    return Detected(tuple(detect_clients(existing_config())))
 
 
 def register(chosen: tuple[Installed, ...] | list[Installed]) -> list[str]:
@@ -386,12 +381,13 @@ def first_run_offer() -> Detected | None:
     import time
 
     from kvswitch import paths
+    from kvswitch.config import existing_config
     from kvswitch.io import read_optional, write_private
 
     marker = paths.dirs().state / DETECT_OFFERED
     if read_optional(marker) is not None:
         return None
-    config = _config_or_none()
+    config = existing_config()
     if config is not None and config.model.clients:
         return None
     found = detect()
@@ -435,10 +431,11 @@ def import_client(kind: str, store_key: bool) -> ProfileMade:
     path, as Detect lists it) saved in kvswitch.toml (``kvswitch import KIND [--key]``): named
     after the kind (``kind-2``… when taken), active when there was none. The client's file is
     only read; refusals (``ImportRefusedError``) write nothing."""
+    from kvswitch.config import existing_config
     from kvswitch.importing import from_client, save_imports
     from kvswitch.kinds import get_kind
 
-    config = _config_or_none()
+    config = existing_config()
     taken = config.model.profiles if config is not None else ()
     imp = from_client(kind, config=config, name=_free_name(kind, taken))
     saved = save_imports([imp], store_keys=store_key)

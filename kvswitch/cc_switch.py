@@ -38,6 +38,7 @@ from kvswitch.errors import (
     CcSwitchReadError,
     KvswitchError,
     Location,
+    ReadError,
 )
 
 if TYPE_CHECKING:
@@ -125,8 +126,9 @@ class CcSwitchDatabase:
 
 def default_database() -> Path:
     """``$HOME/.cc-switch/cc-switch.db``, where CC Switch keeps its database."""
-    home = Path(os.environ.get("HOME") or Path.home())
-    return home / ".cc-switch" / "cc-switch.db"
+    from kvswitch.paths import user_dirs
+
+    return user_dirs()[0] / ".cc-switch" / "cc-switch.db"
 
 
 def read_providers(path: Path) -> list[CcSwitchProvider]:
@@ -219,15 +221,14 @@ def _probe(path: Path) -> bytes:
 def _open_regular(path: Path, *, missing: str | None = None) -> tuple[int, os.stat_result]:
     """``path`` opened without blocking, and its status, when it is a regular file (a FIFO or
     a device is refused, never waited on); ``missing``: the message for no such file."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    from kvswitch.io import open_for_reading
+
     try:
-        fd = os.open(path, flags)
-    except FileNotFoundError as exc:
-        raise CcSwitchReadError(missing or f"cannot read: {_why(exc)}", Location(path)) from exc
-    except OSError as exc:
-        raise CcSwitchReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
+        fd, st = open_for_reading(path)
+    except ReadError as exc:
+        said = missing if missing and isinstance(exc.__cause__, FileNotFoundError) else exc.message
+        raise CcSwitchReadError(said, Location(path)) from exc.__cause__
     try:
-        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise CcSwitchReadError(f"{_not_regular(st.st_mode)}, not a database file", Location(path))
     except BaseException:

@@ -29,6 +29,7 @@ __all__ = [
     "client_table",
     "config_file",
     "edit_config",
+    "existing_config",
     "migrated_text",
     "new_config_text",
     "profile_table",
@@ -184,6 +185,11 @@ def read_config(path: Path | None = None) -> Config:
         raise ConfigError("kvswitch is not set up yet: run kvswitch init", Location(path))
     cf = _parse(raw, path)
     return Config(cf, _validate(cf))
+
+
+def existing_config() -> Config | None:
+    """kvswitch's config, or ``None`` when kvswitch is not set up yet."""
+    return read_config() if config_file().exists() else None
 
 
 def read_config_text(text: str, path: Path) -> Config:

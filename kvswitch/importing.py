@@ -164,7 +164,6 @@ def from_client(
 
 def _client_file(target: str | Path, config: Config | None) -> tuple[Path, ClientKind]:
     """The file and kind ``target`` stands for."""
-    import os
 
     from kvswitch.config import client_path
     from kvswitch.io import read_bytes
@@ -183,13 +182,13 @@ def _client_file(target: str | Path, config: Config | None) -> tuple[Path, Clien
     by_program = {p: k for k in all_kinds(clients_only=True) for p in k.programs}
     kind_id = canonical(text)
     if kind_id in {k.id for k in all_kinds(clients_only=True)} or text in by_program:
+        from kvswitch.installed import usual_file
+
         kind = by_program.get(text) or get_kind(kind_id)
-        home = Path(os.environ.get("HOME") or Path.home())
-        xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-        paths = kind.default_paths(home, xdg, os.environ)
-        if not paths:
+        file = usual_file(kind)
+        if file is None:
             raise ImportRefusedError(f"{kind.product} has no usual file; give its path")
-        return next((p for p in paths if p.is_file()), paths[0]), kind
+        return file, kind
     path = Path(text).expanduser().absolute()
     raw = read_bytes(path)  # a missing file is the news
     return path, get_kind(detect_kind(path, raw.decode("utf-8", "replace")))

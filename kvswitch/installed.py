@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from kvswitch.kinds import ClientKind
     from kvswitch.models import ClientEntry
 
-__all__ = ["VERSION_TIMEOUT", "Installed", "detect_clients", "program_version", "register_found"]
+__all__ = ["VERSION_TIMEOUT", "Installed", "detect_clients", "program_version", "register_found", "usual_file"]
 
 VERSION_TIMEOUT = 5.0
 """Seconds a program gets to answer ``--version``."""
@@ -64,16 +64,13 @@ def detect_clients(
     from kvswitch.kinds import all_kinds
 
     env = os.environ if env is None else env
-    home = Path(env.get("HOME") or Path.home())
-    xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
     out = []
     for kind in all_kinds(clients_only=True):
         if not kind.programs:
             continue  # the article's shapes: no released program reads them
-        paths = kind.default_paths(home, xdg, env)
-        if not paths:
+        file = usual_file(kind, env)
+        if file is None:
             continue
-        file = next((p for p in paths if p.is_file()), paths[0])
         program = _which(kind.programs, env)
         version = program_version(program, kind) if program is not None and versions else None
         endpoint, model, problem = _endpoint(kind, file)
@@ -83,6 +80,16 @@ def detect_clients(
             entry is not None, entry.name if entry is not None else None, problem,
         ))
     return out
+
+
+def usual_file(kind: ClientKind, env: Mapping[str, str] | None = None) -> Path | None:
+    """The user-level file ``kind``'s client reads: the first of its usual places that holds
+    one, else the first place (``None``: the kind has no usual place)."""
+    from kvswitch.paths import user_dirs
+
+    env = os.environ if env is None else env
+    paths = kind.default_paths(*user_dirs(env), env)
+    return next((p for p in paths if p.is_file()), paths[0]) if paths else None
 
 
 def _which(programs: tuple[str, ...], env: Mapping[str, str]) -> Path | None:

@@ -39,6 +39,7 @@ __all__ = [
     "WriteResult",
     "append_private",
     "atomic_write",
+    "open_for_reading",
     "prepare_write",
     "read_bytes",
     "read_optional",
@@ -67,22 +68,33 @@ def read_optional(path: Path) -> bytes | None:
     return _read(Path(path), missing_ok=True)
 
 
-def _read(path: Path, *, missing_ok: bool) -> bytes | None:
-    # O_NONBLOCK: opening a FIFO for reading would wait for a writer; fstat tells it apart
+def open_for_reading(path: Path) -> tuple[int, os.stat_result]:
+    """``path`` opened for reading without ever blocking (a FIFO would wait for a writer),
+    and its status: the caller checks it is a regular file, and closes the descriptor.
+    :class:`ReadError` says why it cannot be opened (its cause: the ``OSError``)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
-    except FileNotFoundError as exc:
-        if missing_ok:
-            return None
-        raise ReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a socket (or a device with nothing behind it): say which
             with contextlib.suppress(OSError):
                 raise ReadError(f"cannot read: {_not_regular(path.stat().st_mode)}", Location(path)) from exc
         raise ReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
     try:
-        st = os.fstat(fd)
+        return fd, os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        raise ReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
+
+
+def _read(path: Path, *, missing_ok: bool) -> bytes | None:
+    try:
+        fd, st = open_for_reading(path)
+    except ReadError as exc:
+        if missing_ok and isinstance(exc.__cause__, FileNotFoundError):
+            return None
+        raise
+    try:
         if not stat.S_ISREG(st.st_mode):
             raise ReadError(f"cannot read: {_not_regular(st.st_mode)}", Location(path))
         if st.st_size > MAX_FILE_BYTES:

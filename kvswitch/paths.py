@@ -9,10 +9,11 @@ when it is set (tests, sandboxes, the demo): ``config/``, ``state/``, ``backups/
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Dirs", "default_client_paths", "dirs", "home_override"]
+__all__ = ["Dirs", "default_client_paths", "dirs", "home_override", "user_dirs"]
 
 ENV_HOME = "KVSWITCH_HOME"
 
@@ -55,13 +56,20 @@ def dirs() -> Dirs:
     )
 
 
+def user_dirs(env: Mapping[str, str] | None = None) -> tuple[Path, Path]:
+    """The user's home and config folders as the clients find them (``HOME``,
+    ``XDG_CONFIG_HOME``), from ``env`` (default: this process's environment)."""
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    return home, Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+
+
 def default_client_paths() -> dict[str, Path]:
     """Where each client kind usually keeps its user-level file (``HOME``, ``XDG_CONFIG_HOME``
     and the clients' own variables such as ``CODEX_HOME`` followed)."""
     from kvswitch.kinds import all_kinds
 
-    home = Path(os.environ.get("HOME") or Path.home())
-    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    home, xdg = user_dirs()
     out = {}
     for kind in all_kinds(clients_only=True):
         found = kind.default_paths(home, xdg, os.environ)

@@ -26,9 +26,10 @@ def add_parser(clients: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kvswitch.config import existing_config
     from kvswitch.installed import detect_clients, register_found
 
-    config = _config()
+    config = existing_config()
     found = detect_clients(config)
     registered: list[str] = []
     if args.register:
@@ -42,18 +43,12 @@ def run(args: argparse.Namespace) -> int:
                   if registered else "nothing registered")
             return 0
     if registered:
-        found = detect_clients(_config())
+        found = detect_clients(existing_config())
     if args.format == "json":
         print(json.dumps(_as_json(found, registered), indent=2))
     else:
         _show_text(found, registered, asked=False)
     return 0
-
-
-def _config() -> Any:
-    from kvswitch.config import config_file, read_config
-
-    return read_config() if config_file().exists() else None
 
 
 def _as_json(found: list[Any], registered: list[str]) -> dict[str, Any]:

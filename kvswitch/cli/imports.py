@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         from kvswitch.cli.profile import checked_value
 
         args.model = checked_value("--model", ("model",), args.model)
+    from kvswitch.config import existing_config
     from kvswitch.importing import from_cc_switch, from_client, save_imports
 
     skipped: list[Any] = []
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         imports, skipped = from_cc_switch(args.db, app=args.app, provider=args.provider,
                                           name=args.profile, model=args.model)
     else:
-        imports = [from_client(args.client, config=_config(), name=args.profile, model=args.model)]
+        imports = [from_client(args.client, config=existing_config(), name=args.profile, model=args.model)]
     saved = save_imports(imports, store_keys=args.key, dry_run=args.dry_run) if imports else None
     final = list(saved.profiles) if saved is not None else []
     if args.format == "json":
@@ -72,12 +73,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         _show_text(final, skipped, saved, args.dry_run)
     return 0 if final else 1
-
-
-def _config() -> Any:
-    from kvswitch.config import config_file, read_config
-
-    return read_config() if config_file().exists() else None
 
 
 def _as_json(imp: Any, stored: tuple[str, ...]) -> dict[str, Any]:

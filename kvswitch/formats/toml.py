@@ -613,15 +613,14 @@ def _apply_one(doc: Any, edit: Edit, delete: bool, created: list[Any]) -> None:
         raise ValueError(f"{_show(edit.path)}: TOML has no null value")
     if is_array(container) and key == len(container):  # a new element at the end
         if isinstance(container, AoT) and isinstance(value, dict):
-            table = _new_item(value, None, inline=False)
+            table = _new_item(value, None, inline=False, created=created)
             container.append(table)
-            created.append(table)
         else:
             container.append(_new_item(value, None, inline=True))
         return
     old = container[key] if is_array(container) else container.get(key)
     inline = isinstance(container, InlineTable) or is_array(container) or isinstance(old, InlineTable)
-    container[key] = _new_item(value, old, inline)
+    container[key] = _new_item(value, old, inline, created=created)
     if not is_array(container):
         _keep_comment_column(container, key, old)
 
@@ -645,7 +644,7 @@ def _new_table() -> Any:
     return table
 
 
-def _new_item(value: Any, old: Any, inline: bool) -> Any:
+def _new_item(value: Any, old: Any, inline: bool, created: list[Any] | None = None) -> Any:
     import tomlkit
     from tomlkit.items import String, StringType
 
@@ -657,8 +656,11 @@ def _new_item(value: Any, old: Any, inline: bool) -> Any:
             return table
         table = _new_table()
         for k, v in value.items():
-            table[k] = _new_item(v, None, False)
-        table.add(tomlkit.nl())  # a blank line before whatever follows
+            table[k] = _new_item(v, None, False, created)
+        if created is not None:
+            created.append(table)  # its blank line comes after every edit: later keys go above it
+        else:
+            table.add(tomlkit.nl())  # a blank line before whatever follows
         return table
     if (
         isinstance(value, str)

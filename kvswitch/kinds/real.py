@@ -122,10 +122,8 @@ class RealKind(ClientKind):
 
         path = self.headers_path(data)
         headers = get_path(data, path)
-        if not isinstance(headers, dict) or not isinstance(get_path(cf.data, path), dict):
-            # a new headers table: written whole, in one piece (the header edit before made it)
-            merged = {**(headers if isinstance(headers, dict) else {}), **want}
-            return [Set(path, merged)] if merged != headers else []
+        if not isinstance(headers, dict):
+            return [Set(path, dict(want))] if want else []
         edits: list[Edit] = []
         for name, value in want.items():
             have = next((k for k in headers if str(k).lower() == name.lower()), name)
