@@ -274,3 +274,32 @@ def test_the_key_is_never_in_the_environment_of_anything_printed(sandbox: Path) 
         assert json.loads(r.out)["profiles"][0]["key"] in ("none", "keyring") or \
             json.loads(r.out)["profiles"][0]["key"].startswith("env:")
     assert os.listdir(sandbox)  # the files are still there
+
+
+def test_an_editor_saving_kvswitch_toml_during_an_import_loses_nothing(
+    sandbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A racing editor: kvswitch.toml is saved by someone else after the import read it and
+    before it writes; both the save and the new profile end up in the file."""
+    from tests.clientenv import init
+
+    init()
+    place("opencode", sandbox)
+    import kvswitch.config as config_module
+
+    real = config_module.profile_table
+    saved = []
+
+    def racing(profile: Any) -> Any:
+        if not saved:
+            path = config_file()
+            path.write_text(path.read_text() + "# saved by the editor meanwhile\n")
+            saved.append(True)
+        return real(profile)
+
+    monkeypatch.setattr(config_module, "profile_table", racing)
+    r = cli("import", "opencode", "--profile", "raced")
+    assert r.rc == 0, r.err
+    text = config_file().read_text()
+    assert saved and "# saved by the editor meanwhile" in text
+    assert "raced" in tomllib.loads(text)["profiles"]
