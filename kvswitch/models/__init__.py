@@ -17,6 +17,8 @@ from kvswitch.models.common import (
 from kvswitch.models.kvswitch_config import (
     CONFIG_VERSION,
     ClientEntry,
+    ClientRoute,
+    GatewayConfig,
     KvswitchConfig,
     MergedProfile,
     Nudge,
@@ -33,6 +35,8 @@ __all__ = [
     "CacheSettings",
     "ClientConfig",
     "ClientEntry",
+    "ClientRoute",
+    "GatewayConfig",
     "ClineCacheStrategy",
     "ClineRequestOptions",
     "ClineSettings",

@@ -15,6 +15,8 @@ from kvswitch.models.common import RequestOptions, StrictModel
 __all__ = [
     "CONFIG_VERSION",
     "ClientEntry",
+    "ClientRoute",
+    "GatewayConfig",
     "KvswitchConfig",
     "MergedProfile",
     "Nudge",
@@ -24,6 +26,10 @@ __all__ = [
     "UrlConvention",
 ]
 
+
+ClientRoute = Literal["direct", "gateway"]
+"""``direct``: the client's file holds the mode's own URL; ``gateway``: it holds kvswitch's
+local gateway, which picks the mode per request."""
 
 UrlConvention = Literal["append-v1", "includes-v1"]
 """``append-v1``: the base is like ``https://host/api`` and ``/v1/chat/completions`` is
@@ -147,6 +153,11 @@ class ClientEntry(StrictModel):
         description="This client's own mode, set by a switch of this client alone; a switch of "
         "every client clears it (none: the config's mode).",
     )
+    route: ClientRoute = Field(
+        "direct",
+        description="direct: the file holds the mode's URL; gateway: the file holds kvswitch's "
+        "local gateway, which flips the mode live (kvswitch gateway pin).",
+    )
 
     @field_validator("kind")
     @classmethod
@@ -154,6 +165,24 @@ class ClientEntry(StrictModel):
         from kvswitch.kinds import client_kind
 
         return client_kind(value).id  # an old id reads as its kind; an unknown one is an error
+
+
+class GatewayConfig(StrictModel):
+    """kvswitch's local gateway: one address for pinned clients, the mode chosen per request."""
+
+    listen: str = Field("127.0.0.1", description="Address it listens on; loopback unless you mean otherwise.")
+    port: int = Field(18090, ge=1, le=65535, description="Port it listens on.")
+    token: str = Field(
+        "keyring",
+        description="The local token pinned clients send: 'keyring' (made at the first pin) or 'env:NAME'.",
+    )
+    max_in_flight: int = Field(64, ge=1, le=4096, description="Requests served at once; more get a 429.")
+    first_byte_timeout: float = Field(
+        300, gt=0, description="Seconds the upstream may take to its first byte (then a 504)."
+    )
+    idle_timeout: float = Field(
+        120, gt=0, description="Seconds a stream may stay silent, upstream or towards a slow client."
+    )
 
 
 class KvswitchConfig(StrictModel):
@@ -164,6 +193,7 @@ class KvswitchConfig(StrictModel):
     mode: CacheMode = Field("merged", description="The mode the clients are in: merged | split.")
     profiles: dict[str, Profile] = Field(default_factory=dict, description="Profiles by name.")
     clients: list[ClientEntry] = Field(default_factory=list, description="Registered client files.")
+    gateway: GatewayConfig = Field(default_factory=GatewayConfig, description="The local gateway.")
     auto_fix: list[str] = Field(
         default_factory=lambda: ["KVS101", "KVS201"],
         description="Codes the watcher fixes by itself.",

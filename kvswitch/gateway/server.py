@@ -1,0 +1,577 @@
+"""The gateway: one local address for pinned clients, merged or split chosen per request.
+
+An HTTP/1.1 server (aiohttp's server and client, llhttp parsing in strict mode) that passes
+``POST /v1/chat/completions``, ``/v1/completions``, ``/v1/responses`` and ``/v1/messages``
+through to the profile's merged or split upstream, as they are, and serves ``GET /v1/models``,
+``/health`` and ``/metrics``. The mode of a request is, in this order:
+
+* its path prefix, ``/merged/v1/…`` or ``/split/v1/…``;
+* its ``X-Cache-Mode: merged|split`` header (another value is a 400);
+* the gateway's current mode, which ``kvswitch switch`` changes at once for new requests.
+
+Every answer says what it got: ``X-KVSwitch-Mode: split; reason=path|header|default``. The
+header never goes upstream, nor does the client's own ``Authorization`` or ``x-api-key``: the
+local token is checked (constant time) on every route but ``/health``, then the profile's key
+is sent in the client's style. Streams pass through as they are read, parsed aside only to time
+them (:class:`kvswitch.first_token.StreamClock`); an upstream that breaks a begun stream gets one
+error event in the API's own form, then the close. A client that goes away cancels its upstream
+request at once, whatever phase it is in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hmac
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from yarl import URL
+
+from kvswitch.first_token import StreamClock
+from kvswitch.gateway.apis import Api, api_of, error_body, error_event, has_error_shape
+from kvswitch.gateway.errors import GatewayError
+from kvswitch.gateway.metrics import GatewayMetrics
+from kvswitch.gateway.settings import GatewaySettings
+from kvswitch.literals import CacheMode
+
+__all__ = ["LISTENING", "MODE_HEADER", "REPLY_HEADER", "Gateway", "main"]
+
+LISTENING = "LISTENING"
+MODE_HEADER = "X-Cache-Mode"
+REPLY_HEADER = "X-KVSwitch-Mode"
+MODES: tuple[CacheMode, ...] = ("merged", "split")
+HEAD_TIMEOUT = 10.0
+"""Seconds a connection may take to send a whole request head."""
+BODY_TIMEOUT = 60.0
+"""Seconds a request body may take to arrive."""
+_MAX_LINE = 8190
+_MAX_HEADERS = 100
+_MAX_ANSWER = 64 * 1024 * 1024
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+_HOP = frozenset({
+    "connection", "keep-alive", "proxy-connection", "proxy-authorization", "transfer-encoding",
+    "te", "trailer", "upgrade", "content-length", "host", "accept-encoding", "expect",
+    "authorization", "x-api-key", "cookie",
+})
+_log = logging.getLogger("kvswitch.gateway")
+
+
+class _Answer(Exception):
+    """A request the gateway answers itself, in the API's own error shape."""
+
+    def __init__(self, status: int, message: str, *, close: bool = False,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.close, self.headers = status, close, headers or {}
+
+
+class _Scrubber:
+    """Masks the upstream key in bytes passing by, holding back only a tail that could be the
+    start of it (a key split across two reads is still caught)."""
+
+    __slots__ = ("_held", "_key", "_mask")
+
+    def __init__(self, key: str | None) -> None:
+        from kvswitch.redact import mask
+
+        self._key = key.encode() if key else b""
+        self._mask = mask(key).encode() if key else b""
+        self._held = b""
+
+    def __call__(self, chunk: bytes) -> bytes:
+        key = self._key
+        if not key:
+            return chunk
+        data = self._held + chunk if self._held else chunk
+        if key in data:
+            data = data.replace(key, self._mask)
+        keep = 0
+        start = max(0, len(data) - len(key) + 1)
+        i = data.find(key[:1], start)
+        while i >= 0:
+            if key.startswith(data[i:]):
+                keep = len(data) - i
+                break
+            i = data.find(key[:1], i + 1)
+        self._held = data[len(data) - keep:] if keep else b""
+        return data[: len(data) - keep] if keep else data
+
+    def rest(self) -> bytes:
+        held, self._held = self._held, b""
+        return held
+
+
+class Gateway:
+    """``await start()``, then ``url``; ``set_mode``; ``await close()``."""
+
+    def __init__(self, settings: GatewaySettings) -> None:
+        self.settings = settings
+        self.mode: CacheMode = settings.mode
+        self.port = settings.port
+        self.metrics = GatewayMetrics()
+        self.metrics.set_mode(self.mode)
+        self.stopping = asyncio.Event()
+        self.started = time.time()
+        self.in_flight = 0
+        self.served = dict.fromkeys(MODES, 0)
+        self._token = settings.token.encode()
+        self._listener: asyncio.base_events.Server | None = None
+        self._web: web.Server | None = None
+        self._session: aiohttp.ClientSession | None = None
+
+    # -- life ------------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        host = self.settings.listen
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+
+    @property
+    def loopback(self) -> bool:
+        return self.settings.listen in _LOOPBACK_HOSTS or self.settings.listen.startswith("127.")
+
+    async def start(self) -> None:
+        s = self.settings
+        self._session = aiohttp.ClientSession(
+            # upstream connections are kept alive and reused (a pool per upstream)
+            connector=aiohttp.TCPConnector(limit=0, limit_per_host=s.max_in_flight,
+                                           keepalive_timeout=30, use_dns_cache=False),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10.0),
+            auto_decompress=False,
+            trust_env=False,
+            skip_auto_headers=("User-Agent",),
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
+        self._web = web.Server(
+            self._handle,
+            access_log=None,
+            keepalive_timeout=HEAD_TIMEOUT,
+            max_line_size=_MAX_LINE,
+            max_field_size=_MAX_LINE,
+            max_headers=_MAX_HEADERS,
+            lingering_time=1.0,
+            # a client that goes away cancels its handler: the upstream request is closed at
+            # once in any phase (waiting for a connection, prefill, mid-stream)
+            handler_cancellation=True,
+        )
+        loop = asyncio.get_running_loop()
+        try:
+            self._listener = await loop.create_server(self._web, s.listen, s.port, backlog=512)
+        except OSError as exc:
+            await self._session.close()
+            raise GatewayError(f"cannot listen on {s.listen}:{s.port}: {exc.strerror or exc}") from exc
+        self.port = self._listener.sockets[0].getsockname()[1]
+        for mode in MODES:
+            self.metrics.upstream_up.labels(mode).set(1)
+
+    async def close(self, drain: float | None = None) -> None:
+        """Stop taking connections; in-flight requests get ``drain`` seconds to finish."""
+        if self._listener is not None:
+            self._listener.close()
+        if self._web is not None:
+            await self._web.shutdown(self.settings.drain_timeout if drain is None else drain)
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.wait_closed()
+        if self._session is not None:
+            await self._session.close()
+
+    def set_mode(self, mode: CacheMode) -> CacheMode:
+        """New requests without a prefix or header get ``mode``; in-flight ones keep theirs."""
+        if mode not in MODES:
+            raise GatewayError(f"a mode is merged or split, not {mode!r}")
+        old, self.mode = self.mode, mode
+        self.metrics.set_mode(mode)
+        return old
+
+    def reload(self, settings: GatewaySettings) -> None:
+        """New upstreams, keys and bounds for new requests (the listening address stays)."""
+        self.settings = settings
+        self._token = settings.token.encode()
+
+    def request_stop(self) -> None:
+        self.stopping.set()
+
+    def status(self) -> dict[str, Any]:
+        s = self.settings
+        return {
+            "url": self.url, "pid": os.getpid(), "mode": self.mode, "profile": s.profile,
+            "upstreams": {"merged": s.merged, "split": s.split}, "in_flight": self.in_flight,
+            "requests": dict(self.served), "started": self.started,
+        }
+
+    # -- one request --------------------------------------------------------------------------------
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        t0 = time.perf_counter()
+        path = request.raw_path.partition("?")[0]
+        api = api_of(_strip_mode(path)[1])
+        try:
+            return await self._route(request, path, t0)
+        except _Answer as exc:
+            return self._error(api, exc.status, str(exc), close=exc.close, headers=exc.headers)
+
+    def _error(self, api: Api, status: int, message: str, *, close: bool = False,
+               headers: dict[str, str] | None = None) -> web.Response:
+        response = web.Response(status=status, body=error_body(api, status, message),
+                                headers={"Content-Type": "application/json", **(headers or {})})
+        if close:
+            response.force_close()
+        return response
+
+    async def _route(self, request: web.BaseRequest, path: str, t0: float) -> web.StreamResponse:
+        if request.version.major != 1:
+            raise _Answer(505, "the gateway speaks HTTP/1.1", close=True)
+        if not path.startswith("/") or path.startswith("//"):
+            raise _Answer(421 if "://" in request.raw_path else 400,
+                          "the request target must be a path such as /v1/chat/completions; "
+                          "the gateway forwards only to its own upstreams", close=True)
+        self._check_host(request)
+        if request.method == "GET" and path == "/health":
+            return _json(200, {"status": "stopping" if self.stopping.is_set() else "ok"})
+        self._check_token(request)
+        mode_from_path, rest = _strip_mode(path)
+        if request.method == "GET":
+            if rest == "/metrics":
+                return web.Response(body=self.metrics.text(),
+                                    headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
+            if rest == "/v1/models":
+                mode, reason = self._mode_of(request, mode_from_path)
+                return await self._forward(request, "GET", rest, mode, reason, "other", t0)
+            raise _Answer(404, f"no route for GET {_shown(rest)}")
+        api = api_of(rest)
+        if request.method != "POST":
+            raise _Answer(405, f"no route for {_shown(request.method)} {_shown(rest)}",
+                          headers={"Allow": "GET, POST"}, close=request.method == "CONNECT")
+        if api == "other":
+            raise _Answer(404, f"no route for POST {_shown(rest)}; the gateway serves "
+                               "/v1/chat/completions, /v1/completions, /v1/responses and /v1/messages")
+        mode, reason = self._mode_of(request, mode_from_path)
+        if self.in_flight >= self.settings.max_in_flight:
+            raise _Answer(429, f"the gateway is serving {self.in_flight} requests, its limit; "
+                               "try again shortly", headers={"Retry-After": "1"})
+        return await self._forward(request, "POST", rest, mode, reason, api, t0)
+
+    def _check_host(self, request: web.BaseRequest) -> None:
+        """A browser page on another site may reach a loopback port by a name it controls
+        (DNS rebinding): on loopback, Host must name a loopback address."""
+        if not self.loopback:
+            return
+        host = request.headers.get("Host", "")
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        if name.lower() not in _LOOPBACK_HOSTS and not name.startswith("127."):
+            raise _Answer(421, f"Host {_shown(host)} is not this gateway's address (127.0.0.1)")
+
+    def _check_token(self, request: web.BaseRequest) -> None:
+        headers = request.headers
+        given = headers.get("x-api-key", "")
+        auth = headers.get("Authorization", "")
+        if auth[:7].lower() == "bearer ":
+            given = auth[7:].strip()
+        if not hmac.compare_digest(given.encode("utf-8", "replace"), self._token):
+            raise _Answer(401, "missing or wrong local token: send the gateway's token as "
+                               "Authorization: Bearer (kvswitch gateway pin writes it for your clients)")
+
+    def _mode_of(self, request: web.BaseRequest, from_path: CacheMode | None) -> tuple[CacheMode, str]:
+        if from_path is not None:
+            return from_path, "path"
+        asked = request.headers.get(MODE_HEADER)
+        if asked is not None:
+            value = asked.strip().lower()
+            if value not in MODES:
+                raise _Answer(400, f"{MODE_HEADER} must be merged or split, not {_shown(asked)}")
+            return value, "header"
+        return self.mode, "default"
+
+    async def _body(self, request: web.BaseRequest) -> bytes:
+        limit = self.settings.max_body
+        if request.content_length is not None and request.content_length > limit:
+            raise _Answer(413, f"the request body is larger than {limit} bytes", close=True)
+        if request.headers.get("Expect", "").lower() == "100-continue":
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        body = bytearray()
+        try:
+            async with asyncio.timeout(BODY_TIMEOUT):
+                async for chunk in request.content.iter_any():
+                    body += chunk
+                    if len(body) > limit:
+                        raise _Answer(413, f"the request body is larger than {limit} bytes", close=True)
+        except TimeoutError:
+            raise _Answer(408, f"the request body did not arrive within {BODY_TIMEOUT:g} s",
+                          close=True) from None
+        except web.RequestPayloadError as exc:
+            raise _Answer(400, f"malformed request body: {_first_line(exc)}", close=True) from None
+        return bytes(body)
+
+    def _upstream_headers(self, request: web.BaseRequest) -> dict[str, str]:
+        s = self.settings
+        named = {t.strip().lower() for v in request.headers.getall("Connection", ()) for t in v.split(",")}
+        out: dict[str, str] = {}
+        for key, value in request.headers.items():
+            low = key.lower()
+            if low in _HOP or low in named or low == "x-cache-mode":
+                continue
+            out[key] = f"{out[key]}, {value}" if key in out else value
+        out.update(s.headers)
+        out["Accept-Encoding"] = "identity"
+        if s.upstream_key:
+            if "x-api-key" in request.headers and "Authorization" not in request.headers:
+                out["x-api-key"] = s.upstream_key  # an Anthropic-style client: its style upstream
+            else:
+                out["Authorization"] = f"Bearer {s.upstream_key}"
+        return out
+
+    async def _forward(self, request: web.BaseRequest, method: str, path: str, mode: CacheMode,
+                       reason: str, api: Api, t0: float) -> web.StreamResponse:
+        s = self.settings
+        m = self.metrics
+        body = await self._body(request) if method == "POST" else None
+        url = URL(s.base(mode).rstrip("/") + path.removeprefix("/v1"), encoded=False)
+        headers = self._upstream_headers(request)
+        mode_value = f"{mode}; reason={reason}"
+        self.in_flight += 1
+        self.served[mode] += 1
+        m.in_flight.labels(mode).inc()
+        code = 0
+        try:
+            assert self._session is not None
+            m.overhead.labels(mode, api).observe(time.perf_counter() - t0)
+            try:
+                resp = await self._open(method, url, body, headers)
+            except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
+                code = 502
+                m.upstream_up.labels(mode).set(0)
+                m.outcomes.labels(mode, api, "upstream_error").inc()
+                raise _Answer(502, f"the {mode} upstream ({_origin(url)}) cannot be reached: "
+                                   f"{_why(exc)}") from None
+            except TimeoutError:
+                code = 504
+                m.upstream_up.labels(mode).set(1)
+                m.outcomes.labels(mode, api, "timeout").inc()
+                raise _Answer(504, f"the {mode} upstream sent nothing within "
+                                   f"{s.first_byte_timeout:g} s") from None
+            except aiohttp.ClientError as exc:
+                code = 502
+                m.upstream_up.labels(mode).set(0)
+                m.outcomes.labels(mode, api, "upstream_error").inc()
+                raise _Answer(502, f"the {mode} upstream ({_origin(url)}) cannot be reached: "
+                                   f"{_why(exc)}") from None
+            m.upstream_up.labels(mode).set(1)
+            try:
+                code = resp.status
+                content_type = resp.headers.get("Content-Type", "application/json")
+                if resp.status == 200 and content_type.startswith("text/event-stream"):
+                    return await self._stream(request, resp, content_type, mode, api, mode_value, t0)
+                return await self._whole(resp, content_type, mode, api, mode_value, t0, path)
+            finally:
+                resp.close()  # a connection whose answer was not read to its end is not reused
+        except _Answer as exc:
+            code = exc.status
+            response = self._error(api, exc.status, str(exc), close=exc.close, headers=exc.headers)
+            response.headers[REPLY_HEADER] = mode_value
+            return response
+        except asyncio.CancelledError:
+            code = 499  # the client went away: the upstream request is closed with this task
+            m.outcomes.labels(mode, api, "client_disconnect").inc()
+            raise
+        finally:
+            self.in_flight -= 1
+            m.in_flight.labels(mode).dec()
+            m.requests.labels(mode, reason, api, str(code)).inc()
+
+    async def _open(self, method: str, url: URL, body: bytes | None,
+                    headers: dict[str, str]) -> aiohttp.ClientResponse:
+        """The upstream's response head, within the first-byte timeout. A kept-alive connection
+        the upstream had just closed (llama.cpp closes one after each stream) is retried once
+        on a new one: the upstream never saw the request."""
+        assert self._session is not None
+        async with asyncio.timeout(self.settings.first_byte_timeout):
+            try:
+                return await self._session.request(method, url, data=body, headers=headers)
+            except aiohttp.ServerDisconnectedError:
+                return await self._session.request(method, url, data=body, headers=headers)
+
+    async def _whole(self, resp: aiohttp.ClientResponse, content_type: str, mode: CacheMode, api: Api,
+                     mode_value: str, t0: float, path: str) -> web.Response:
+        from kvswitch.redact import Redactor
+
+        try:
+            async with asyncio.timeout(self.settings.idle_timeout):
+                data = await _read_capped(resp)
+        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            raise _Answer(502, f"the {mode} upstream's answer broke: {_why(exc)}") from None
+        redact = Redactor([self.settings.upstream_key])
+        if redact and redact.holds(data.decode("utf-8", "replace")):
+            data = redact.text(data.decode("utf-8", "replace")).encode()
+        headers = {"Content-Type": content_type, REPLY_HEADER: mode_value}
+        if resp.status >= 400 and api != "other" and not has_error_shape(api, data):
+            # an upstream without this route, or an engine's own error page: the API's own shape
+            what = (f"the {mode} upstream has no {path} route" if resp.status in (404, 405, 501)
+                    else f"the {mode} upstream answered HTTP {resp.status}")
+            text = data.decode("utf-8", "replace").strip()[:300]
+            data = error_body(api, resp.status, what + (f": {text}" if text else ""))
+            headers["Content-Type"] = "application/json"
+        elif resp.status == 200:
+            clock = StreamClock(t0)
+            clock.whole(data)
+            if clock.ttft is not None:
+                self.metrics.ttft.labels(mode, api).observe(clock.ttft)
+            self.metrics.e2e.labels(mode, api).observe(time.perf_counter() - t0)
+        if "Retry-After" in resp.headers:
+            headers["Retry-After"] = resp.headers["Retry-After"]
+        return web.Response(status=resp.status, body=data, headers=headers)
+
+    async def _stream(self, request: web.BaseRequest, resp: aiohttp.ClientResponse, content_type: str,
+                      mode: CacheMode, api: Api, mode_value: str, t0: float) -> web.StreamResponse:
+        s, m = self.settings, self.metrics
+        out = web.StreamResponse(status=200, headers={
+            "Content-Type": content_type, "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
+            REPLY_HEADER: mode_value,
+        })
+        clock = StreamClock(t0, max_line=s.max_sse_line)
+        scrub = _Scrubber(s.upstream_key)
+        await out.prepare(request)
+        outcome, why = "ok", ""
+        tail = b"\n\n"
+        read = resp.content.readany
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(s.idle_timeout):
+                        chunk = await read()
+                except TimeoutError:
+                    outcome, why = "timeout", f"the {mode} upstream sent nothing for {s.idle_timeout:g} s"
+                    break
+                except (aiohttp.ClientError, ConnectionError) as exc:
+                    outcome, why = "upstream_error", f"the {mode} upstream broke the stream: {_why(exc)}"
+                    break
+                if not chunk:
+                    break
+                clock.feed(chunk)
+                chunk = scrub(chunk)
+                if chunk:
+                    tail = chunk[-2:] if len(chunk) >= 2 else tail[-1:] + chunk
+                    try:
+                        async with asyncio.timeout(s.idle_timeout):
+                            await out.write(chunk)
+                    except TimeoutError:
+                        m.outcomes.labels(mode, api, "timeout").inc()
+                        _cut(request)  # a reader that takes nothing for that long is let go
+                        return out
+            rest = scrub.rest()
+            if rest:
+                await out.write(rest)
+            clock.close()
+            if outcome != "ok":
+                await out.write((b"" if tail.endswith(b"\n\n") else b"\n\n")
+                                + error_event(api, why, "timeout" if outcome == "timeout" else "upstream_error"))
+                out.force_close()
+            elif clock.error is not None:
+                outcome = "inband_error"
+            await out.write_eof()
+        except (ConnectionError, aiohttp.ClientConnectionResetError):
+            outcome = "client_disconnect"
+        m.outcomes.labels(mode, api, outcome).inc()
+        if clock.ttft is not None:
+            m.ttft.labels(mode, api).observe(clock.ttft)
+            for gap in clock.itl:
+                m.itl.labels(mode, api).observe(gap)
+        if outcome == "ok":
+            m.e2e.labels(mode, api).observe(time.perf_counter() - t0)
+        return out
+
+
+def _strip_mode(path: str) -> tuple[CacheMode | None, str]:
+    for mode in MODES:
+        if path.startswith(f"/{mode}/"):
+            return mode, path[len(mode) + 1:]
+    return None, path
+
+
+async def _read_capped(resp: aiohttp.ClientResponse) -> bytes:
+    data = bytearray()
+    async for chunk in resp.content.iter_any():
+        data += chunk
+        if len(data) > _MAX_ANSWER:
+            raise ValueError(f"the answer is larger than {_MAX_ANSWER} bytes")
+    return bytes(data)
+
+
+def _cut(request: web.BaseRequest) -> None:
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+
+
+def _json(status: int, data: Any) -> web.Response:
+    import json
+
+    return web.Response(status=status, body=json.dumps(data).encode(),
+                        headers={"Content-Type": "application/json"})
+
+
+def _origin(url: URL) -> str:
+    return f"{url.scheme}://{url.host}:{url.port}"
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    return repr(text[:limit] + ("…" if len(text) > limit else ""))
+
+
+def _first_line(what: BaseException | str) -> str:
+    text = what if isinstance(what, str) else str(what)
+    return (text.strip().splitlines() or [type(what).__name__])[0][:200]
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {_first_line(exc)}" if str(exc).strip() else type(exc).__name__
+
+
+# -- a gateway without a config (benchmarks, tests) -------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m kvswitch.gateway.server",
+        description="A gateway in front of two API bases, without kvswitch's config; the token "
+                    "comes from KVSWITCH_GATEWAY_TOKEN, an upstream key from KVSWITCH_UPSTREAM_KEY.")
+    ap.add_argument("--merged", required=True, help="the merged upstream's API base, http://host:port/v1")
+    ap.add_argument("--split", required=True, help="the split upstream's API base")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--mode", choices=MODES, default="merged")
+    ap.add_argument("--max-in-flight", type=int, default=64)
+    return ap
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    token = os.environ.get("KVSWITCH_GATEWAY_TOKEN")
+    if not token:
+        raise SystemExit("set KVSWITCH_GATEWAY_TOKEN")
+    gateway = Gateway(GatewaySettings(
+        merged=args.merged, split=args.split, token=token,
+        upstream_key=os.environ.get("KVSWITCH_UPSTREAM_KEY") or None, mode=args.mode,
+        port=args.port, max_in_flight=args.max_in_flight))
+    await gateway.start()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, gateway.request_stop)
+    sys.stdout.write(f"{LISTENING} {gateway.url}\n")
+    sys.stdout.flush()
+    try:
+        await gateway.stopping.wait()
+    finally:
+        await gateway.close()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve until SIGTERM or SIGINT."""
+    asyncio.run(_serve(_parser().parse_args(argv)))
+
+
+if __name__ == "__main__":
+    main()
