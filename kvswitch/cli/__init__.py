@@ -32,6 +32,7 @@ COMMANDS = {
     "doctor": "kvswitch.cli.doctor",
     "advise": "kvswitch.cli.advise",
     "lab": "kvswitch.cli.lab",
+    "gateway": "kvswitch.cli.gateway",
     "engine-flags": "kvswitch.cli.engine_flags",
 }
 """Command → the module that registers it (some modules register two)."""

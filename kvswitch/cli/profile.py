@@ -263,6 +263,22 @@ def _use(args: argparse.Namespace) -> int:
     for line in running_warnings(changes):
         print(f"kvswitch: warning: {line}", file=sys.stderr)
     print(f"profile {show_name(args.name)} is active")
+    return _reload_gateway()
+
+
+def _reload_gateway() -> int:
+    """After ``profile use``: a running gateway reads its upstreams and keys again."""
+    from kvswitch.errors import KvswitchError
+    from kvswitch.gateway.control import reload
+
+    try:
+        info = reload()
+    except KvswitchError as exc:
+        print(f"kvswitch: the clients were updated, but the running gateway did not reload: {exc}",
+              file=sys.stderr)
+        return 1
+    if info is not None:
+        print(f"gateway: now serving profile {info.profile} for new requests")
     return 0
 
 

@@ -68,6 +68,33 @@ def run(args: argparse.Namespace) -> int:
         print(f"kvswitch: warning: {line}", file=sys.stderr)
     n = sum(1 for c in changes if c.changed)
     print(f"switched {n} {'file' if n == 1 else 'files'} to {args.mode}")
+    if not args.paths and not args.only:
+        return _tell_gateway(args.mode)
+    return 0
+
+
+def _tell_gateway(mode: str) -> int:
+    """After a switch of every client: a running gateway takes the mode for pinned clients and
+    new requests at once; without one, say when pinned clients get it."""
+    import sys
+
+    from kvswitch.config import existing_config
+    from kvswitch.errors import KvswitchError
+    from kvswitch.gateway.control import tell_mode
+
+    try:
+        info = tell_mode(mode)
+    except KvswitchError as exc:
+        print(f"kvswitch: the files were switched, but the running gateway was not told: {exc}; "
+              f"its pinned clients stay in the old mode until kvswitch switch {mode} succeeds",
+              file=sys.stderr)
+        return 1
+    if info is not None:
+        print(f"gateway: now {mode} for pinned clients and new requests")
+        return 0
+    config = existing_config()
+    if config is not None and any(c.route == "gateway" for c in config.model.clients):
+        print(f"the gateway is not running; pinned clients get {mode} when it starts")
     return 0
 
 

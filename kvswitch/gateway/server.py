@@ -266,7 +266,7 @@ class Gateway:
             return
         host = request.headers.get("Host", "")
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        if name.lower() not in _LOOPBACK_HOSTS and not name.startswith("127."):
+        if name.lower() not in _LOOPBACK_HOSTS and not _loopback_address(name):
             raise _Answer(421, f"Host {_shown(host)} is not this gateway's address (127.0.0.1)")
 
     def _check_token(self, request: web.BaseRequest) -> None:
@@ -332,15 +332,17 @@ class Gateway:
                        reason: str, api: Api, t0: float) -> web.StreamResponse:
         s = self.settings
         m = self.metrics
-        body = await self._body(request) if method == "POST" else None
         url = URL(s.base(mode).rstrip("/") + path.removeprefix("/v1"), encoded=False)
         headers = self._upstream_headers(request)
         mode_value = f"{mode}; reason={reason}"
+        # counted before the body is read: requests whose bodies are still arriving hold their
+        # place under max_in_flight (else any number pass the check together)
         self.in_flight += 1
         self.served[mode] += 1
         m.in_flight.labels(mode).inc()
         code = 0
         try:
+            body = await self._body(request) if method == "POST" else None
             assert self._session is not None
             m.overhead.labels(mode, api).observe(time.perf_counter() - t0)
             try:
@@ -488,6 +490,16 @@ class Gateway:
         return out
 
 
+def _loopback_address(name: str) -> bool:
+    """Whether ``name`` is a loopback IP address (``127.evil.example`` is a name, not one)."""
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def _strip_mode(path: str) -> tuple[CacheMode | None, str]:
     for mode in MODES:
         if path.startswith(f"/{mode}/"):
@@ -548,10 +560,7 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-async def _serve(args: argparse.Namespace) -> None:
-    token = os.environ.get("KVSWITCH_GATEWAY_TOKEN")
-    if not token:
-        raise SystemExit("set KVSWITCH_GATEWAY_TOKEN")
+async def _serve(args: argparse.Namespace, token: str) -> None:
     gateway = Gateway(GatewaySettings(
         merged=args.merged, split=args.split, token=token,
         upstream_key=os.environ.get("KVSWITCH_UPSTREAM_KEY") or None, mode=args.mode,
@@ -570,7 +579,12 @@ async def _serve(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve until SIGTERM or SIGINT."""
-    asyncio.run(_serve(_parser().parse_args(argv)))
+    parser = _parser()
+    args = parser.parse_args(argv)
+    token = os.environ.get("KVSWITCH_GATEWAY_TOKEN")
+    if not token:
+        parser.error("set KVSWITCH_GATEWAY_TOKEN to the token clients must send")
+    asyncio.run(_serve(args, token))
 
 
 if __name__ == "__main__":
