@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,10 +71,12 @@ def in_git_work_tree(path: Path) -> bool:
     directory = path if path.is_dir() else path.parent
     while not directory.exists() and directory != directory.parent:
         directory = directory.parent
+    # git's own variables (GIT_DIR, GIT_WORK_TREE…) would answer for another repository
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--is-inside-work-tree"],
-            cwd=directory, capture_output=True, text=True, timeout=10, check=False,
+            cwd=directory, capture_output=True, text=True, timeout=10, check=False, env=env,
         )
     except (OSError, subprocess.SubprocessError):
         return False
@@ -203,15 +205,26 @@ def plan_clients(
     with_keys: bool,
     exclude: frozenset[Path] = frozenset(),
     own_modes: bool = True,
+    token: str | None = None,
+    drop_key: str | None = None,
+    bases: Mapping[Path, bytes] | None = None,
 ) -> ClientPlan:
     """Render ``profile`` in ``mode`` into every registered client but those in ``exclude``
-    (a client with a mode of its own in that mode, unless ``own_modes`` is False)."""
+    (a client with a mode of its own in that mode, unless ``own_modes`` is False). A client
+    pinned to the gateway is rendered from the gateway's form in any mode, with the gateway's
+    ``token`` (default: the stored one) where keys are written; ``drop_key``: a key value
+    taken out of the files that get no key (the token, when clients are unpinned); ``bases``:
+    files rendered from these bytes (``b""``: from nothing) in place of what they hold now,
+    which their write still expects (an unpin starts from the file as it was before the pin)."""
     from kvswitch.transaction import FileWrite
 
     key: str | None = None
     key_loaded = False
+    token_loaded = token is not None
+    gateway: Profile | None = None
     plan = ClientPlan([], [], [], {})
     checks: list[tuple[ConfigFile, str, list[Edit]]] = []
+    masked: list[str] = []
     everyone = mode
     for entry, path, cf in _client_files(config, exclude):
         if path in exclude:
@@ -219,20 +232,42 @@ def plan_clients(
         mode = entry.mode if own_modes and entry.mode is not None else everyone
         plan.entries[path] = entry
         use_key = None
-        if with_keys and key_allowed(entry, path):
+        source = profile
+        if entry.route == "gateway":  # the gateway's form, whatever the mode (issue 13)
+            from kvswitch.gateway.pinning import gateway_profile, token_in_file
+
+            if gateway is None:
+                gateway = gateway_profile(config, profile_name, profile)
+            source = gateway
+            if with_keys and token_in_file(entry, path):
+                if not token_loaded:
+                    from kvswitch.gateway.token import load_token
+
+                    token, token_loaded = load_token(config), True
+                use_key = token
+        elif with_keys and key_allowed(entry, path):
             if not key_loaded:
                 from kvswitch.keys import resolve_key
 
                 key, key_loaded = resolve_key(profile_name, profile.key), True
             use_key = key
+        drop = drop_key if use_key is None else None
+        base = cf
+        if bases is not None and path in bases:
+            from kvswitch.kinds import get_kind
+
+            raw = bases[path]
+            base = parse_config(raw, entry.kind, path) if raw else get_kind(entry.kind).new_file(path)
         try:
-            edits, mode_plan = _render(cf, profile_name, profile, mode, use_key, profile_wins)
-            new_text = cf.doc.apply(edits) if edits else cf.text
+            edits, mode_plan = _render(base, profile_name, source, mode, use_key, profile_wins, drop)
+            new_text = base.doc.apply(edits) if edits else base.text
         except (ValueError, TypeError) as exc:
             raise EditError(f"cannot render profile {profile_name!r} into it: {exc}", Location(path)) from exc
-        checks.append((cf, new_text, edits))
-        key_written = use_key is not None and _writes_key(cf, edits)
-        secrets = [*secrets_in(cf), *([use_key] if use_key else [])]
+        checks.append((base, new_text, edits))
+        key_written = use_key is not None and _writes_key(base, edits)
+        secrets = [*secrets_in(cf), *([use_key] if use_key else []), *([drop_key] if drop_key else []),
+                   *(secrets_in(base) if base is not cf else [])]
+        masked += [use_key] if use_key else []
         changed = new_text != cf.text
         plan.changes.append(
             ClientChange(
@@ -249,14 +284,14 @@ def plan_clients(
             plan.writes.append(
                 FileWrite(
                     path, new_text.encode("utf-8"), cf.raw,
-                    _rebuilder(cf, profile_name, profile, mode, use_key, profile_wins,
-                               _what(profile_name, mode, profile_wins)),
+                    _rebuilder(cf, profile_name, source, mode, use_key, profile_wins,
+                               _what(profile_name, mode, profile_wins), drop),
                     mode=0o600 if key_written else None,
                 )
             )
     # a change never writes what lint rejects; a mode flip never carries an error away
     refuse_on_errors(checks, _what(profile_name, everyone, profile_wins), carried=not profile_wins,
-                     secrets=[key] if key else [])
+                     secrets=[*([key] if key else []), *masked, *([drop_key] if drop_key else [])])
     return plan
 
 
@@ -340,11 +375,24 @@ def _writes_key(cf: ConfigFile, edits: list[Edit]) -> bool:
 
 
 def _render(
-    cf: ConfigFile, name: str, profile: Profile, mode: CacheMode, key: str | None, profile_wins: bool
+    cf: ConfigFile, name: str, profile: Profile, mode: CacheMode, key: str | None, profile_wins: bool,
+    drop: str | None = None,
 ) -> tuple[list[Edit], Any]:
     from kvswitch.render import render_edits
 
-    return render_edits(cf, profile, mode, key=key, profile_wins=profile_wins, name=name)
+    edits, plan = render_edits(cf, profile, mode, key=key, profile_wins=profile_wins, name=name)
+    if drop:
+        edits += _drop_key_edits(cf, edits, drop)
+    return edits, plan
+
+
+def _drop_key_edits(cf: ConfigFile, edits: list[Edit], value: str) -> list[Edit]:
+    """Edits that take ``value`` out of every key field of ``cf`` (as ``edits`` leave it)."""
+    from kvswitch.edits import apply_to_data
+    from kvswitch.kinds import get_path, kind_of
+
+    data = apply_to_data(cf.data, edits) if edits else cf.data
+    return [Delete(p) for p in kind_of(cf).key_paths(data) if get_path(data, p) == value]
 
 
 def _rebuilder(
@@ -355,10 +403,11 @@ def _rebuilder(
     key: str | None,
     profile_wins: bool,
     what: str,
+    drop: str | None = None,
 ) -> Callable[[bytes], bytes]:
     def rebuild(current: bytes) -> bytes:
         again = parse_config(current, cf.kind, cf.path)
-        edits, mode_plan = _render(again, name, profile, mode, key, profile_wins)
+        edits, mode_plan = _render(again, name, profile, mode, key, profile_wins, drop)
         text = again.doc.apply(edits) if edits else again.text
         # the version saved meanwhile must pass too
         refuse_on_errors([(again, text, edits)], what, carried=not profile_wins,
@@ -400,6 +449,20 @@ def switch_clients(
             return _apply(config, name, profile, mode, profile_wins=False, with_keys=False, dry_run=dry_run,
                           set_active=False, own_modes=False)
         chosen = [find_client(config, spec) for spec in only]
+        for entry in chosen:
+            if entry.route == "gateway":
+                from kvswitch.validate import shell_word
+
+                who = entry.name or str(client_path(entry))
+                raise ConfigError(
+                    f"{'client ' + entry.name if entry.name else 'this client'} is pinned to the "
+                    "gateway, which chooses the mode per request: "
+                    f"kvswitch switch {mode} (without --client) sets it for every pinned client; "
+                    "one request picks its own with a /merged or /split path prefix or an "
+                    "X-Cache-Mode header; kvswitch gateway unpin "
+                    f"{shell_word(who)} gives it a mode of its own. Nothing was changed.",
+                    Location(client_path(entry)),
+                )
         keep = frozenset(client_path(e) for e in config.model.clients if not any(e is c for c in chosen))
         plan = plan_clients(config, name, profile, mode, profile_wins=False, with_keys=False,
                             exclude=keep, own_modes=False)
@@ -445,6 +508,11 @@ class ClientStatus:
     """The client has a mode of its own (switched alone)."""
     changed_outside: bool = False
     """The file differs from what kvswitch last wrote there (edited by hand or by its client)."""
+    route: str = "direct"
+    """``gateway``: pinned to the gateway (``in_sync``: the file holds the gateway's form;
+    ``mode``: the running gateway's, else ``None``)."""
+    gateway_running: bool | None = None
+    """For a pinned client: whether a gateway answers now (``None`` for a direct one)."""
 
 
 @dataclass(frozen=True)
@@ -482,6 +550,7 @@ def status() -> Status:
     if config.model.active_profile is not None:
         name, profile = config.profile()
     out = []
+    running: tuple[Any, ...] | None = None  # (the running gateway or None), asked once
     for entry in config.model.clients:
         path = client_path(entry)
         mode = client_mode(config, entry)
@@ -490,6 +559,11 @@ def status() -> Status:
             "last_write": last_write(path), "backups": len(list_backups(path)),
             "target": mode, "own_mode": entry.mode is not None,
         }
+        if entry.route == "gateway":
+            if running is None:
+                running = (_running_gateway(),)
+            common["route"] = "gateway"
+            common["gateway_running"] = running[0] is not None
         try:
             raw = read_bytes(path)
             common["changed_outside"] = changed_since_written(path, raw)
@@ -503,7 +577,13 @@ def status() -> Status:
         file_mode = kind.file_mode(cf, mode_defaults(profile) if profile is not None else None)
         key_path = kind.fields(cf.data).get("provider.api_key")  # kvswitch's key, not another provider's
         key = get_path(cf.data, key_path) if key_path is not None else None
-        fields = drift(cf, profile, mode, name=name) if profile is not None and name else [NO_PROFILE]
+        want = profile
+        if entry.route == "gateway" and profile is not None and name:
+            from kvswitch.gateway.pinning import gateway_profile
+
+            want = gateway_profile(config, name, profile)  # in sync: it holds the gateway's form
+            file_mode = getattr(running[0], "mode", None) if running is not None else None
+        fields = drift(cf, want, mode, name=name) if want is not None and name else [NO_PROFILE]
         out.append(
             ClientStatus(
                 exists=True, mode=file_mode,
@@ -512,6 +592,19 @@ def status() -> Status:
             )
         )
     return Status(config.path, name, config.model.mode, out)
+
+
+def _running_gateway() -> Any:
+    """The gateway that answers on this machine's control socket, or ``None`` (none, or its
+    control part is not there: a status never fails for it)."""
+    try:
+        from kvswitch.gateway.control import running
+    except ImportError:
+        return None
+    try:
+        return running()
+    except (KvswitchError, OSError, ValueError):
+        return None
 
 
 def restore(path: Path, backup_id: str | None = None) -> tuple[Backup, WriteResult]:

@@ -42,6 +42,7 @@ class KeyVariable:
     state: VariableState
     value: str | None = None  # the variable's value, masked
     key: str | None = None  # the keyring's key, masked (keyring profiles)
+    token: bool = False  # the gateway's local token, read by clients pinned to the gateway
 
     @property
     def export(self) -> str | None:
@@ -63,6 +64,7 @@ class KeyVariable:
             "value": self.value,
             "key": self.key,
             "export": self.export,
+            "token": self.token,
             "saw": saw,
             "fix": fix,
         }
@@ -71,6 +73,8 @@ class KeyVariable:
         """(what is the case, what to do) in words; keys masked; ``""`` when nothing to do."""
         from kvswitch.validate import shell_word, show_name
 
+        if self.token:
+            return self._describe_token()
         s = "s" if len(self.clients) == 1 else ""  # one client reads, two read
         who, name = _and(self.clients), self.name
         profile = show_name(self.profile)
@@ -103,6 +107,28 @@ class KeyVariable:
             f"{who} send{s} that one",
             f"{self.export}: {whole}",
         )
+
+
+    def _describe_token(self) -> tuple[str, str]:
+        s = "s" if len(self.clients) == 1 else ""
+        who, name = _and(self.clients), self.name
+        reads = f"{who}, pinned to the gateway, read{s} the gateway's token from it"
+        shell = f"in the shell {who} start{s} from"
+        if self.reference.startswith("env:"):
+            if self.state == "ok":
+                return f"{name} is set ({self.value}): {reads}", ""
+            return (f"{name} is not set in this environment: {reads} (and the gateway does too)",
+                    f"export {name}=A_LONG_RANDOM_VALUE {shell} and where the gateway starts")
+        if self.state == "ok":
+            return f"{name} is set to the gateway's token ({self.value}): {reads}", ""
+        if self.state == "no-key":
+            return (f"{name} is not set, and the gateway has no token yet: {reads}",
+                    "kvswitch gateway pin makes one")
+        if self.state == "unset":
+            return (f"{name} is not set in this environment: {reads}",
+                    f"{self.export} (the gateway's token) {shell}")
+        return (f"{name} holds {self.value}, not the gateway's token ({self.key}): {who} "
+                f"send{s} that one, which the gateway refuses", f"{self.export} {shell}")
 
 
 def _and(items: tuple[str, ...]) -> str:
@@ -141,19 +167,47 @@ def key_variables(config: Config, env: Mapping[str, str] | None = None) -> list[
     if config.model.active_profile is None:
         return []
     name, profile = config.profile()
+    out = []
     variable = key_variable(name, profile.key)
-    if variable is None:
-        return []
     clients = tuple(
         dict.fromkeys(
             e.name or get_kind(e.kind).product
             for e in config.model.clients
-            if reads_key_variable(e, name, profile)
+            if e.route != "gateway" and reads_key_variable(e, name, profile)
         )
     )
+    if variable is not None and clients:
+        out.append(_state(variable, name, profile.key, clients, env.get(variable) or None))
+    token = _token_variable(config, env)
+    return [*out, *([token] if token is not None else [])]
+
+
+def _token_variable(config: Config, env: Mapping[str, str]) -> KeyVariable | None:
+    """The variable clients pinned to the gateway read its token from, where one does."""
+    from kvswitch.gateway.pinning import reads_token_variable
+    from kvswitch.gateway.token import load_token, token_variable
+    from kvswitch.kinds import get_kind
+    from kvswitch.redact import mask
+
+    clients = tuple(dict.fromkeys(
+        e.name or get_kind(e.kind).product
+        for e in config.model.clients
+        if e.route == "gateway" and reads_token_variable(config, e)
+    ))
     if not clients:
-        return []
-    return [_state(variable, name, profile.key, clients, env.get(variable) or None)]
+        return None
+    name, reference = token_variable(config), config.model.gateway.token
+    value = env.get(name) or None
+    shown = mask(value) if value else None
+    if reference.startswith("env:"):  # the variable is where the token lives: nothing to compare
+        return KeyVariable(name, "", reference, clients, "ok" if value else "unset", shown, token=True)
+    token = load_token(config)
+    masked = mask(token) if token else None
+    if not value:
+        return KeyVariable(name, "", reference, clients, "unset" if token else "no-key", None, masked,
+                           token=True)
+    state: VariableState = "ok" if token is None or value == token else "differs"
+    return KeyVariable(name, "", reference, clients, state, shown, masked, token=True)
 
 
 def _state(

@@ -18,8 +18,8 @@ from kvswitch import paths
 from kvswitch.edits import Cut
 
 __all__ = [
-    "Remembered", "changed_since_written", "forget", "forget_file", "last_write", "recall",
-    "record_writes", "remember",
+    "Remembered", "changed_since_written", "forget", "forget_file", "forget_pin", "last_write",
+    "pinned_from", "recall", "record_writes", "remember", "remember_pin",
 ]
 
 _FILE = "remembered.json"
@@ -200,3 +200,51 @@ def forget_file(file: Path) -> None:
     data = _load()
     if data.pop(os.path.realpath(file), None) is not None:
         _save(data)
+
+
+_PINS = "pins.json"
+
+
+def _pins() -> dict[str, Any]:
+    try:
+        data = json.loads((paths.dirs().state / _PINS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_pins(data: dict[str, Any]) -> None:
+    from kvswitch.io import write_private
+
+    write_private(paths.dirs().state / _PINS, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
+
+
+def remember_pin(file: Path, before: bytes | None) -> None:
+    """Note what ``file`` held just before it was pinned to the gateway (its digest: the bytes
+    are in its backups; ``None``: there was no file), so unpinning can start from it."""
+    import hashlib
+
+    data = _pins()
+    data[os.path.realpath(file)] = (
+        {"absent": True} if before is None else {"sha256": hashlib.sha256(before).hexdigest()}
+    )
+    _save_pins(data)
+
+
+def pinned_from(file: Path) -> str | bool | None:
+    """What :func:`remember_pin` noted for ``file``: the digest of its bytes, ``False`` when
+    there was no file, ``None`` when nothing was noted."""
+    entry = _pins().get(os.path.realpath(file))
+    if not isinstance(entry, dict):
+        return None
+    if entry.get("absent") is True:
+        return False
+    digest = entry.get("sha256")
+    return digest if isinstance(digest, str) else None
+
+
+def forget_pin(file: Path) -> None:
+    """Drop the note of ``file`` (it is not pinned any more)."""
+    data = _pins()
+    if data.pop(os.path.realpath(file), None) is not None:
+        _save_pins(data)

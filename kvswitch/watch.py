@@ -524,6 +524,10 @@ class Watcher:
         name, profile = config.profile()
         entry = registered(config, target.path)
         mode = client_mode(config, entry) if entry is not None else config.model.mode
+        if entry is not None and entry.route == "gateway":  # compared with the gateway's form
+            from kvswitch.gateway.pinning import gateway_profile
+
+            profile = gateway_profile(config, name, profile)
         diags = check(cf, git=False)
         kind = kind_of(cf)
         file_mode = kind.file_mode(cf, mode_defaults(profile))

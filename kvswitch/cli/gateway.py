@@ -67,6 +67,15 @@ def register(sub: Any) -> None:
         "afterwards.",
     )
     st.set_defaults(func=_stop)
+    tk = g.add_parser(
+        "token", help="the local token pinned clients send (masked unless --reveal)",
+        description="Print the gateway's local token, masked unless --reveal: for clients that read it "
+        "from a variable, export KVSWITCH_GATEWAY_TOKEN=\"$(kvswitch gateway token --reveal)\". It is not "
+        "your provider's key, which the gateway keeps. Exit 1 when there is none yet (kvswitch gateway pin "
+        "or kvswitch gateway run makes it).",
+    )
+    tk.add_argument("--reveal", action="store_true", help="print the whole token")
+    tk.set_defaults(func=_token)
     for name, verb, what in (
         ("pin", "pin", "write the gateway's URL and the local token into the clients' files (backed up): "
          "then kvswitch switch changes their mode without touching their files"),
@@ -187,6 +196,20 @@ def _stop(args: argparse.Namespace) -> int:
     return 0
 
 
+def _token(args: argparse.Namespace) -> int:
+    from kvswitch.config import read_config
+    from kvswitch.gateway.token import load_token
+    from kvswitch.redact import mask
+
+    token = load_token(read_config())
+    if token is None:
+        print("kvswitch: the gateway has no token yet (kvswitch gateway pin or kvswitch gateway run "
+              "makes it)", file=sys.stderr)
+        return 1
+    print(token if args.reveal else mask(token))
+    return 0
+
+
 # -- pin and unpin ------------------------------------------------------------------------------------------
 def _pin(args: argparse.Namespace) -> int:
     from kvswitch.gateway.pinning import pin
@@ -242,7 +265,8 @@ def _token_exports(changes: list[Any], *, dry_run: bool) -> list[str]:
     if config.model.gateway.token != "keyring":
         state = "set here" if os.environ.get(name) else f"not set here: export {name}=…"
         return [f"{', '.join(who)} read{'s' if len(who) == 1 else ''} the gateway's token from ${name} ({state})"]
-    line = f"export {name}={mask(token)}" if token else f"export {name}=… (kvswitch gateway pin makes the token)"
+    line = (f'export {name}="$(kvswitch gateway token --reveal)"   # {mask(token)}' if token
+            else f"export {name}=… (kvswitch gateway pin makes the token)")
     return [f"{', '.join(who)} read{'s' if len(who) == 1 else ''} the gateway's token from ${name}; "
             f"set it where you start {'it' if len(who) == 1 else 'them'}:", f"  {line}"]
 

@@ -53,7 +53,8 @@ def _status(args: argparse.Namespace) -> int:
                 {"path": str(c.path), "kind": c.kind, "name": c.name, "exists": c.exists, "mode": c.mode,
                  "in_sync": c.in_sync, "drift": c.drift, "key": c.key, "last_write": c.last_write,
                  "backups": c.backups, "problem": c.problem, "target": c.target,
-                 "own_mode": c.own_mode, "changed_outside": c.changed_outside}
+                 "own_mode": c.own_mode, "changed_outside": c.changed_outside,
+                 "route": c.route, "gateway_running": c.gateway_running}
                 for c in st.clients
             ],
             "key_variables": [v.as_dict() for v in variables],
@@ -74,7 +75,13 @@ def _status(args: argparse.Namespace) -> int:
             state = "in sync" if c.in_sync else ("PROBLEM" if c.problem else "no profile to compare with"
                                                  if st.profile is None else "drifted: " + ", ".join(c.drift))
             own = f" (its own mode: {c.target})" if c.own_mode else ""
-            print(f"- {c.path} [{c.kind}] mode {c.mode or '?'}{own} · {state}")
+            if c.route == "gateway":
+                mode = (f"via the gateway, mode {c.mode}" if c.gateway_running
+                        else "via the gateway (not running: kvswitch gateway --detach starts it)")
+                state = "pinned" if c.in_sync else state
+                print(f"- {c.path} [{c.kind}] {mode} · {state}")
+            else:
+                print(f"- {c.path} [{c.kind}] mode {c.mode or '?'}{own} · {state}")
             if c.changed_outside:
                 print("    changed outside kvswitch since its last write")
             print(f"    key {c.key or 'none'} · last kvswitch write {_when(c.last_write)} · {c.backups} backups")

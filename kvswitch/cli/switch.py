@@ -110,6 +110,7 @@ def _switch_paths(args: argparse.Namespace) -> list[Any]:
     if not config_file().exists():
         problem = "there is no kvswitch config yet (kvswitch init sets one up)"
     else:
+        _refuse_pinned(args.paths)
         try:
             defaults = _profile_urls()
         except KvswitchError as exc:
@@ -122,6 +123,25 @@ def _switch_paths(args: argparse.Namespace) -> list[Any]:
         if problem is None or where is None or not _real_client(where, args.kind):
             raise
         raise EditError(f"{exc.message} ({problem})", exc.location) from exc
+
+
+def _refuse_pinned(paths: list[Path]) -> None:
+    """A file pinned to the gateway keeps the gateway's address: switching it by its path
+    would write a mode's URL over it."""
+    from kvswitch.clients import registered
+    from kvswitch.config import read_config
+    from kvswitch.errors import ConfigError, Location
+
+    config = read_config()
+    for path in paths:
+        entry = registered(config, path)
+        if entry is not None and entry.route == "gateway":
+            raise ConfigError(
+                "pinned to the gateway, which chooses the mode per request: kvswitch switch MODE "
+                "(no PATH) switches the gateway for every pinned client; kvswitch gateway unpin "
+                f"{entry.name or path} gives the file a mode's URL again. Nothing was changed.",
+                Location(path),
+            )
 
 
 def _real_client(path: Path, kind: str | None) -> bool:

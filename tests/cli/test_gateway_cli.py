@@ -44,7 +44,8 @@ def test_pin_renders_the_changes_and_the_masked_export_line() -> None:
     assert token is not None
     assert f"{codex}: " in pinned.out and "pinned 2 clients" in pinned.out
     assert f"Codex reads the gateway's token from ${TOKEN_VARIABLE}; set it where you start it:" in pinned.out
-    assert f"  export {TOKEN_VARIABLE}={token[:3]}…{token[-4:]}" in pinned.out
+    assert (f'  export {TOKEN_VARIABLE}="$(kvswitch gateway token --reveal)"   # {token[:3]}…{token[-4:]}'
+            in pinned.out)
     assert "the gateway is not running: start it with kvswitch gateway --detach" in pinned.out
     for text in (dry.out, dry.err, pinned.out, pinned.err):
         assert token not in text and KEY_A not in text
@@ -96,3 +97,41 @@ def test_status_without_a_gateway_names_the_pinned_clients() -> None:
 def test_usage_errors_exit_2(argv: tuple[str, ...]) -> None:
     got = cli(*argv)
     assert got.rc == 2, got
+
+
+def test_gateway_token_is_masked_unless_revealed() -> None:
+    none_yet = cli("gateway", "token")
+    assert none_yet.rc == 1 and "no token yet" in none_yet.err
+    assert cli("gateway", "pin", "codex").rc == 0
+    token = load_token(read_config())
+    assert token is not None
+    masked = cli("gateway", "token")
+    assert masked.rc == 0 and token not in masked.out and masked.out.strip() == f"{token[:3]}…{token[-4:]}"
+    revealed = cli("gateway", "token", "--reveal")
+    assert revealed.rc == 0 and revealed.out.strip() == token
+
+
+def test_status_shows_pinned_clients_as_via_the_gateway() -> None:
+    assert cli("gateway", "pin", "codex").rc == 0
+    st = cli("status")
+    codex = home() / CODEX[1]
+    line = next(x for x in st.out.splitlines() if x.startswith(f"- {codex}"))
+    assert "via the gateway (not running" in line and "pinned" in line, st.out
+    claude = next(x for x in st.out.splitlines() if x.startswith(f"- {home() / CLAUDE[1]}"))
+    assert "via the gateway" not in claude and "mode merged" in claude
+    import json
+
+    data = json.loads(cli("status", "--format", "json").out)
+    routes = {c["kind"]: (c["route"], c["gateway_running"]) for c in data["clients"]}
+    assert routes["codex"] == ("gateway", False) and routes["claude-code"] == ("direct", None)
+    assert all(route == "direct" for kind, (route, _) in routes.items() if kind != "codex")
+
+
+def test_switching_a_pinned_file_by_its_path_is_refused() -> None:
+    assert cli("gateway", "pin", "codex").rc == 0
+    codex = home() / CODEX[1]
+    before = codex.read_bytes()
+    refused = cli("switch", "split", str(codex))
+    assert refused.rc == 1, refused
+    assert "pinned to the gateway" in refused.err and "Nothing was changed" in refused.err
+    assert codex.read_bytes() == before
