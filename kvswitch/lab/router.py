@@ -12,8 +12,9 @@ instance); the response, SSE included, is passed through byte for byte.
 
 **split** — the KV cache is handed over for every request, with llama.cpp's slot files:
 
-1. the prefill server prefills the prompt: the same body with ``stream: false``,
-   ``max_tokens: 1``, ``cache_prompt: true``, ``id_slot: s``;
+1. the prefill server prefills the prompt: the same body with ``max_tokens: 1``,
+   ``cache_prompt: true``, ``id_slot: s``, streamed with ``return_progress: true`` (an event
+   after every batch, so a closed connection stops the prefill at the next batch);
 2. ``POST /slots/{s}?action=save`` on the prefill server writes the slot to a file with a
    unique name in the shared ``--slot-save-path`` directory;
 3. ``POST /slots/{d}?action=restore`` on the decode server reads it into slot ``d``;
@@ -23,7 +24,11 @@ instance); the response, SSE included, is passed through byte for byte.
 5. the slot file is deleted.
 
 A slot serves one request at a time (a queue of free slots per server). Errors from a server
-are passed on with their status and body. ``GET /metrics`` serves the router's counters
+are passed on with their status and body. A client that goes away cancels its request in
+every phase: a wait for a slot ends, the upstream connection is closed (llama.cpp stops a
+streamed prefill or decode at its next write; it cannot stop a *silent* one, such as a merged
+request still prefilling, before that prefill ends), a slot save or restore is let finish,
+then the slot goes back to its pool and the slot file is deleted. ``GET /metrics`` serves the router's counters
 (``kvswitch_lab:kv_handoffs_total`` moves only for split requests: that is how kvswitch's
 probe tells the modes apart) and every server's own ``/metrics`` with an
 ``instance="merged|prefill|decode"`` label. ``GET /lab/handoffs`` lists the latest hand-offs
@@ -56,10 +61,10 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 from aiohttp import web
@@ -67,6 +72,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from kvswitch.errors import KvswitchError
+from kvswitch.first_token import StreamClock
 
 __all__ = [
     "BODY_TIMEOUT",
@@ -123,6 +129,7 @@ _HOP = frozenset(
 
 
 _log = logging.getLogger("kvswitch.lab.router")
+_T = TypeVar("_T")
 
 
 class RouterError(KvswitchError):
@@ -210,6 +217,11 @@ class Handoff:
     """One split request: what was handed over and how long each step took."""
 
     id: str
+    phase: str | None = None
+    """Where it is (or ended): ``prefill_wait``, ``prefill``, ``save``, ``decode_wait``,
+    ``restore``, ``decode``, ``done``."""
+    cancelled: bool = False
+    """The client went away before the end (``phase`` says where)."""
     prefill_slot: int | None = None
     decode_slot: int | None = None
     status: int | None = None
@@ -235,6 +247,7 @@ class _Stats:
     requests: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
     errors: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
     in_flight: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
+    cancelled: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
     ttft: dict[str, _Summary] = field(default_factory=lambda: {m: _Summary() for m in MODES})
     handoffs: int = 0
     handoff_bytes: int = 0
@@ -247,67 +260,6 @@ class _Stats:
         default_factory=lambda: collections.deque(maxlen=100)
     )
     refused: int = 0
-
-
-class _StreamWatch:
-    """Looks at an SSE (or JSON) response as it passes: when the first token-bearing event
-    came, and the server's ``timings`` (``prompt_n``, ``cache_n``) when it sends them."""
-
-    def __init__(self, t0: float) -> None:
-        self.t0 = t0
-        self.first_token: float | None = None
-        self.timings: dict[str, Any] | None = None
-        self._buffer = b""
-
-    def feed(self, data: bytes) -> None:
-        self._buffer += data
-        *lines, self._buffer = self._buffer.split(b"\n")
-        for line in lines:
-            line = line.strip()
-            if line.startswith(b"data:"):
-                self._event(line[5:].strip())
-
-    def whole(self, body: bytes) -> None:
-        """A non-streamed response: the body is one JSON object."""
-        self._event(body)
-        if self.first_token is None:
-            self.first_token = time.perf_counter()
-
-    def _event(self, payload: bytes) -> None:
-        if not payload or payload == b"[DONE]":
-            return
-        try:
-            event = json.loads(payload)
-        except ValueError:
-            return
-        if not isinstance(event, dict):
-            return
-        if isinstance(event.get("timings"), dict):
-            self.timings = event["timings"]
-        if self.first_token is None and _carries_token(event):
-            self.first_token = time.perf_counter()
-
-    @property
-    def ttft(self) -> float | None:
-        return self.first_token - self.t0 if self.first_token is not None else None
-
-
-def _carries_token(event: dict[str, Any]) -> bool:
-    for choice in event.get("choices") or ():
-        if not isinstance(choice, dict):
-            continue
-        delta = choice.get("delta")
-        if isinstance(delta, dict):
-            if any(
-                isinstance(delta.get(k), str) and delta[k]
-                for k in ("content", "reasoning", "reasoning_content")
-            ):
-                return True
-            if delta.get("tool_calls"):
-                return True
-        if isinstance(choice.get("text"), str) and choice["text"]:  # /v1/completions
-            return True
-    return False
 
 
 class Router:
@@ -528,8 +480,10 @@ class Router:
                         response, ok = await self._merged(path, request, body)
                     else:
                         response, ok = await self._split(path, request, body)
-                except BaseException:
+                except BaseException as exc:
                     self.stats.errors[mode] += 1
+                    if isinstance(exc, asyncio.CancelledError):  # the client went away
+                        self.stats.cancelled[mode] += 1
                     raise
                 finally:
                     self.stats.in_flight[mode] -= 1
@@ -605,7 +559,7 @@ class Router:
         self, path: str, request: web.BaseRequest, body: bytes
     ) -> tuple[web.StreamResponse, bool]:
         t0 = time.perf_counter()
-        watch = _StreamWatch(t0)
+        watch = StreamClock(t0)
         response, status = await self._relay(
             "merged", path, body, _forward_headers(request.headers), request, watch
         )
@@ -620,7 +574,7 @@ class Router:
         body: bytes,
         headers: dict[str, str],
         request: web.BaseRequest,
-        watch: _StreamWatch,
+        watch: StreamClock,
     ) -> tuple[web.StreamResponse, int]:
         """Send ``body`` to ``instance`` and pass its response on: SSE as it arrives (chunked
         to HTTP/1.1 clients; to HTTP/1.0 ones until the connection closes), anything else
@@ -644,7 +598,7 @@ class Router:
         request: web.BaseRequest,
         resp: aiohttp.ClientResponse,
         content_type: str,
-        watch: _StreamWatch,
+        watch: StreamClock,
     ) -> tuple[web.StreamResponse, int]:
         out = web.StreamResponse(
             status=resp.status,
@@ -702,30 +656,45 @@ class Router:
         record = Handoff(id=uuid.uuid4().hex[:12])
         self.stats.recent.append(record)
         filename = f"{HANDOFF_PREFIX}{record.id}.bin"
+        # A client that goes away cancels this task (handler_cancellation) at whichever await
+        # it is in: a slot wait ends, an upstream call's connection is closed (the prefill is
+        # streamed with progress events, so llama.cpp notices at its next batch), a slot save
+        # or restore is let finish first (llama.cpp cannot stop one: the file is deleted only
+        # once written); every slot goes back to its pool and the file is deleted.
         try:
             # 1-2: prefill on P, save its slot
+            record.phase = "prefill_wait"
             prefill_pool = await self._pool("prefill")
             s = await prefill_pool.get()
             record.prefill_slot = s
             try:
                 body = {k: v for k, v in data.items() if k not in ("stream", "stream_options")}
-                body.update(stream=False, max_tokens=1, n_predict=1, cache_prompt=True, id_slot=s)
+                body.update(
+                    stream=True,
+                    return_progress=True,
+                    max_tokens=1,
+                    n_predict=1,
+                    cache_prompt=True,
+                    id_slot=s,
+                )
+                record.phase = "prefill"
                 t = time.perf_counter()
-                response = await self._post("prefill", path, body, headers)
+                response, timings = await self._prefill(path, body, headers)
                 record.prefill_ms = (time.perf_counter() - t) * 1000
                 if response.status != 200:
                     return self._fail(record, response, "prefill"), False
-                with contextlib.suppress(ValueError, AttributeError):
-                    timings = response.json().get("timings") or {}
-                    record.prefill_prompt_n = timings.get("prompt_n")
+                record.prefill_prompt_n = (timings or {}).get("prompt_n")
                 self.stats.prefill.observe(record.prefill_ms / 1000)
+                record.phase = "save"
                 t = time.perf_counter()
-                response = await self._post(
-                    "prefill",
-                    f"/slots/{s}",
-                    {"filename": filename},
-                    headers,
-                    query={"action": "save"},
+                response = await _settled(
+                    self._post(
+                        "prefill",
+                        f"/slots/{s}",
+                        {"filename": filename},
+                        headers,
+                        query={"action": "save"},
+                    )
                 )
                 record.save_ms = (time.perf_counter() - t) * 1000
                 if response.status != 200:
@@ -737,17 +706,21 @@ class Router:
             finally:
                 prefill_pool.put_nowait(s)
             # 3-4: restore on D, then the request itself, its response passed on
+            record.phase = "decode_wait"
             decode_pool = await self._pool("decode")
             d = await decode_pool.get()
             record.decode_slot = d
             try:
+                record.phase = "restore"
                 t = time.perf_counter()
-                response = await self._post(
-                    "decode",
-                    f"/slots/{d}",
-                    {"filename": filename},
-                    headers,
-                    query={"action": "restore"},
+                response = await _settled(
+                    self._post(
+                        "decode",
+                        f"/slots/{d}",
+                        {"filename": filename},
+                        headers,
+                        query={"action": "restore"},
+                    )
                 )
                 record.restore_ms = (time.perf_counter() - t) * 1000
                 self._remove_files(filename)
@@ -760,8 +733,9 @@ class Router:
                 self.stats.handoff_bytes += int(record.bytes or 0)
                 self.stats.handoff_tokens += int(record.n_restored or 0)
                 decode_body = {**data, "id_slot": d, "cache_prompt": True}
+                record.phase = "decode"
                 t = time.perf_counter()
-                watch = _StreamWatch(t)
+                watch = StreamClock(t)
                 out, status = await self._relay(
                     "decode", path, json.dumps(decode_body).encode(), headers, request, watch
                 )
@@ -773,13 +747,52 @@ class Router:
                 if watch.timings:
                     record.decode_prompt_n = watch.timings.get("prompt_n")
                     record.decode_cache_n = watch.timings.get("cache_n")
+                record.phase = "done"
                 return out, status == 200
             finally:
                 decode_pool.put_nowait(d)
+        except asyncio.CancelledError:
+            record.error = f"the client went away ({record.phase})"
+            record.cancelled = True
+            raise
         finally:
             # 5: the slot file is gone whatever happened
             self._remove_files(filename)
             record.total_ms = (time.perf_counter() - t0) * 1000
+
+    async def _prefill(
+        self, path: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[_Answer, dict[str, Any] | None]:
+        """The split prefill, streamed: llama.cpp sends a progress event after each batch, so
+        a closed connection stops the prefill there (a silent request runs to its end).
+        Returns the answer (a server's error as it came, an in-band error as a 502) and the
+        server's ``timings``."""
+        assert self._session is not None
+        url = self._url("prefill", path)
+        data = json.dumps(body).encode()
+        try:
+            async with self._session.post(
+                url, data=data, headers={**headers, "Content-Type": "application/json"}
+            ) as resp:
+                content_type = resp.headers.get("Content-Type", "application/json")
+                if resp.status != 200 or not content_type.startswith("text/event-stream"):
+                    answer = _Answer(resp.status, content_type, await _read_capped(resp))
+                    return answer, None
+                clock = StreamClock()
+                size = 0
+                async for chunk in resp.content.iter_any():
+                    size += len(chunk)
+                    if size > _MAX_UPSTREAM_BODY:
+                        raise _TooLarge(f"the response is larger than {_MAX_UPSTREAM_BODY} bytes")
+                    clock.feed(chunk)
+                clock.close()
+        except (aiohttp.ClientError, TimeoutError, _TooLarge) as exc:
+            raise _Upstream(f"prefill server ({url}): {_why(exc)}") from exc
+        if clock.error is not None:
+            message = f"prefill server: an error event in its stream: {clock.error[:300]}"
+            body_out = json.dumps(_error(message, 502, "upstream_error")).encode()
+            return _Answer(502, "application/json", body_out), clock.timings
+        return _Answer(200, "application/json", b"{}"), clock.timings
 
     def _fail(self, record: Handoff, answer: _Answer, step: str) -> web.Response:
         """Pass a server's error on with its status and body."""
@@ -840,6 +853,12 @@ class Router:
                 "counter",
                 "Requests that did not end with HTTP 200, by mode.",
                 st.errors,
+            ),
+            (
+                "kvswitch_lab:requests_cancelled_total",
+                "counter",
+                "Requests whose client went away before the end, by mode.",
+                st.cancelled,
             ),
             (
                 "kvswitch_lab:requests_in_flight",
@@ -951,6 +970,23 @@ async def _read_capped(resp: aiohttp.ClientResponse) -> bytes:
         if len(data) > _MAX_UPSTREAM_BODY:
             raise _TooLarge(f"the response is larger than {_MAX_UPSTREAM_BODY} bytes")
     return bytes(data)
+
+
+_SETTLE = 60.0
+"""Seconds a slot save or restore is still waited for after its client went away."""
+
+
+async def _settled(call: Coroutine[Any, Any, _T]) -> _T:
+    """Await ``call``; if the caller is cancelled meanwhile, let ``call`` finish first (up to
+    :data:`_SETTLE` s), then pass the cancellation on. For upstream steps that cannot be
+    stopped once sent (a slot save writes its file whatever happens to the connection)."""
+    task = asyncio.ensure_future(call)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(task, _SETTLE)
+        raise
 
 
 def _cut(request: web.BaseRequest) -> None:

@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvswitch.first_token import carries_token, error_message
+
 __all__ = ["RequestResult", "chat_body", "stream_chat"]
 
 _ERROR_BODY_LIMIT = 64 * 1024
@@ -110,16 +112,8 @@ _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 """JSON as the probe reads an event (made once: ``json.loads`` with options builds a decoder per call)."""
 
 
-def _token_bearing(delta: Any) -> tuple[bool, bool]:
-    """(carries a token, carries answer content) for one ``choices[i].delta``."""
-    if not isinstance(delta, dict):
-        return False, False
-    content = delta.get("content")
-    has_content = isinstance(content, str) and content != ""
-    other = any(
-        isinstance(delta.get(k), str) and delta.get(k) != "" for k in ("reasoning", "reasoning_content")
-    ) or bool(delta.get("tool_calls"))
-    return has_content or other, has_content
+def _nonempty(value: object) -> bool:
+    return isinstance(value, str) and value != ""
 
 
 def _error_text(body: bytes, redact: Callable[[str], str] = _same) -> str:
@@ -210,16 +204,16 @@ async def stream_chat(
                 if result.ttfb is None:
                     result.ttfb = now - t0
                 for event in parser.feed(chunk):
-                    if _handle(event.data, now - t0) is False:
+                    if _handle(event.data, now - t0, event.event) is False:
                         return
             for event in parser.close():
-                if _handle(event.data, time.perf_counter() - t0) is False:
+                if _handle(event.data, time.perf_counter() - t0, event.event) is False:
                     return
         finally:
             result.comments = parser.comments
             await response.aclose()
 
-    def _handle(data: str, at: float) -> bool:
+    def _handle(data: str, at: float, event: str) -> bool:
         nonlocal last_token
         if result.first_event is None:
             result.first_event = at
@@ -233,10 +227,9 @@ async def stream_chat(
             return False
         if not isinstance(payload, dict):
             return True
-        if payload.get("error") is not None or payload.get("object") == "error":
-            err = payload.get("error", payload)
-            msg = err.get("message") if isinstance(err, dict) else err
-            result.error = f"error event in the stream: {redact(str(msg))[:_MESSAGE]}"
+        msg = error_message(payload, event)
+        if msg is not None:
+            result.error = f"error event in the stream: {redact(msg)[:_MESSAGE]}"
             return False
         usage = payload.get("usage")
         if isinstance(usage, dict):
@@ -254,9 +247,10 @@ async def stream_chat(
         for choice in payload.get("choices") or []:
             if not isinstance(choice, dict):
                 continue
-            token, content = _token_bearing(choice.get("delta"))
-            if not token:
+            if not carries_token({"choices": [choice]}):
                 continue
+            delta = choice.get("delta")
+            content = isinstance(delta, dict) and _nonempty(delta.get("content"))
             result.token_events += 1
             if result.token_events > most_tokens:
                 result.error = f"the server sent more than {most_tokens} token events for max_tokens {asked}"
