@@ -90,6 +90,7 @@ def config_reference() -> str:
         "RequestOptions": "[profiles.NAME.request]",
         "ClientEntry": "[[clients]]",
         "Nudge": "[clients.nudge] (or nudge = { … } inline)",
+        "GatewayConfig": "[gateway]",
     }
     for name, table in where.items():
         if name in defs:

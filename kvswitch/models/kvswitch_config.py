@@ -174,6 +174,7 @@ class GatewayConfig(StrictModel):
     port: int = Field(18090, ge=1, le=65535, description="Port it listens on.")
     token: str = Field(
         "keyring",
+        pattern=r"^(keyring|env:[A-Za-z_][A-Za-z0-9_]*)$",
         description="The local token pinned clients send: 'keyring' (made at the first pin) or 'env:NAME'.",
     )
     max_in_flight: int = Field(64, ge=1, le=4096, description="Requests served at once; more get a 429.")

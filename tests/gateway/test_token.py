@@ -7,6 +7,7 @@ import pytest
 
 from kvswitch.config import edit_config, read_config
 from kvswitch.edits import Set
+from kvswitch.errors import ConfigValidationError
 from kvswitch.gateway.errors import GatewayError
 from kvswitch.gateway.token import (
     TOKEN_ACCOUNT,
@@ -61,9 +62,12 @@ def test_env_token_is_read_from_its_variable(monkeypatch: pytest.MonkeyPatch,
 
 def test_a_bad_reference_or_value_is_refused_without_echoing_it(monkeypatch: pytest.MonkeyPatch) -> None:
     setup()
-    _token_setting("file:/etc/passwd")
-    with pytest.raises(GatewayError, match="must be 'keyring' or 'env:NAME'"):
-        load_token(read_config())
+    path = read_config().path
+    path.write_text(path.read_text() + '\n[gateway]\ntoken = "kvsgw-pasted-token-value"\n')
+    with pytest.raises(ConfigValidationError, match=r"kvswitch.toml:\d+:\d+: gateway.token") as bad:
+        read_config()  # refused where it stands, with its place, before any use
+    assert "pasted-token-value" not in str(bad.value)
+    path.write_text(path.read_text().replace('\n[gateway]\ntoken = "kvsgw-pasted-token-value"\n', ""))
     _token_setting("env:MY_GW_TOKEN")
     monkeypatch.setenv("MY_GW_TOKEN", "tok-secretvalue\u200b")
     with pytest.raises(GatewayError) as exc:
