@@ -30,10 +30,12 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from kvswitch.first_token import StreamClock
@@ -63,6 +65,23 @@ _HOP = frozenset({
     "authorization", "x-api-key", "cookie",
 })
 _log = logging.getLogger("kvswitch.gateway")
+
+
+class _QuietLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """aiohttp's server logger: a request its parser refused is one line at INFO, its first
+    line only (the rest quotes the request, the client's token with it), not an ERROR with a
+    traceback; anything else stays as it is. (The lab router has the same adapter.)"""
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        exc_info = kwargs.get("exc_info")
+        exc = exc_info if isinstance(exc_info, BaseException) else None
+        if exc is None and exc_info:
+            exc = sys.exc_info()[1]
+        if isinstance(exc, HttpProcessingError):
+            self.logger.info("refused a malformed request: %s",
+                             _first_line(exc.message or type(exc).__name__))
+            return
+        super().log(level, msg, *args, **kwargs)
 
 
 class _Answer(Exception):
@@ -127,6 +146,8 @@ class Gateway:
         self._listener: asyncio.base_events.Server | None = None
         self._web: web.Server | None = None
         self._session: aiohttp.ClientSession | None = None
+        self._requests: set[asyncio.Task[Any]] = set()  # the tasks of in-flight requests
+        self._cutting = False  # the drain is over: in-flight requests are being ended
 
     # -- life ------------------------------------------------------------------------------------
     @property
@@ -140,6 +161,8 @@ class Gateway:
 
     async def start(self) -> None:
         s = self.settings
+        reuse = aiohttp.TraceConfig()
+        reuse.on_connection_reuseconn.append(_note_reuse)
         self._session = aiohttp.ClientSession(
             # upstream connections are kept alive and reused (a pool per upstream)
             connector=aiohttp.TCPConnector(limit=0, limit_per_host=s.max_in_flight,
@@ -149,10 +172,12 @@ class Gateway:
             trust_env=False,
             skip_auto_headers=("User-Agent",),
             cookie_jar=aiohttp.DummyCookieJar(),
+            trace_configs=[reuse],
         )
         self._web = web.Server(
             self._handle,
             access_log=None,
+            logger=_QuietLogger(_log, {}),
             keepalive_timeout=HEAD_TIMEOUT,
             max_line_size=_MAX_LINE,
             max_field_size=_MAX_LINE,
@@ -173,11 +198,21 @@ class Gateway:
             self.metrics.upstream_up.labels(mode).set(1)
 
     async def close(self, drain: float | None = None) -> None:
-        """Stop taking connections; in-flight requests get ``drain`` seconds to finish."""
+        """Stop taking connections; in-flight requests get ``drain`` seconds to finish, then a
+        stream ends with an error event and a request still waiting for its answer gets a 503
+        (never a silent cut)."""
         if self._listener is not None:
             self._listener.close()
+        wait = self.settings.drain_timeout if drain is None else drain
+        if self._requests:
+            _, late = await asyncio.wait(set(self._requests), timeout=max(wait, 0.001))
+            if late:
+                self._cutting = True
+                for task in late:
+                    task.cancel()
+                await asyncio.wait(late, timeout=5.0)
         if self._web is not None:
-            await self._web.shutdown(self.settings.drain_timeout if drain is None else drain)
+            await self._web.shutdown(1.0)  # idle connections; answers being finished
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.wait_closed()
@@ -340,7 +375,10 @@ class Gateway:
         self.in_flight += 1
         self.served[mode] += 1
         m.in_flight.labels(mode).inc()
-        code = 0
+        task = asyncio.current_task()
+        if task is not None:
+            self._requests.add(task)
+        code, streaming = 0, False
         try:
             body = await self._body(request) if method == "POST" else None
             assert self._session is not None
@@ -370,6 +408,7 @@ class Gateway:
                 code = resp.status
                 content_type = resp.headers.get("Content-Type", "application/json")
                 if resp.status == 200 and content_type.startswith("text/event-stream"):
+                    streaming = True
                     return await self._stream(request, resp, content_type, mode, api, mode_value, t0)
                 return await self._whole(resp, content_type, mode, api, mode_value, t0, path)
             finally:
@@ -380,24 +419,47 @@ class Gateway:
             response.headers[REPLY_HEADER] = mode_value
             return response
         except asyncio.CancelledError:
+            if not streaming and self._drain_over():
+                code = 503
+                m.outcomes.labels(mode, api, "timeout").inc()
+                response = self._error(api, 503, "the gateway is stopping; try again shortly",
+                                       close=True)
+                response.headers[REPLY_HEADER] = mode_value
+                return response
             code = 499  # the client went away: the upstream request is closed with this task
             m.outcomes.labels(mode, api, "client_disconnect").inc()
             raise
         finally:
+            if task is not None:
+                self._requests.discard(task)
             self.in_flight -= 1
             m.in_flight.labels(mode).dec()
             m.requests.labels(mode, reason, api, str(code)).inc()
+
+    def _drain_over(self) -> bool:
+        """Whether this cancellation is the end of the drain, not the client going away; if
+        so it is taken back, and the request ends in its own words."""
+        task = asyncio.current_task()
+        if not self._cutting or task is None:
+            return False
+        task.uncancel()
+        return True
 
     async def _open(self, method: str, url: URL, body: bytes | None,
                     headers: dict[str, str]) -> aiohttp.ClientResponse:
         """The upstream's response head, within the first-byte timeout. A kept-alive connection
         the upstream had just closed (llama.cpp closes one after each stream) is retried once
-        on a new one: the upstream never saw the request."""
+        on a new one: the upstream never saw the request. A new connection the upstream hung
+        up on is not: it saw the request, and a second one would be a second generation."""
         assert self._session is not None
         async with asyncio.timeout(self.settings.first_byte_timeout):
+            reused: list[bool] = []
             try:
-                return await self._session.request(method, url, data=body, headers=headers)
+                return await self._session.request(method, url, data=body, headers=headers,
+                                                   trace_request_ctx=reused)
             except aiohttp.ServerDisconnectedError:
+                if not reused:
+                    raise
                 return await self._session.request(method, url, data=body, headers=headers)
 
     async def _whole(self, resp: aiohttp.ClientResponse, content_type: str, mode: CacheMode, api: Api,
@@ -454,6 +516,11 @@ class Gateway:
                 except (aiohttp.ClientError, ConnectionError) as exc:
                     outcome, why = "upstream_error", f"the {mode} upstream broke the stream: {_why(exc)}"
                     break
+                except asyncio.CancelledError:
+                    if not self._drain_over():
+                        raise
+                    outcome, why = "timeout", "the gateway is stopping; the stream outlasted its drain"
+                    break
                 if not chunk:
                     break
                 clock.feed(chunk)
@@ -488,6 +555,13 @@ class Gateway:
         if outcome == "ok":
             m.e2e.labels(mode, api).observe(time.perf_counter() - t0)
         return out
+
+
+async def _note_reuse(session: aiohttp.ClientSession, ctx: SimpleNamespace,
+                      params: aiohttp.TraceConnectionReuseconnParams) -> None:
+    """Marks a request sent on a pooled connection (its ``trace_request_ctx`` list)."""
+    if isinstance(ctx.trace_request_ctx, list):
+        ctx.trace_request_ctx.append(True)
 
 
 def _loopback_address(name: str) -> bool:

@@ -10,13 +10,16 @@ Scenarios, chosen per server or per request (header ``X-Test-Scenario``): ``ok``
 (CRLF framing), ``split-frames`` (every event in two writes), ``no-done`` (EOF without
 ``[DONE]``), ``error-event`` (HTTP 200, then ``data: {"error": …}``), ``no-token`` (only the
 role and finish chunks), ``reasoning`` (``reasoning_content`` before the answer), ``stall``
-(the role chunk, then silence), ``http-401``/``http-404``/``http-429``/``http-500``. A
+(the role chunk, then silence), ``close-watch`` (nothing at all, not even the status line,
+until ``ttft_ms``, then the tokens; it reads the connection meanwhile, stamps in ``closes`` when
+the client closed it and stops writing then, as an engine that aborts a cancelled request
+does), ``http-401``/``http-404``/``http-429``/``http-500``. A
 request header ``X-Cache-Mode: split`` uses ``split_ttft_ms``/``split_itl_ms`` when set, and
 split requests to a server without a split deployment (``split_capable=False``) stall, the
 article's S-25. ``api_key`` makes any other key a 401, and a path with ``//`` is a 401 too
 (the trailing-slash case of S-24). ``GET /v1/models`` lists ``model``; ``GET /metrics``
 counts requests per mode in Prometheus text; ``GET /stamps`` returns the stamps as JSON, each
-with the request's ``X-Request-Id`` (for clients in another process: ``perf_counter`` is the
+with the request's ``X-Request-Id``, and ``GET /closes`` the close stamps (for clients in another process: ``perf_counter`` is the
 system-wide monotonic clock on Linux).
 
 Run it on its own: ``python -m kvswitch.testing.sse_server --port 8765 --ttft-ms 300``.
@@ -33,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SSEServer", "Stamp"]
+__all__ = ["CloseStamp", "SSEServer", "Stamp"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,19 @@ class Stamp:
     mode: str
     scenario: str
     request_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CloseStamp:
+    """A ``close-watch`` request: when it came, when the client closed its connection
+    (``None``: it did not; the stream ran to its end at ``ended``) and how many tokens were
+    written before. ``tag`` is its ``X-Request-Id``, else its last message's content."""
+
+    tag: str
+    received: float
+    closed: float | None
+    ended: float | None
+    tokens_sent: int
 
 
 @dataclass
@@ -63,6 +79,8 @@ class SSEServer:
     host: str = "127.0.0.1"
     port: int = 0
     stamps: list[Stamp] = field(default_factory=list)
+    closes: list[CloseStamp] = field(default_factory=list)
+    _readers: dict[asyncio.StreamWriter, asyncio.StreamReader] = field(default_factory=dict, repr=False)
     requests: dict[str, int] = field(default_factory=dict)
     auth_log: list[tuple[str, str]] = field(default_factory=list)
     """(path, Authorization header or "") of every request, so a test can see where a key went."""
@@ -146,12 +164,14 @@ class SSEServer:
                         headers[k.strip().lower()] = v.strip()
                 length = int(headers.get("content-length", "0") or 0)
                 body = await reader.readexactly(length) if length else b""
+                self._readers[writer] = reader  # for close-watch; _route keeps its signature (subclasses)
                 keep = await self._route(method, target, headers, body, writer, received)
                 if not keep or headers.get("connection", "").lower() == "close":
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
             pass
         finally:
+            self._readers.pop(writer, None)
             with contextlib.suppress(Exception):
                 writer.close()
 
@@ -164,8 +184,9 @@ class SSEServer:
         await writer.drain()
 
     async def _route(
-        self, method: str, target: str, headers: dict[str, str], body: bytes, writer: asyncio.StreamWriter, received: float
+        self, method: str, target: str, headers: dict[str, str], body: bytes, writer: asyncio.StreamWriter, received: float,
     ) -> bool:
+        reader = self._readers.get(writer)
         path = target.split("?", 1)[0]
         self.auth_log.append((path, headers.get("authorization", "")))
         if "//" in path:
@@ -186,6 +207,10 @@ class SSEServer:
         if method == "GET" and path == "/stamps":
             data = [[st.request_id, st.received, st.first_content, st.mode] for st in self.stamps]
             await self._send(writer, 200, json.dumps(data).encode())
+            return True
+        if method == "GET" and path == "/closes":
+            closes = [[c.tag, c.received, c.closed, c.ended, c.tokens_sent] for c in self.closes]
+            await self._send(writer, 200, json.dumps(closes).encode())
             return True
         if method == "GET" and path in ("/health", "/"):
             await self._send(writer, 200, b'{"status":"ok"}')
@@ -213,8 +238,61 @@ class SSEServer:
             return True
         if mode == "split" and not self.split_capable:
             scenario = "stall"  # S-25: no split deployment behind the endpoint
+        if scenario == "close-watch" and reader is not None:
+            await self._close_watch(reader, writer, request, headers, received)
+            return False
         await self._stream(writer, request, mode, scenario, received, headers.get("x-request-id", ""))
         return scenario != "stall"
+
+    async def _close_watch(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: dict[str, Any],
+        headers: dict[str, str], received: float,
+    ) -> None:
+        """The ``close-watch`` scenario: stream as ``ok`` (but nothing before ``ttft_ms``) while
+        reading the connection; its end (EOF or reset) is the client's close: stamp it, stop."""
+        messages = request.get("messages") or [{}]
+        tag = headers.get("x-request-id") or str(messages[-1].get("content", ""))
+        n = min(self.tokens, int(request.get("max_tokens") or request.get("max_completion_tokens") or self.tokens))
+        sent = 0
+
+        async def stream() -> None:
+            nonlocal sent
+            await asyncio.sleep(max(0.0, received + self.ttft_ms / 1000 - time.perf_counter()))
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+                         b"Cache-Control: no-cache\r\n\r\n")
+            for i in range(n):
+                if i:
+                    await asyncio.sleep(self.itl_ms / 1000)
+                _chunk(writer, b"data: " + json.dumps({
+                    "id": "chatcmpl-test", "object": "chat.completion.chunk", "model": self.model,
+                    "choices": [{"index": 0, "delta": {"content": f"tok{i} "}, "finish_reason": None}],
+                }).encode() + b"\n\n")
+                await writer.drain()
+                sent += 1
+            _chunk(writer, b"data: [DONE]\n\n")
+            _chunk(writer, b"")
+            await writer.drain()
+
+        async def watch() -> float:
+            with contextlib.suppress(ConnectionError):
+                while await reader.read(65536):
+                    pass
+            return time.perf_counter()
+
+        streaming, watching = asyncio.ensure_future(stream()), asyncio.ensure_future(watch())
+        try:
+            done, _ = await asyncio.wait({streaming, watching}, return_when=asyncio.FIRST_COMPLETED)
+            now = time.perf_counter()
+            if watching in done:
+                self.closes.append(CloseStamp(tag, received, watching.result(), None, sent))
+            elif streaming.exception() is not None:  # a write found the connection reset
+                self.closes.append(CloseStamp(tag, received, now, None, sent))
+            else:
+                self.closes.append(CloseStamp(tag, received, None, now, sent))
+        finally:
+            for task in (streaming, watching):
+                task.cancel()
+            await asyncio.gather(streaming, watching, return_exceptions=True)
 
     def _authorized(self, headers: dict[str, str]) -> bool:
         if self.api_key is None:
@@ -309,9 +387,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tokens", type=int, default=8)
     ap.add_argument("--split-ttft-ms", type=float)
     ap.add_argument("--model", default="test-model")
+    ap.add_argument("--scenario", default="ok", help="the scenario of requests without X-Test-Scenario")
     args = ap.parse_args(argv)
     server = SSEServer(ttft_ms=args.ttft_ms, itl_ms=args.itl_ms, tokens=args.tokens, port=args.port,
-                       split_ttft_ms=args.split_ttft_ms, model=args.model)
+                       split_ttft_ms=args.split_ttft_ms, model=args.model, scenario=args.scenario)
     server.start()
     import sys
 
