@@ -28,6 +28,7 @@ __all__ = [
     "DETECT_OFFERED",
     "ClientView",
     "Detected",
+    "GatewayView",
     "KeyInfo",
     "ProfileForm",
     "ProfileMade",
@@ -38,6 +39,7 @@ __all__ = [
     "detect",
     "first_run_offer",
     "follow_all",
+    "gateway_state",
     "import_client",
     "key_info",
     "load_form",
@@ -46,7 +48,9 @@ __all__ = [
     "restore_backup",
     "save_form",
     "snapshot",
+    "start_gateway",
     "start_watcher",
+    "stop_gateway",
     "stop_watcher",
     "store_key",
     "switch_client",
@@ -85,18 +89,25 @@ class ClientView:
     """The file differs from what kvswitch last wrote there (edited by hand or by its client)."""
     no_profile: bool = False
     """kvswitch.toml has no active profile yet (only clients, as Detect registers them)."""
+    pinned: bool = False
+    """Pinned to the gateway (``route = "gateway"``): its file holds the gateway's address, and
+    ``mode`` is the running gateway's (``None`` while none runs)."""
 
     @property
     def state(self) -> str:
         """``split, in sync`` / ``split, drifted: cache.chunk_size`` / ``invalid: …`` / ``missing``
-        / ``no profile yet``."""
+        / ``no profile yet``; a pinned client's ``via gateway · split, in sync`` (``via gateway,
+        not running, in sync`` while none runs)."""
         if not self.exists:
             return "missing"
         if self.problem is not None:
             return f"invalid: {_short_problem(self.problem, self.path)}"
         if self.no_profile:
             return "no profile yet"
-        mode = self.mode or "no mode"
+        if self.pinned:
+            mode = f"via gateway · {self.mode}" if self.mode else "via gateway, not running"
+        else:
+            mode = self.mode or "no mode"
         if self.in_sync:
             return f"{mode}, in sync"
         return f"{mode}, drifted: {', '.join(self.drift)}"
@@ -125,6 +136,7 @@ class Snapshot:
     last_probe: str | None = None
     error: str | None = None
     key_ref: str | None = None
+    gateway: GatewayView | None = None
 
     @property
     def no_profile(self) -> bool:
@@ -132,8 +144,14 @@ class Snapshot:
         return self.error is None and self.profile is None and self.config_path is not None
 
     @property
+    def gateway_missing(self) -> bool:
+        """Some client is pinned to the gateway, and none runs: its requests reach nothing."""
+        return any(c.pinned for c in self.clients) and not (self.gateway is not None and self.gateway.running)
+
+    @property
     def warning(self) -> bool:
-        return self.error is not None or self.no_profile or not all(c.ok for c in self.clients)
+        return (self.error is not None or self.no_profile or not all(c.ok for c in self.clients)
+                or self.gateway_missing)
 
     @property
     def structure(self) -> tuple[Any, ...]:
@@ -198,6 +216,97 @@ def _product(kind: str) -> str:
         return kind
 
 
+@dataclass(frozen=True)
+class GatewayView:
+    """kvswitch's local gateway as the tray shows it: running or not, where, in which mode,
+    and the clients pinned to it (their labels)."""
+
+    running: bool
+    url: str | None = None
+    """The running gateway's address; while none runs, where one would listen (the config's)."""
+    mode: str | None = None
+    profile: str | None = None
+    pid: int | None = None
+    in_flight: int = 0
+    pinned: tuple[str, ...] = ()
+    problem: str | None = None
+    """Why its state could not be read (the control socket refused or did not answer)."""
+
+    @property
+    def state(self) -> str:
+        """``Gateway: on, split — http://127.0.0.1:18090`` / ``Gateway: off``."""
+        if self.running:
+            return f"Gateway: on, {self.mode} — {self.url}"
+        return f"Gateway: unknown ({self.problem})" if self.problem else "Gateway: off"
+
+
+def _gateway_view(info: Any, pinned: tuple[str, ...] = ()) -> GatewayView:
+    """A running gateway (a ``control.GatewayInfo``) as the tray shows it."""
+    return GatewayView(True, info.url, info.mode or None, info.profile, info.pid or None, info.in_flight, pinned)
+
+
+def _listen_url(config: Config | None) -> str | None:
+    """Where pinned clients reach a gateway started with the config's settings."""
+    from kvswitch.gateway.pinning import gateway_url
+
+    return gateway_url(config) if config is not None else None
+
+
+def gateway_state(pinned: tuple[str, ...] | None = None) -> GatewayView | None:
+    """Whether a gateway runs for this kvswitch home (asked over its control socket), with the
+    labels of the clients pinned to it (``pinned``, else read from the config). ``None`` when
+    there is neither a kvswitch.toml nor a running gateway."""
+    from kvswitch.config import existing_config
+    from kvswitch.errors import KvswitchError
+
+    try:
+        config = existing_config()
+    except KvswitchError:
+        config = None  # a config that does not read: the snapshot says why; the gateway may still run
+    return _gateway_of(config, pinned)
+
+
+def _gateway_of(config: Config | None, pinned: tuple[str, ...] | None) -> GatewayView | None:
+    from kvswitch.errors import KvswitchError
+    from kvswitch.gateway import control
+
+    if pinned is None and config is not None:
+        entries = [e for e in config.model.clients if e.route == "gateway"]
+        pinned = tuple(e.name or _product(e.kind) for e in entries)
+    pinned = pinned or ()
+    try:
+        info = control.running()
+    except KvswitchError as exc:
+        return GatewayView(False, _listen_url(config), pinned=pinned, problem=str(exc))
+    if info is not None:
+        return _gateway_view(info, pinned)
+    if config is None:
+        return None
+    return GatewayView(False, _listen_url(config), pinned=pinned)
+
+
+def start_gateway() -> GatewayView:
+    """Start the gateway in the background (``kvswitch gateway run`` as a process of its own, in
+    a session of its own: it outlives the tray) for the active profile on the config's port, and
+    return once it answers. Refused (``KvswitchError``) without an active profile, when one
+    already runs, or when it cannot start (the reason from its log)."""
+    from kvswitch.config import read_config
+    from kvswitch.gateway import process
+
+    read_config().profile()  # no config or no active profile: say so here, before a process starts
+    info = process.detach([])
+    state = gateway_state()
+    return state if state is not None and state.running else _gateway_view(info)
+
+
+def stop_gateway() -> bool:
+    """Stop the running gateway (its in-flight streams get up to 10 s) and wait for its end;
+    ``False`` when none ran."""
+    from kvswitch.gateway import control
+
+    return control.stop() is not None
+
+
 def probe_summary(report: Mapping[str, Any]) -> str | None:
     """One line for the tooltip: TTFT medians per mode of a probe report."""
     modes = report.get("modes")
@@ -242,11 +351,12 @@ def snapshot() -> Snapshot:
             c.path, label, c.kind, c.name, c.mode, c.in_sync, tuple(c.drift), c.problem, c.exists,
             entry.nudge.kind if entry is not None else "none",
             tuple(list_backups(c.path)[:MENU_BACKUPS]), c.target, c.own_mode, c.changed_outside,
-            st.profile is None,
+            st.profile is None, c.route == "gateway",
         ))
     key_ref = config.model.profiles[st.profile].key if st.profile in config.model.profiles else None
+    gateway = _gateway_of(config, tuple(c.label for c in clients if c.pinned))
     return Snapshot(st.profile, st.mode, tuple(config.model.profiles), tuple(clients), config.path,
-                    key_ref=key_ref, **common)
+                    key_ref=key_ref, gateway=gateway, **common)
 
 
 # -- switching -------------------------------------------------------------------------
@@ -263,6 +373,11 @@ class SwitchOutcome:
     recovered: str | None = None
     client: Path | None = None
     """The client switched alone ("client", "follow")."""
+    gateway: GatewayView | None = None
+    """The running gateway after it took the new mode or profile (``None``: none runs, or it
+    was not told: see ``gateway_problem``)."""
+    gateway_problem: str | None = None
+    """Why a running gateway did not take the switch (the files were switched all the same)."""
 
     @property
     def changed(self) -> tuple[ClientChange, ...]:
@@ -280,14 +395,29 @@ def _nudge(changes: list[ClientChange]) -> tuple[NudgeResult, ...]:
     return nudge_changed(changes)
 
 
+def _tell_gateway(tell: Callable[[], Any]) -> dict[str, Any]:
+    """After a switch of every client: ``tell`` a running gateway (``control.tell_mode`` /
+    ``control.reload``); the outcome's ``gateway`` and ``gateway_problem``."""
+    from kvswitch.errors import KvswitchError
+
+    try:
+        info = tell()
+    except KvswitchError as exc:
+        return {"gateway_problem": str(exc)}
+    return {"gateway": _gateway_view(info)} if info is not None else {}
+
+
 def switch_mode(mode: str) -> SwitchOutcome:
     """Flip every registered client to ``mode`` (all or nothing), then nudge the changed ones."""
     from kvswitch.clients import switch_clients
+    from kvswitch.gateway import control
     from kvswitch.transaction import recover
 
     note = recover()
     changes = switch_clients(mode)  # type: ignore[arg-type]  # checked by the caller's menu
-    return SwitchOutcome("mode", mode, tuple(changes), _nudge(changes), note)
+    nudges = _nudge(changes)
+    told = _tell_gateway(lambda: control.tell_mode(mode))  # pinned clients take it at once
+    return SwitchOutcome("mode", mode, tuple(changes), nudges, note, **told)
 
 
 def switch_client(mode: str, path: Path) -> SwitchOutcome:
@@ -317,11 +447,14 @@ def follow_all(path: Path) -> SwitchOutcome:
 def use_profile(name: str) -> SwitchOutcome:
     """Make ``name`` the active profile and render it into every client (all or nothing)."""
     from kvswitch.clients import apply_profile
+    from kvswitch.gateway import control
     from kvswitch.transaction import recover
 
     note = recover()
     changes = apply_profile(name)
-    return SwitchOutcome("profile", name, tuple(changes), _nudge(changes), note)
+    nudges = _nudge(changes)
+    told = _tell_gateway(control.reload)  # it serves the new profile's upstreams for new requests
+    return SwitchOutcome("profile", name, tuple(changes), nudges, note, **told)
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,15 @@ class MainWindow(QWidget):
         clients_layout.addWidget(self.clients)
         clients_layout.addLayout(client_buttons)
 
+        self.gateway_label = QLabel("Gateway: off")
+        self.gateway_label.setWordWrap(True)
+        self.gateway_button = QPushButton("Start gateway")
+        self.gateway_button.setToolTip("kvswitch's local gateway for the clients pinned to it: start it "
+                                       "in the background (it keeps running when kvswitch-tray quits) or stop it")
+        gateway = QHBoxLayout()
+        gateway.addWidget(self.gateway_label, 1)
+        gateway.addWidget(self.gateway_button)
+
         self.probe_button = QPushButton("Run probe…")
         self.settings_button = QPushButton("Settings…")
         self.key_button = QPushButton("API key…")
@@ -119,6 +128,7 @@ class MainWindow(QWidget):
         layout.addWidget(self.header)
         layout.addLayout(switches)
         layout.addWidget(clients_box, 1)
+        layout.addLayout(gateway)
         layout.addLayout(tools)
         layout.addLayout(bottom)
         layout.addWidget(self.status_title)

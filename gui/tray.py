@@ -17,6 +17,10 @@ arrives while it is open)::
                                                              Open file
                                                              Open folder
                                                              Restore a backup ▸ (newest first)
+    Gateway — on, split    ▸  Gateway: on, split — http://127.0.0.1:18090   (disabled)
+                              profile lab · pinned: Claude Code, qwen        (disabled)
+                              ─────────
+                              Start gateway / Stop gateway
     ─────────
     Run probe…
     Settings…
@@ -31,6 +35,11 @@ Without an active profile (Detect registered clients, none was made yet) the hea
 "kvswitch — no profile yet", the icon is hollow with the warning corner, and every switch is
 greyed: a switch needs a profile. Profile ▸ Make a profile from a client… opens Detect, where
 a client's settings become one.
+
+A client pinned to the gateway (``kvswitch gateway pin``) has, instead of its own Merged /
+Split, a greyed line saying the gateway chooses its mode: Mode ▸ tells a running gateway at
+once, and a request may ask for its own. The gateway started here runs on its own (it outlives
+the tray) until Gateway ▸ Stop gateway or ``kvswitch gateway stop``.
 
 Without a system tray the same actions live in :class:`kvswitch_gui.main_window.MainWindow`.
 Every notice (success and failure alike, unlike CC Switch's silent tray) goes through
@@ -92,6 +101,19 @@ class ClientItems:
     outside: QAction
     modes: dict[str, QAction]
     follow: QAction
+    via: QAction
+    """Pinned clients only: the gateway chooses the mode (in place of Merged / Split)."""
+
+
+@dataclass(frozen=True)
+class GatewayItems:
+    """The Gateway submenu's items."""
+
+    menu: QMenu
+    state: QAction
+    detail: QAction
+    start: QAction
+    stop: QAction
 
 
 @dataclass(frozen=True)
@@ -159,6 +181,9 @@ class TrayController(QObject):
         self.clients_menu: QMenu | None = None
         self.client_menus: dict[Path, QMenu] = {}
         self.client_items: dict[Path, ClientItems] = {}
+        self.gateway_items: GatewayItems | None = None
+        self.gateway_doing: str | None = None
+        """``starting`` / ``stopping`` while the gateway is being started or stopped."""
         self.actions: dict[str, QAction] = {}
 
         self.tray = QSystemTrayIcon(self)
@@ -283,6 +308,9 @@ class TrayController(QObject):
         lines.append(probe or "no probe run yet")
         if self.last_failure:
             lines.append(f"last switch failed: {self.last_failure}")
+        gw = snap.gateway
+        if gw is not None and (gw.running or gw.pinned):
+            lines.append(gw.state if gw.running else f"{gw.state}: pinned clients reach nothing until it starts")
         lines.append("watching files" if self._watcher is not None else "not watching files")
         return "\n".join(lines)
 
@@ -379,6 +407,7 @@ class TrayController(QObject):
         self.actions["detect"] = self.clients_menu.addAction("Detect clients…")
         self.actions["detect"].setToolTip("find the clients installed here and choose which kvswitch keeps in step")
         self.actions["detect"].triggered.connect(self.open_detect)
+        self.gateway_items = self._gateway_items(self._submenu(menu, "Gateway"))
 
         menu.addSeparator()
         self.actions["probe"] = menu.addAction("Run probe…")
@@ -421,8 +450,29 @@ class TrayController(QObject):
         follow = sub.addAction("Follow all")
         follow.setToolTip("put it back in every client's mode; later switches of all clients include it again")
         follow.triggered.connect(lambda _=False, p=client.path: self.follow_all(p))
+        via = sub.addAction("via gateway: it chooses the mode (Mode ▸ switches all, or per request)")
+        via.setEnabled(False)
+        via.setToolTip("pinned to kvswitch's gateway: a switch of all clients tells the gateway, and a "
+                       "request picks its own mode with a /merged or /split path prefix or an "
+                       "X-Cache-Mode header (kvswitch gateway unpin gives it a mode of its own)")
         sub.addSeparator()
-        return ClientItems(sub, state, outside, modes, follow)
+        return ClientItems(sub, state, outside, modes, follow, via)
+
+    def _gateway_items(self, sub: QMenu) -> GatewayItems:
+        """The Gateway submenu: its state, what it serves, Start / Stop."""
+        state = sub.addAction("Gateway: off")
+        state.setEnabled(False)
+        detail = sub.addAction("")
+        detail.setEnabled(False)
+        sub.addSeparator()
+        start = sub.addAction("Start gateway")
+        start.setToolTip("kvswitch's local gateway for the active profile, in the background "
+                         "(kvswitch gateway --detach): it keeps running when the tray quits")
+        start.triggered.connect(self.start_gateway)
+        stop = sub.addAction("Stop gateway")
+        stop.setToolTip("stop it (kvswitch gateway stop); streams in flight get up to 10 s to finish")
+        stop.triggered.connect(self.stop_gateway)
+        return GatewayItems(sub, state, detail, start, stop)
 
     def _client_state(self, client: jobs.ClientView) -> str:
         """The disabled first line of a client's submenu."""
@@ -482,11 +532,47 @@ class TrayController(QObject):
                 for mode, action in items.modes.items():
                     action.setChecked(client.exists and client.problem is None and client.mode == mode)
                     action.setEnabled(self.busy is None and ready)
+                    action.setVisible(not client.pinned)
                 items.follow.setText(f"Follow all ({snap.mode})" if ready else "Follow all")
-                items.follow.setVisible(client.own_mode)
+                items.follow.setVisible(client.own_mode and not client.pinned)
                 items.follow.setEnabled(self.busy is None and ready)
+                items.via.setVisible(client.pinned)
+        self._update_gateway_items(ready)
         if "watch" in self.actions:
             self.actions["watch"].setChecked(self.watch_wanted)
+
+    def _update_gateway_items(self, ready: bool) -> None:
+        items = self.gateway_items
+        if items is None:
+            return
+        gw = self.snapshot.gateway
+        running = gw is not None and gw.running
+        pinned = gw.pinned if gw is not None else ()
+        doing = self.gateway_doing
+        if doing is not None:
+            items.menu.setTitle(f"Gateway — {doing}…")
+            items.state.setText(f"Gateway: {doing}…")
+        elif running:
+            assert gw is not None
+            items.menu.setTitle(f"Gateway — on, {gw.mode}")
+            items.state.setText(gw.state)
+        else:
+            n = len(pinned)
+            need = f" ({n} pinned client{'s' if n != 1 else ''} need{'s' if n == 1 else ''} it)" if n else ""
+            items.menu.setTitle(f"Gateway — off{need}")
+            items.state.setText(gw.state if gw is not None else "Gateway: off")
+        who = f"pinned: {', '.join(pinned)}" if pinned else "no client pinned (kvswitch gateway pin)"
+        if running:
+            assert gw is not None
+            serving = f"profile {gw.profile}" if gw.profile else "upstreams given outright"
+            items.detail.setText(f"{serving} · {who}" + (f" · {gw.in_flight} in flight" if gw.in_flight else ""))
+        else:
+            items.detail.setText(who)
+        items.state.setToolTip((gw.url or "") if gw is not None else "")
+        items.start.setVisible(not running)
+        items.stop.setVisible(running)
+        items.start.setEnabled(self.busy is None and ready)
+        items.stop.setEnabled(self.busy is None)
 
     def _on_tray_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger:  # left click opens the menu too
@@ -504,6 +590,9 @@ class TrayController(QObject):
         w.restore_menu.aboutToShow.connect(self._fill_window_restore_menu)
         w.client_mode_menu.aboutToShow.connect(self._fill_window_client_mode_menu)
         w.detect_button.clicked.connect(self.open_detect)
+        w.gateway_button.clicked.connect(
+            lambda: self.stop_gateway() if self.snapshot.gateway is not None and self.snapshot.gateway.running
+            else self.start_gateway())
         w.probe_button.clicked.connect(self.open_probe)
         w.settings_button.clicked.connect(self.open_settings)
         w.key_button.clicked.connect(self.open_key)
@@ -592,6 +681,12 @@ class TrayController(QObject):
             if client.path == selected:
                 w.clients.setCurrentItem(item)
         self._update_client_buttons()
+        if self.gateway_items is not None:  # the window says what the Gateway submenu says
+            items = self.gateway_items
+            w.gateway_label.setText(f"{items.state.text()}\n{items.detail.text()}")
+            running = snap.gateway is not None and snap.gateway.running
+            w.gateway_button.setText("Stop gateway" if running else "Start gateway")
+            w.gateway_button.setEnabled(self.busy is None and (running or ready))
         w.watch_check.setChecked(self.watch_wanted)
 
     # -- notices ---------------------------------------------------------------------------
@@ -670,9 +765,16 @@ class TrayController(QObject):
         if outcome.what == "client":
             lines.append(f"the other clients stay as they are; a switch of all clients includes {who} again")
         lines += [n.message for n in outcome.restart]
+        if outcome.gateway is not None:
+            lines.append(f"gateway: now {outcome.gateway.mode} for pinned clients and new requests"
+                         if outcome.what == "mode" else
+                         f"gateway: now serving profile {outcome.gateway.profile} for new requests")
+        elif outcome.gateway_problem:
+            lines.append(f"the running gateway did not take it: {outcome.gateway_problem}; its pinned "
+                         "clients stay as they were until the switch is made again")
         if outcome.recovered:
             lines.append(outcome.recovered)
-        self.notify(title, "\n".join(lines))
+        self.notify(title, "\n".join(lines), error=outcome.gateway_problem is not None)
         self.refresh()
 
     def _on_switch_failed(self, what: str, target: str, exc: BaseException, who: str = "") -> None:
@@ -684,6 +786,59 @@ class TrayController(QObject):
         self.notify(title, f"{exc}\nNothing was changed.", error=True)
         self._show_state()
         self.refresh()
+
+    # -- the gateway ---------------------------------------------------------------------------
+    def start_gateway(self) -> None:
+        """Start kvswitch's gateway in the background (``kvswitch gateway --detach``), in a worker."""
+        self._gateway("starting", jobs.start_gateway, self._on_gateway_started)
+
+    def stop_gateway(self) -> None:
+        """Stop the running gateway (``kvswitch gateway stop``), in a worker."""
+        self._gateway("stopping", jobs.stop_gateway, self._on_gateway_stopped)
+
+    def _gateway(self, doing: str, fn: Callable[[], Any], on_done: Callable[[Any], None]) -> None:
+        if self.busy is not None:
+            self.notify("Please wait", f"{self.busy} is still running; try again in a moment.", error=True)
+            self._update_menu()
+            return
+        self.busy = f"{doing} the gateway"  # a switch meanwhile could miss a gateway not answering yet
+        self.gateway_doing = doing
+        self._update_menu()
+        if self.window is not None:
+            self._update_window()
+        self._run(fn, on_done=on_done, on_error=lambda exc: self._on_gateway_failed(doing, exc))
+
+    def _gateway_done(self) -> None:
+        self.busy = None
+        self.gateway_doing = None
+        self._update_menu()
+        if self.window is not None:
+            self._update_window()
+        self.refresh()
+
+    def _on_gateway_started(self, view: jobs.GatewayView) -> None:
+        self._gateway_done()
+        pinned = self.snapshot.gateway.pinned if self.snapshot.gateway is not None else ()
+        lines = [f"{view.url} · mode {view.mode} · profile {view.profile} (pid {view.pid})",
+                 f"pinned clients: {', '.join(pinned)}" if pinned else
+                 "no client is pinned to it yet (kvswitch gateway pin)",
+                 "it keeps running when the tray quits; Gateway ▸ Stop gateway stops it"]
+        self.notify("Gateway started", "\n".join(lines))
+
+    def _on_gateway_stopped(self, was_running: bool) -> None:
+        self._gateway_done()
+        if was_running:
+            pinned = self.snapshot.gateway.pinned if self.snapshot.gateway is not None else ()
+            self.notify("Gateway stopped", f"{', '.join(pinned)} reach{'es' if len(pinned) == 1 else ''} nothing "
+                        "until it is started again (Gateway ▸ Start gateway)." if pinned else
+                        "No client is pinned to it.")
+        else:
+            self.notify("The gateway was not running", "nothing to stop.")
+
+    def _on_gateway_failed(self, doing: str, exc: BaseException) -> None:
+        self._gateway_done()
+        title = "Gateway not started" if doing == "starting" else "Gateway not stopped"
+        self.notify(title, str(exc), error=True)
 
     # -- per-client actions ----------------------------------------------------------------
     def open_file(self, path: Path) -> None:

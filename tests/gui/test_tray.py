@@ -103,7 +103,7 @@ def test_menu_shows_state_with_check_marks(qtbot: Any, controller: TrayControlle
     menu = _open_menu(qtbot, controller)
     texts = [a.text() for a in menu.actions() if not a.isSeparator()]
     assert texts == ["taotoken · merged", "Mode — merged", "Profile — taotoken", "Clients — all in sync",
-                     "Run probe…", "Settings…", "API key…", "Watch files", "Open log", "Quit"]
+                     "Gateway — off", "Run probe…", "Settings…", "API key…", "Watch files", "Open log", "Quit"]
     assert not menu.actions()[0].isEnabled()
     merged, split = _find(menu, "Mode", "Merged"), _find(menu, "Mode", "Split")
     assert merged.isCheckable() and merged.isChecked() and not split.isChecked()
