@@ -1,7 +1,9 @@
 """A recording model server for the real-client tests (stdlib only).
 
 Every request becomes one JSON line in the log: ``name``, ``method``, ``path``, ``query``,
-``headers`` (names lower-cased), ``body`` (parsed when it is JSON, else text) and ``time``.
+``headers`` (names lower-cased; a name sent twice keeps its last value), ``header_lines``
+(every header line as sent, ``[name, value]`` in order: a repeated header shows there), ``body``
+(parsed when it is JSON, else text) and ``time``.
 It answers what each real client needs to finish one turn with the text "ok":
 
 - Anthropic Messages ``POST …/v1/messages`` (Claude Code), streamed or not, and
@@ -144,6 +146,7 @@ class _Recorder(BaseHTTPRequestHandler):
         entry = {
             "name": self.name, "method": self.command, "path": url.path, "query": url.query,
             "headers": {k.lower(): v for k, v in self.headers.items()},
+            "header_lines": [[k.lower(), v] for k, v in self.headers.items()],
             "body": body, "time": time.time(),
         }
         with self.lock, self.log_path.open("a", encoding="utf-8") as log:

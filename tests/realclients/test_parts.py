@@ -115,6 +115,25 @@ def test_recorder_answers_each_protocol_on_any_prefix(rec: tuple[int, Path], pre
     assert first["body"] == {"model": "m1", "stream": True}
 
 
+def test_recorder_keeps_a_repeated_header_line(rec: tuple[int, Path]) -> None:
+    """``headers`` keeps one value per name; ``header_lines`` shows every line as sent (a key
+    sent twice upstream, one of them the wrong one, must be visible to the tests)."""
+    port, log = rec
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.putrequest("GET", "/v1/models")
+        conn.putheader("Authorization", "Bearer first")
+        conn.putheader("authorization", "Bearer second")
+        conn.endheaders()
+        assert conn.getresponse().status == 200
+    finally:
+        conn.close()
+    entry = json.loads(log.read_text().splitlines()[-1])
+    lines = [v for n, v in entry["header_lines"] if n == "authorization"]
+    assert lines == ["Bearer first", "Bearer second"]
+    assert entry["headers"]["authorization"] in lines
+
+
 def test_recorder_lists_its_default_model_before_any_request(rec: tuple[int, Path]) -> None:
     models = json.loads(ask(rec[0], "GET", "/v1/models")[2])
     assert [m["id"] for m in models["data"]] == ["fallback-model"]
