@@ -25,7 +25,7 @@ virtual X display (Xvfb) with a tray host (trayer), and writes into ``docs/image
 
 Needs Xvfb, trayer, xdotool, ImageMagick and xwininfo (``python3 tests/run.py`` installs them
 as root). Options: ``--out DIR`` (default docs/images), ``--keep`` (keep the sandbox),
-``--only NAME…`` (make only those: tray, clients, probe, settings, icons).
+``--only NAME…`` (make only those: tray, clients, gateway, probe, settings, icons).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ from tests.helpers.xdisplay import (  # noqa: E402
 )
 
 MAX_BYTES = 200_000
-SHOTS = ("tray", "clients", "probe", "settings", "icons")
+SHOTS = ("tray", "clients", "gateway", "probe", "settings", "icons")
 MARGIN = 10
 
 
@@ -152,6 +152,50 @@ def clients_shot(x: XSession, root: Path, out: Path) -> None:
         x.key("Escape", "Escape", "Escape")
         if app.close() != 0:
             raise RuntimeError(f"the app did not quit cleanly; log:\n{app.log()}")
+
+
+def gateway_shot(x: XSession, root: Path, out: Path) -> None:
+    """Gateway ▸ open: Claude Code pinned, the gateway running in split mode."""
+    import socket
+    import subprocess
+
+    env = {**os.environ, **sandbox_env(root)}
+    (root / "home").mkdir(parents=True, exist_ok=True)
+    make_two_clients(env)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    def kvswitch(*argv: str) -> None:
+        done = subprocess.run([sys.executable, "-m", "kvswitch", *argv], env=env, cwd=ROOT,
+                              capture_output=True, text=True, timeout=120, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"kvswitch {' '.join(argv)} failed: {done.stdout}{done.stderr}")
+
+    kvswitch("gateway", "pin", "claude-code")
+    kvswitch("gateway", "run", "--detach", "--port", str(port))
+    try:
+        kvswitch("switch", "split")
+        with TrayApp(x, env=env, log=x.workdir / "app-gateway.log") as app:
+            icon = app.wait_icon(60)
+            if not wait_until(lambda: x.icon_mode(icon) == "split", 60):
+                raise RuntimeError(f"the icon never showed the split state; app log:\n{app.log()}")
+            x.click(*icon.centre, button=3)
+            if not wait_until(x.popups, 15):
+                raise RuntimeError("no menu after a right click on the icon")
+            x.key("Down", "Down", "Down", "Down", "Right")  # Mode, Profile, Clients, Gateway ▸
+            menus = wait_until(lambda: len(x.popups()) >= 2 and x.popups(), 15)
+            if not menus:
+                raise RuntimeError("the Gateway submenu did not open")
+            time.sleep(0.4)  # the highlight settles
+            assert x.panel is not None
+            x.screenshot(out / "tray-gateway.png", _union([x.panel, *menus], x.size))
+            _saved(out / "tray-gateway.png")
+            x.key("Escape", "Escape")
+            if app.close() != 0:
+                raise RuntimeError(f"the app did not quit cleanly; log:\n{app.log()}")
+    finally:
+        kvswitch("gateway", "stop")
 
 
 # -- windows, in this process ---------------------------------------------------------------------
@@ -282,6 +326,8 @@ def main() -> int:
                 tray_shots(x, env, files, out)
             if "clients" in only:
                 clients_shot(x, work / "clients", out)
+            if "gateway" in only:
+                gateway_shot(x, work / "gateway", out)
             os.environ.update(x.env())
             from PySide6.QtWidgets import QApplication
 
