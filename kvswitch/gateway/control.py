@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kvswitch import procs
 from kvswitch.gateway.errors import GatewayError
 
 if TYPE_CHECKING:
@@ -351,7 +352,7 @@ def stop(timeout: float = 15.0) -> GatewayInfo | None:
         clean_stale()
         return None
     assert pid is not None
-    start_time = record.start_time if record is not None and record.pid == pid else _start_time(pid)
+    start_time = record.start_time if record is not None and record.pid == pid else procs.start_time(pid)
     if info is None:
         assert record is not None
         info = GatewayInfo(pid=record.pid, url=record.url, mode="", profile=record.profile, started=record.started)
@@ -367,25 +368,14 @@ def stop(timeout: float = 15.0) -> GatewayInfo | None:
 
 
 # -- /proc ----------------------------------------------------------------------------------------------
-def _stat(pid: int) -> tuple[str, int] | None:
-    """(state letter, start time in clock ticks since boot) from ``/proc/<pid>/stat``."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-        fields = text.rsplit(")", 1)[1].split()
-        return fields[0], int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
-def _start_time(pid: int) -> int | None:
-    st = _stat(pid)
-    return st[1] if st else None
 
 
 def _ours(pid: int, start_time: int | None) -> bool:
     """Whether ``pid`` is the gateway process recorded (alive, same start time, kvswitch's
     command line naming ``gateway``)."""
-    st = _stat(pid)
+    st = procs.stat(pid)
     if pid <= 0 or st is None or st[0] in ("Z", "X"):
         return False
     if start_time is not None and st[1] != start_time:
@@ -407,7 +397,7 @@ def _signal(pid: int, start_time: int | None, sig: int) -> None:
 def _wait_gone(pid: int, start_time: int | None, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while True:
-        st = _stat(pid)
+        st = procs.stat(pid)
         if st is None or st[0] in ("Z", "X") or (start_time is not None and st[1] != start_time):
             _reap(pid)
             return True

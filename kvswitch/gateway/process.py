@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kvswitch import procs
 from kvswitch.gateway import control
 from kvswitch.gateway.control import GatewayInfo
 from kvswitch.gateway.errors import GatewayError
@@ -105,7 +106,7 @@ async def _serve(settings: GatewaySettings, reload: Callable[[], GatewaySettings
         await ctl.start()
         started = time.time()
         control.write_record(control.Record(
-            pid=os.getpid(), start_time=control._start_time(os.getpid()), url=gateway.url,
+            pid=os.getpid(), start_time=procs.start_time(os.getpid()), url=gateway.url,
             port=int(gateway.url.rsplit(":", 1)[1]), socket=path, profile=settings.profile, started=started,
         ))
         for sig in (signal.SIGTERM, signal.SIGINT):

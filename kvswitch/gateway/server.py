@@ -35,7 +35,6 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
-from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from kvswitch.first_token import StreamClock
@@ -43,6 +42,15 @@ from kvswitch.gateway.apis import Api, api_of, error_body, error_event, has_erro
 from kvswitch.gateway.errors import GatewayError
 from kvswitch.gateway.metrics import GatewayMetrics
 from kvswitch.gateway.settings import GatewaySettings
+from kvswitch.http_serving import (
+    QuietLogger,
+    cut,
+    first_line,
+    json_response,
+    read_capped,
+    shown,
+    why,
+)
 from kvswitch.literals import CacheMode
 
 __all__ = ["LISTENING", "MODE_HEADER", "REPLY_HEADER", "Gateway", "main"]
@@ -66,22 +74,6 @@ _HOP = frozenset({
 })
 _log = logging.getLogger("kvswitch.gateway")
 
-
-class _QuietLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
-    """aiohttp's server logger: a request its parser refused is one line at INFO, its first
-    line only (the rest quotes the request, the client's token with it), not an ERROR with a
-    traceback; anything else stays as it is. (The lab router has the same adapter.)"""
-
-    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
-        exc_info = kwargs.get("exc_info")
-        exc = exc_info if isinstance(exc_info, BaseException) else None
-        if exc is None and exc_info:
-            exc = sys.exc_info()[1]
-        if isinstance(exc, HttpProcessingError):
-            self.logger.info("refused a malformed request: %s",
-                             _first_line(exc.message or type(exc).__name__))
-            return
-        super().log(level, msg, *args, **kwargs)
 
 
 class _Answer(Exception):
@@ -177,7 +169,7 @@ class Gateway:
         self._web = web.Server(
             self._handle,
             access_log=None,
-            logger=_QuietLogger(_log, {}),
+            logger=QuietLogger(_log, {}),
             keepalive_timeout=HEAD_TIMEOUT,
             max_line_size=_MAX_LINE,
             max_field_size=_MAX_LINE,
@@ -270,7 +262,7 @@ class Gateway:
                           "the gateway forwards only to its own upstreams", close=True)
         self._check_host(request)
         if request.method == "GET" and path == "/health":
-            return _json(200, {"status": "stopping" if self.stopping.is_set() else "ok"})
+            return json_response(200, {"status": "stopping" if self.stopping.is_set() else "ok"})
         self._check_token(request)
         mode_from_path, rest = _strip_mode(path)
         if request.method == "GET":
@@ -280,13 +272,13 @@ class Gateway:
             if rest == "/v1/models":
                 mode, reason = self._mode_of(request, mode_from_path)
                 return await self._forward(request, "GET", rest, mode, reason, "other", t0)
-            raise _Answer(404, f"no route for GET {_shown(rest)}")
+            raise _Answer(404, f"no route for GET {shown(rest)}")
         api = api_of(rest)
         if request.method != "POST":
-            raise _Answer(405, f"no route for {_shown(request.method)} {_shown(rest)}",
+            raise _Answer(405, f"no route for {shown(request.method)} {shown(rest)}",
                           headers={"Allow": "GET, POST"}, close=request.method == "CONNECT")
         if api == "other":
-            raise _Answer(404, f"no route for POST {_shown(rest)}; the gateway serves "
+            raise _Answer(404, f"no route for POST {shown(rest)}; the gateway serves "
                                "/v1/chat/completions, /v1/completions, /v1/responses and /v1/messages")
         mode, reason = self._mode_of(request, mode_from_path)
         if self.in_flight >= self.settings.max_in_flight:
@@ -302,7 +294,7 @@ class Gateway:
         host = request.headers.get("Host", "")
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         if name.lower() not in _LOOPBACK_HOSTS and not _loopback_address(name):
-            raise _Answer(421, f"Host {_shown(host)} is not this gateway's address (127.0.0.1)")
+            raise _Answer(421, f"Host {shown(host)} is not this gateway's address (127.0.0.1)")
 
     def _check_token(self, request: web.BaseRequest) -> None:
         headers = request.headers
@@ -321,7 +313,7 @@ class Gateway:
         if asked is not None:
             value = asked.strip().lower()
             if value not in MODES:
-                raise _Answer(400, f"{MODE_HEADER} must be merged or split, not {_shown(asked)}")
+                raise _Answer(400, f"{MODE_HEADER} must be merged or split, not {shown(asked)}")
             return value, "header"
         return self.mode, "default"
 
@@ -342,7 +334,7 @@ class Gateway:
             raise _Answer(408, f"the request body did not arrive within {BODY_TIMEOUT:g} s",
                           close=True) from None
         except web.RequestPayloadError as exc:
-            raise _Answer(400, f"malformed request body: {_first_line(exc)}", close=True) from None
+            raise _Answer(400, f"malformed request body: {first_line(exc)}", close=True) from None
         return bytes(body)
 
     def _upstream_headers(self, request: web.BaseRequest) -> dict[str, str]:
@@ -390,7 +382,7 @@ class Gateway:
                 m.upstream_up.labels(mode).set(0)
                 m.outcomes.labels(mode, api, "upstream_error").inc()
                 raise _Answer(502, f"the {mode} upstream ({_origin(url)}) cannot be reached: "
-                                   f"{_why(exc)}") from None
+                                   f"{why(exc)}") from None
             except TimeoutError:
                 code = 504
                 m.upstream_up.labels(mode).set(1)
@@ -402,7 +394,7 @@ class Gateway:
                 m.upstream_up.labels(mode).set(0)
                 m.outcomes.labels(mode, api, "upstream_error").inc()
                 raise _Answer(502, f"the {mode} upstream ({_origin(url)}) cannot be reached: "
-                                   f"{_why(exc)}") from None
+                                   f"{why(exc)}") from None
             m.upstream_up.labels(mode).set(1)
             try:
                 code = resp.status
@@ -468,9 +460,9 @@ class Gateway:
 
         try:
             async with asyncio.timeout(self.settings.idle_timeout):
-                data = await _read_capped(resp)
+                data = await read_capped(resp, _MAX_ANSWER)
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
-            raise _Answer(502, f"the {mode} upstream's answer broke: {_why(exc)}") from None
+            raise _Answer(502, f"the {mode} upstream's answer broke: {why(exc)}") from None
         redact = Redactor([self.settings.upstream_key])
         if redact and redact.holds(data.decode("utf-8", "replace")):
             data = redact.text(data.decode("utf-8", "replace")).encode()
@@ -502,7 +494,7 @@ class Gateway:
         clock = StreamClock(t0, max_line=s.max_sse_line)
         scrub = _Scrubber(s.upstream_key)
         await out.prepare(request)
-        outcome, why = "ok", ""
+        outcome, cause = "ok", ""
         tail = b"\n\n"
         read = resp.content.readany
         try:
@@ -511,15 +503,15 @@ class Gateway:
                     async with asyncio.timeout(s.idle_timeout):
                         chunk = await read()
                 except TimeoutError:
-                    outcome, why = "timeout", f"the {mode} upstream sent nothing for {s.idle_timeout:g} s"
+                    outcome, cause = "timeout", f"the {mode} upstream sent nothing for {s.idle_timeout:g} s"
                     break
                 except (aiohttp.ClientError, ConnectionError) as exc:
-                    outcome, why = "upstream_error", f"the {mode} upstream broke the stream: {_why(exc)}"
+                    outcome, cause = "upstream_error", f"the {mode} upstream broke the stream: {why(exc)}"
                     break
                 except asyncio.CancelledError:
                     if not self._drain_over():
                         raise
-                    outcome, why = "timeout", "the gateway is stopping; the stream outlasted its drain"
+                    outcome, cause = "timeout", "the gateway is stopping; the stream outlasted its drain"
                     break
                 if not chunk:
                     break
@@ -532,7 +524,7 @@ class Gateway:
                             await out.write(chunk)
                     except TimeoutError:
                         m.outcomes.labels(mode, api, "timeout").inc()
-                        _cut(request)  # a reader that takes nothing for that long is let go
+                        cut(request)  # a reader that takes nothing for that long is let go
                         return out
             rest = scrub.rest()
             if rest:
@@ -540,7 +532,7 @@ class Gateway:
             clock.close()
             if outcome != "ok":
                 await out.write((b"" if tail.endswith(b"\n\n") else b"\n\n")
-                                + error_event(api, why, "timeout" if outcome == "timeout" else "upstream_error"))
+                                + error_event(api, cause, "timeout" if outcome == "timeout" else "upstream_error"))
                 out.force_close()
             elif clock.error is not None:
                 outcome = "inband_error"
@@ -581,43 +573,20 @@ def _strip_mode(path: str) -> tuple[CacheMode | None, str]:
     return None, path
 
 
-async def _read_capped(resp: aiohttp.ClientResponse) -> bytes:
-    data = bytearray()
-    async for chunk in resp.content.iter_any():
-        data += chunk
-        if len(data) > _MAX_ANSWER:
-            raise ValueError(f"the answer is larger than {_MAX_ANSWER} bytes")
-    return bytes(data)
 
 
-def _cut(request: web.BaseRequest) -> None:
-    transport = request.transport
-    if transport is not None:
-        transport.abort()
 
 
-def _json(status: int, data: Any) -> web.Response:
-    import json
-
-    return web.Response(status=status, body=json.dumps(data).encode(),
-                        headers={"Content-Type": "application/json"})
 
 
 def _origin(url: URL) -> str:
     return f"{url.scheme}://{url.host}:{url.port}"
 
 
-def _shown(text: str, limit: int = 80) -> str:
-    return repr(text[:limit] + ("…" if len(text) > limit else ""))
 
 
-def _first_line(what: BaseException | str) -> str:
-    text = what if isinstance(what, str) else str(what)
-    return (text.strip().splitlines() or [type(what).__name__])[0][:200]
 
 
-def _why(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {_first_line(exc)}" if str(exc).strip() else type(exc).__name__
 
 
 # -- a gateway without a config (benchmarks, tests) -------------------------------------------------

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kvswitch import procs
 from kvswitch.errors import KvswitchError
 
 if TYPE_CHECKING:
@@ -585,7 +586,7 @@ def _pidfile(role: str) -> Path:
 def _write_pidfile(role: str, pid: int, **info: Any) -> None:
     from kvswitch.io import write_private
 
-    record = {"role": role, "pid": pid, "start_time": _start_time(pid), "cmdline_mark": MARK,
+    record = {"role": role, "pid": pid, "start_time": procs.start_time(pid), "cmdline_mark": MARK,
               "written": time.time(), **info}
     write_private(_pidfile(role), (json.dumps(record, indent=1) + "\n").encode())
 
@@ -646,7 +647,7 @@ def _check(pid: int, start_time: Any) -> tuple[str, str | None]:
     proc = Path(f"/proc/{pid}")
     if not Path("/proc/self").exists():
         return "stale", "no /proc here: the pid cannot be verified, so it is not signalled"
-    stat = _stat(pid)
+    stat = procs.stat(pid)
     if stat is None:
         return "gone", f"no process {pid}"
     state, started = stat
@@ -663,19 +664,8 @@ def _check(pid: int, start_time: Any) -> tuple[str, str | None]:
     return "running", None
 
 
-def _stat(pid: int) -> tuple[str, int] | None:
-    """(state letter, start time in clock ticks since boot) from ``/proc/<pid>/stat``."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-        fields = text.rsplit(")", 1)[1].split()
-        return fields[0], int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
-def _start_time(pid: int) -> int | None:
-    stat = _stat(pid)
-    return stat[1] if stat else None
 
 
 def _reap(pid: int | None) -> None:

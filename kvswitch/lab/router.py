@@ -68,11 +68,20 @@ from typing import Any, TypeVar
 
 import aiohttp
 from aiohttp import web
-from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from kvswitch.errors import KvswitchError
 from kvswitch.first_token import StreamClock
+from kvswitch.http_serving import (
+    AnswerTooLarge,
+    QuietLogger,
+    cut,
+    first_line,
+    json_response,
+    read_capped,
+    shown,
+    why,
+)
 
 __all__ = [
     "BODY_TIMEOUT",
@@ -148,10 +157,6 @@ class _Upstream(Exception):
     """A server could not be reached, or answered unreadably (502)."""
 
 
-class _TooLarge(Exception):
-    """An upstream body over the cap."""
-
-
 @dataclass(frozen=True)
 class _Answer:
     """A whole upstream response."""
@@ -168,22 +173,6 @@ class _Answer:
             status=self.status, body=self.body, headers={"Content-Type": self.content_type}
         )
 
-
-class _QuietLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
-    """aiohttp's server logger: a request its parser refused is one line at INFO (a client's
-    mistake, answered with a 400), not an ERROR with a traceback; anything else stays as is."""
-
-    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
-        exc_info = kwargs.get("exc_info")
-        exc = exc_info if isinstance(exc_info, BaseException) else None
-        if exc is None and exc_info:
-            exc = sys.exc_info()[1]
-        if isinstance(exc, HttpProcessingError):  # the first line only: the rest quotes the request
-            self.logger.info(
-                "refused a malformed request: %s", _first_line(exc.message or type(exc).__name__)
-            )
-            return
-        super().log(level, msg, *args, **kwargs)
 
 
 class _Refuse(asyncio.Protocol):
@@ -331,7 +320,7 @@ class Router:
         self._web = web.Server(
             self._handle,
             access_log=None,
-            logger=_QuietLogger(_log, {}),
+            logger=QuietLogger(_log, {}),
             keepalive_timeout=self.head_timeout,
             max_line_size=_MAX_LINE,
             max_field_size=_MAX_LINE,
@@ -378,7 +367,7 @@ class Router:
             body = await self._body(request)
             return await self._dispatch(request, path, body)
         except _Refused as exc:
-            response = _json(exc.status, _error(str(exc), exc.status))
+            response = json_response(exc.status, _error(str(exc), exc.status))
             response.force_close()
             return response
 
@@ -404,18 +393,18 @@ class Router:
             raise _Refused(
                 421,
                 "the lab router forwards only to its own servers; the request target "
-                f"names another one ({_shown(target)})",
+                f"names another one ({shown(target)})",
             )
         raise _Refused(
             400,
-            f"the request target must be a path such as /v1/chat/completions, not {_shown(target)}",
+            f"the request target must be a path such as /v1/chat/completions, not {shown(target)}",
         )
 
     async def _body(self, request: web.BaseRequest) -> bytes:
         expect = request.headers.get("Expect", "")
         if expect:
             if expect.lower() != "100-continue":
-                raise _Refused(417, f"unsupported Expect: {_shown(expect)}")
+                raise _Refused(417, f"unsupported Expect: {shown(expect)}")
             if request.version >= aiohttp.HttpVersion11:  # curl, for large bodies
                 await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         body = bytearray()
@@ -430,7 +419,7 @@ class Router:
                 408, f"the request body did not arrive within {self.body_timeout:g} s"
             ) from None
         except web.RequestPayloadError as exc:  # llhttp refused its framing (a bad chunk size…)
-            raise _Refused(400, f"malformed request body: {_first_line(exc)}") from None
+            raise _Refused(400, f"malformed request body: {first_line(exc)}") from None
         return bytes(body)
 
     async def _dispatch(
@@ -446,7 +435,7 @@ class Router:
             if method == "GET":
                 if path == "/health":
                     status, data = await self._health()
-                    return _json(status, data)
+                    return json_response(status, data)
                 if path == "/metrics":
                     text = await self._metrics()
                     return web.Response(
@@ -460,8 +449,8 @@ class Router:
                     )
                     return answer.response()
                 if path == "/lab/handoffs":
-                    return _json(200, {"handoffs": [h.as_dict() for h in self.stats.recent]})
-                return _json(404, _error(f"no route for GET {_shown(path)}", 404))
+                    return json_response(200, {"handoffs": [h.as_dict() for h in self.stats.recent]})
+                return json_response(404, _error(f"no route for GET {shown(path)}", 404))
             if method == "POST" and path in COMPLETIONS:
                 mode = (
                     mode_from_path
@@ -469,9 +458,9 @@ class Router:
                     or "merged"
                 )
                 if mode not in MODES:
-                    return _json(
+                    return json_response(
                         400,
-                        _error(f"X-Cache-Mode must be merged or split, not {_shown(mode)}", 400),
+                        _error(f"X-Cache-Mode must be merged or split, not {shown(mode)}", 400),
                     )
                 self.stats.requests[mode] += 1
                 self.stats.in_flight[mode] += 1
@@ -491,14 +480,14 @@ class Router:
                     self.stats.errors[mode] += 1
                 return response
             if method in ("GET", "POST"):
-                return _json(404, _error(f"no route for {method} {_shown(path)}", 404))
-            response = _json(405, _error(f"no route for {_shown(method)} {_shown(path)}", 405))
+                return json_response(404, _error(f"no route for {method} {shown(path)}", 404))
+            response = json_response(405, _error(f"no route for {shown(method)} {shown(path)}", 405))
             response.headers["Allow"] = "GET, POST"
             if method == "CONNECT":
                 response.force_close()
             return response
         except _Upstream as exc:
-            return _json(502, _error(str(exc), 502, "upstream_error"))
+            return json_response(502, _error(str(exc), 502, "upstream_error"))
 
     # -- upstream calls ---------------------------------------------------------------------------
     def _url(self, instance: str, path: str) -> URL:
@@ -529,12 +518,12 @@ class Router:
             async with self._session.request(
                 method, url, data=body, headers=headers, timeout=limit
             ) as resp:
-                data = await _read_capped(resp)
+                data = await read_capped(resp, _MAX_UPSTREAM_BODY)
                 return _Answer(
                     resp.status, resp.headers.get("Content-Type", "application/json"), data
                 )
-        except (aiohttp.ClientError, TimeoutError, _TooLarge) as exc:
-            raise _Upstream(f"{instance} server ({url}): {_why(exc)}") from exc
+        except (aiohttp.ClientError, TimeoutError, AnswerTooLarge) as exc:
+            raise _Upstream(f"{instance} server ({url}): {why(exc)}") from exc
 
     async def _post(
         self,
@@ -586,12 +575,12 @@ class Router:
                 content_type = resp.headers.get("Content-Type", "application/json")
                 if resp.status == 200 and content_type.startswith("text/event-stream"):
                     return await self._stream_out(request, resp, content_type, watch)
-                data = await _read_capped(resp)
+                data = await read_capped(resp, _MAX_UPSTREAM_BODY)
                 if resp.status == 200:
                     watch.whole(data)
                 return _Answer(resp.status, content_type, data).response(), resp.status
-        except (aiohttp.ClientError, TimeoutError, _TooLarge) as exc:
-            raise _Upstream(f"{instance} server ({url}): {_why(exc)}") from exc
+        except (aiohttp.ClientError, TimeoutError, AnswerTooLarge) as exc:
+            raise _Upstream(f"{instance} server ({url}): {why(exc)}") from exc
 
     async def _stream_out(
         self,
@@ -618,7 +607,7 @@ class Router:
             # the server's stream broke, or the client went away: the response has begun, so
             # all that is left is to cut the client's connection (it sees a broken stream, not
             # a clean end); leaving the caller's block closes the server's connection
-            _cut(request)
+            cut(request)
             return out, 0
         return out, resp.status
 
@@ -651,7 +640,7 @@ class Router:
         except ValueError:
             data = None
         if not isinstance(data, dict):
-            return _json(400, _error("the request body must be a JSON object", 400)), False
+            return json_response(400, _error("the request body must be a JSON object", 400)), False
         headers = _forward_headers(request.headers)
         record = Handoff(id=uuid.uuid4().hex[:12])
         self.stats.recent.append(record)
@@ -776,18 +765,18 @@ class Router:
             ) as resp:
                 content_type = resp.headers.get("Content-Type", "application/json")
                 if resp.status != 200 or not content_type.startswith("text/event-stream"):
-                    answer = _Answer(resp.status, content_type, await _read_capped(resp))
+                    answer = _Answer(resp.status, content_type, await read_capped(resp, _MAX_UPSTREAM_BODY))
                     return answer, None
                 clock = StreamClock()
                 size = 0
                 async for chunk in resp.content.iter_any():
                     size += len(chunk)
                     if size > _MAX_UPSTREAM_BODY:
-                        raise _TooLarge(f"the response is larger than {_MAX_UPSTREAM_BODY} bytes")
+                        raise AnswerTooLarge(f"the response is larger than {_MAX_UPSTREAM_BODY} bytes")
                     clock.feed(chunk)
                 clock.close()
-        except (aiohttp.ClientError, TimeoutError, _TooLarge) as exc:
-            raise _Upstream(f"prefill server ({url}): {_why(exc)}") from exc
+        except (aiohttp.ClientError, TimeoutError, AnswerTooLarge) as exc:
+            raise _Upstream(f"prefill server ({url}): {why(exc)}") from exc
         if clock.error is not None:
             message = f"prefill server: an error event in its stream: {clock.error[:300]}"
             body_out = json.dumps(_error(message, 502, "upstream_error")).encode()
@@ -963,13 +952,6 @@ def _forward_headers(headers: Any) -> dict[str, str]:
     return out
 
 
-async def _read_capped(resp: aiohttp.ClientResponse) -> bytes:
-    data = bytearray()
-    async for chunk in resp.content.iter_any():
-        data += chunk
-        if len(data) > _MAX_UPSTREAM_BODY:
-            raise _TooLarge(f"the response is larger than {_MAX_UPSTREAM_BODY} bytes")
-    return bytes(data)
 
 
 _SETTLE = 60.0
@@ -989,33 +971,14 @@ async def _settled(call: Coroutine[Any, Any, _T]) -> _T:
         raise
 
 
-def _cut(request: web.BaseRequest) -> None:
-    """Close a client's connection midway (a response that cannot be completed)."""
-    transport = request.transport
-    if transport is not None:
-        transport.abort()
 
 
-def _json(status: int, data: Any) -> web.Response:
-    return web.Response(
-        status=status,
-        body=json.dumps(data).encode(),
-        headers={"Content-Type": "application/json; charset=utf-8"},
-    )
 
 
-def _shown(text: str, limit: int = 80) -> str:
-    """A client's text quoted for a message: cut short, control characters escaped."""
-    return repr(text[:limit] + ("…" if len(text) > limit else ""))
 
 
-def _first_line(what: BaseException | str) -> str:
-    text = what if isinstance(what, str) else str(what)
-    return (text.strip().splitlines() or [type(what).__name__])[0][:200]
 
 
-def _why(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {_first_line(exc)}" if str(exc).strip() else type(exc).__name__
 
 
 def _error(message: str, status: int, kind: str = "invalid_request_error") -> dict[str, Any]:

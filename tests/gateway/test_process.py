@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from kvswitch import procs
 from kvswitch.cli import main
 from kvswitch.gateway import control
 from kvswitch.literals import CONFIG_VERSION
@@ -283,7 +284,7 @@ def test_stop_falls_back_to_sigterm_when_the_socket_does_not_answer(
 def test_stop_never_signals_a_pid_that_is_not_the_gateway(upstreams: tuple[SSEServer, SSEServer]) -> None:
     bystander = subprocess.Popen(["sleep", "30"])
     try:
-        record = control.Record(pid=bystander.pid, start_time=control._start_time(bystander.pid),
+        record = control.Record(pid=bystander.pid, start_time=procs.start_time(bystander.pid),
                                 url="http://127.0.0.1:1", port=1, socket=control.socket_path())
         control.write_record(record)
         assert control.stop(timeout=1) is None  # nobody holds the lock: stale, removed

@@ -1,0 +1,83 @@
+"""What kvswitch's two aiohttp servers (the lab router and the gateway) share: a logger that
+never quotes a refused request, messages that quote client text safely, and reading an
+upstream's whole answer up to a cap."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import Any
+
+from aiohttp import ClientResponse, web
+from aiohttp.http_exceptions import HttpProcessingError
+
+__all__ = [
+    "AnswerTooLarge",
+    "QuietLogger",
+    "cut",
+    "first_line",
+    "json_response",
+    "read_capped",
+    "shown",
+    "why",
+]
+
+
+class AnswerTooLarge(ValueError):
+    """An upstream's answer over the cap."""
+
+
+class QuietLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """aiohttp's server logger: a request its parser refused is one line at INFO, its first
+    line only (the rest quotes the request, a client's token with it), not an ERROR with a
+    traceback; anything else stays as it is."""
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        exc_info = kwargs.get("exc_info")
+        exc = exc_info if isinstance(exc_info, BaseException) else None
+        if exc is None and exc_info:
+            exc = sys.exc_info()[1]
+        if isinstance(exc, HttpProcessingError):
+            self.logger.info("refused a malformed request: %s",
+                             first_line(exc.message or type(exc).__name__))
+            return
+        super().log(level, msg, *args, **kwargs)
+
+
+async def read_capped(resp: ClientResponse, cap: int) -> bytes:
+    """An upstream's whole answer; :class:`AnswerTooLarge` past ``cap`` bytes."""
+    data = bytearray()
+    async for chunk in resp.content.iter_any():
+        data += chunk
+        if len(data) > cap:
+            raise AnswerTooLarge(f"the answer is larger than {cap} bytes")
+    return bytes(data)
+
+
+def cut(request: web.BaseRequest) -> None:
+    """Close a client's connection midway (an answer that cannot be completed)."""
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+
+
+def json_response(status: int, data: Any) -> web.Response:
+    return web.Response(status=status, body=json.dumps(data).encode(),
+                        headers={"Content-Type": "application/json; charset=utf-8"})
+
+
+def shown(text: str, limit: int = 80) -> str:
+    """A client's text quoted for a message: cut short, control characters escaped."""
+    return repr(text[:limit] + ("…" if len(text) > limit else ""))
+
+
+def first_line(what: BaseException | str) -> str:
+    """The first line of a message or an exception's text, at most 200 characters."""
+    text = what if isinstance(what, str) else str(what)
+    return (text.strip().splitlines() or [type(what).__name__])[0][:200]
+
+
+def why(exc: BaseException) -> str:
+    """An exception as ``Type: first line``."""
+    return f"{type(exc).__name__}: {first_line(exc)}" if str(exc).strip() else type(exc).__name__
