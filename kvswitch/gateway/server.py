@@ -66,6 +66,9 @@ BODY_TIMEOUT = 60.0
 _MAX_LINE = 8190
 _MAX_HEADERS = 100
 _MAX_ANSWER = 64 * 1024 * 1024
+_SMALL_BUFFER = 16 * 1024
+"""Bytes queued towards a client below which a write is made without a timer: aiohttp waits
+for the reader only past 64 KiB."""
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 _HOP = frozenset({
     "connection", "keep-alive", "proxy-connection", "proxy-authorization", "transfer-encoding",
@@ -138,6 +141,8 @@ class Gateway:
         self._listener: asyncio.base_events.Server | None = None
         self._web: web.Server | None = None
         self._session: aiohttp.ClientSession | None = None
+        self._closing_origins: set[tuple[str | None, int | None]] = set()
+        """Upstreams seen closing a kept-alive connection (llama.cpp, after each stream)."""
         self._requests: set[asyncio.Task[Any]] = set()  # the tasks of in-flight requests
         self._cutting = False  # the drain is over: in-flight requests are being ended
 
@@ -404,7 +409,8 @@ class Gateway:
                     return await self._stream(request, resp, content_type, mode, api, mode_value, t0)
                 return await self._whole(resp, content_type, mode, api, mode_value, t0, path)
             finally:
-                resp.close()  # a connection whose answer was not read to its end is not reused
+                # back to the pool when the answer was read to its end; closed otherwise
+                resp.release()
         except _Answer as exc:
             code = exc.status
             response = self._error(api, exc.status, str(exc), close=exc.close, headers=exc.headers)
@@ -444,14 +450,20 @@ class Gateway:
         on a new one: the upstream never saw the request. A new connection the upstream hung
         up on is not: it saw the request, and a second one would be a second generation."""
         assert self._session is not None
+        origin = (url.host, url.port)
+        if origin in self._closing_origins:
+            headers = {**headers, "Connection": "close"}  # it closes them itself: a new one each time
         async with asyncio.timeout(self.settings.first_byte_timeout):
             reused: list[bool] = []
             try:
                 return await self._session.request(method, url, data=body, headers=headers,
                                                    trace_request_ctx=reused)
-            except aiohttp.ServerDisconnectedError:
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
                 if not reused:
                     raise
+                # a kept-alive connection it had closed: from now on, a new one per request
+                self._closing_origins.add(origin)
+                headers = {**headers, "Connection": "close"}
                 return await self._session.request(method, url, data=body, headers=headers)
 
     async def _whole(self, resp: aiohttp.ClientResponse, content_type: str, mode: CacheMode, api: Api,
@@ -515,17 +527,22 @@ class Gateway:
                     break
                 if not chunk:
                     break
-                clock.feed(chunk)
-                chunk = scrub(chunk)
+                now = time.perf_counter()
+                raw, chunk = chunk, scrub(chunk)
                 if chunk:
                     tail = chunk[-2:] if len(chunk) >= 2 else tail[-1:] + chunk
-                    try:
-                        async with asyncio.timeout(s.idle_timeout):
-                            await out.write(chunk)
-                    except TimeoutError:
-                        m.outcomes.labels(mode, api, "timeout").inc()
-                        cut(request)  # a reader that takes nothing for that long is let go
-                        return out
+                    transport = request.transport
+                    if transport is not None and transport.get_write_buffer_size() < _SMALL_BUFFER:
+                        await out.write(chunk)  # nothing queued: this write cannot wait for long
+                    else:
+                        try:
+                            async with asyncio.timeout(s.idle_timeout):
+                                await out.write(chunk)
+                        except TimeoutError:
+                            m.outcomes.labels(mode, api, "timeout").inc()
+                            cut(request)  # a reader that takes nothing for that long is let go
+                            return out
+                clock.feed(raw, now)  # timed as read, parsed after it is passed on
             rest = scrub.rest()
             if rest:
                 await out.write(rest)
