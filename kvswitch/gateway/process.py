@@ -65,7 +65,6 @@ def serve(settings_fn: Callable[[], GatewaySettings], *, on_ready: Callable[[Gat
     ``settings_fn`` builds the settings (called again on each ``reload`` when ``reloadable``);
     ``on_ready`` gets the gateway's description once it answers. Refuses (GatewayError) when a
     gateway already runs for this KVSWITCH_HOME or the port is taken."""
-    import asyncio
 
     fd = control.hold_lock()
     if fd is None:
@@ -73,7 +72,9 @@ def serve(settings_fn: Callable[[], GatewaySettings], *, on_ready: Callable[[Gat
     try:
         control.remove_files(control.read_record())  # a killed gateway's leftovers (we hold the lock)
         settings = settings_fn()
-        asyncio.run(_serve(settings, settings_fn if reloadable else None, on_ready))
+        from kvswitch.gateway.server import run_loop
+
+        run_loop(_serve(settings, settings_fn if reloadable else None, on_ready))
     finally:
         os.close(fd)  # releases the lock, after the files are gone
 

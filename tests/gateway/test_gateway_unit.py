@@ -277,3 +277,23 @@ def test_the_clock_the_gateway_uses_stops_at_a_long_line_but_keeps_count_before(
     clock.feed(b"x" * 100 + b"\n\n", now=2.5)
     clock.feed(chat_token("b"), now=3.0)
     assert clock.tokens == 1 and clock.ttft == 1.0 and clock.broken
+
+
+# -- the event loop ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(("choice", "module"), [(None, "uvloop"), ("asyncio", "asyncio")])
+def test_the_gateway_runs_on_uvloop_unless_told_otherwise(
+    monkeypatch: pytest.MonkeyPatch, choice: str | None, module: str
+) -> None:
+    from kvswitch.gateway.server import run_loop
+
+    if choice is None:
+        monkeypatch.delenv("KVSWITCH_GATEWAY_LOOP", raising=False)
+    else:
+        monkeypatch.setenv("KVSWITCH_GATEWAY_LOOP", choice)
+    seen: list[str] = []
+
+    async def which() -> None:
+        seen.append(type(asyncio.get_running_loop()).__module__.split(".")[0])
+
+    run_loop(which())
+    assert seen == [module]
