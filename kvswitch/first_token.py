@@ -107,14 +107,19 @@ class StreamClock:
     bound: the bytes still pass, the timing stops).
     """
 
-    __slots__ = ("_last", "_parser", "broken", "error", "first_byte", "first_token", "itl",
-                 "t0", "timings", "tokens", "usage")
+    __slots__ = ("_fast", "_last", "_max_event", "_max_line", "_parser", "_pending", "broken",
+                 "error", "first_byte", "first_token", "itl", "t0", "timings", "tokens", "usage")
 
     def __init__(self, t0: float | None = None, *, max_line: int | None = None) -> None:
         from kvswitch.probe.sse import MAX_EVENT, MAX_LINE, SSEParser
 
         limit = max_line or MAX_LINE
-        self._parser = SSEParser(max_line=limit, max_event=min(MAX_EVENT, 4 * limit))
+        self._max_line, self._max_event = limit, min(MAX_EVENT, 4 * limit)
+        self._parser = SSEParser(max_line=limit, max_event=self._max_event)
+        # LF-framed streams (what engines send) are split here directly; the first CR or BOM
+        # hands the rest to the full WHATWG parser
+        self._fast = True
+        self._pending = b""
         self.t0 = time.perf_counter() if t0 is None else t0
         self.first_byte: float | None = None
         self.first_token: float | None = None
@@ -136,24 +141,61 @@ class StreamClock:
         if self.broken is not None or not chunk:
             return
         now = time.perf_counter() if now is None else now
-        if self.first_byte is None:
+        first = self.first_byte is None
+        if first:
             self.first_byte = now
-        from kvswitch.probe.sse import SSEError
-
-        try:
-            events = self._parser.feed(chunk)
-        except SSEError as exc:
-            self.broken = str(exc)
-            return
         token = False
-        for ev in events:
-            token = self._event(ev.data, ev.event) or token
-        if token:
+        if self._fast and b"\r" not in chunk and not (first and chunk[:1] == b"\xef"):
+            for data, event in self._split(chunk):
+                token = self._event(data, event) or token
+        else:
+            from kvswitch.probe.sse import SSEError
+
+            if self._fast:  # from here on, the full parser (it starts at an event boundary)
+                self._fast, chunk, self._pending = False, self._pending + chunk, b""
+            try:
+                events = self._parser.feed(chunk)
+            except SSEError as exc:
+                self.broken = str(exc)
+                return
+            for ev in events:
+                token = self._event(ev.data, ev.event) or token
+        if self.broken is None and token:
             self._token(now)
+
+    def _split(self, chunk: bytes) -> list[tuple[str, str]]:
+        """The events an LF-framed ``chunk`` completes (``data`` lines joined, ``event``)."""
+        buf = self._pending + chunk if self._pending else chunk
+        blocks = buf.split(b"\n\n")
+        self._pending = rest = blocks.pop()
+        if len(rest) > self._max_event or len(rest) - rest.rfind(b"\n") - 1 > self._max_line:
+            self.broken = f"an unfinished line or event longer than {self._max_line // 1024} KiB"
+            self._pending = b""
+            return []
+        out: list[tuple[str, str]] = []
+        for block in blocks:
+            if len(block) > self._max_event:
+                self.broken = f"an event longer than {self._max_event // 1024} KiB"
+                return out
+            data: list[bytes] = []
+            event = "message"
+            for line in block.split(b"\n"):
+                if line.startswith(b"data"):
+                    if line == b"data":
+                        data.append(b"")
+                    elif line[4:5] == b":":
+                        data.append(line[6:] if line[5:6] == b" " else line[5:])
+                elif line.startswith(b"event:"):
+                    value = line[7:] if line[6:7] == b" " else line[6:]
+                    event = value.decode("utf-8", "replace")[:256] or "message"
+            if data:
+                out.append((b"\n".join(data).decode("utf-8", "replace"), event))
+        return out
 
     def close(self) -> None:
         """The stream ended: a last event without its blank line is dropped, as SSE says."""
-        if self.broken is None:
+        self._pending = b""
+        if self.broken is None and not self._fast:
             self._parser.close()
 
     def whole(self, body: bytes, now: float | None = None) -> None:

@@ -393,3 +393,39 @@ def test_whole_bodies() -> None:
     junk = StreamClock(0.0)
     junk.whole(b"<html>oops</html>", now=1.0)
     assert junk.error is None and junk.usage is None and junk.first_byte == 1.0
+
+
+# -- the LF fast path agrees with the full parser -----------------------------------------------------
+_MIXED = (
+    b": keep-alive\n\n"
+    b'data: {"choices":[{"delta":{"role":"assistant","content":""}}]}\n\n'
+    b'event: message\ndata: {"choices":[{"delta":{"content":"Hi"}}]}\n\n'
+    b'data:{"choices":[{"delta":{"reasoning_content":"hm"}}]}\n\n\n'
+    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,\n'
+    b'data: "delta":{"type":"text_delta","text":"x"}}\n\n'
+    b'data: {"type":"response.output_text.delta","delta":"y"}\n\n'
+    b'data: {"error":{"message":"late"}}\n\n'
+    b"data: [DONE]\n\n"
+    b'data: {"choices":[{"delta":{"content":"never dispatched"}}]}'
+)
+
+
+@pytest.mark.parametrize("cut", range(0, len(_MIXED), 7))
+def test_the_fast_path_agrees_with_the_full_parser_at_every_cut(cut: int) -> None:
+    fast, full = StreamClock(0.0), StreamClock(0.0)
+    full._fast = False  # the WHATWG parser from the start
+    for clock in (fast, full):
+        clock.feed(_MIXED[:cut], 1.0)
+        clock.feed(_MIXED[cut:], 2.0)
+        clock.close()
+    assert fast._fast  # no CR, no BOM: it stayed on the fast path
+    assert (fast.tokens, fast.first_token, fast.itl, fast.error) == (
+        full.tokens, full.first_token, full.itl, full.error)
+    assert full.tokens in (1, 2) and full.error == "late"
+
+
+def test_a_cr_hands_the_rest_to_the_full_parser_mid_event() -> None:
+    clock = StreamClock(0.0)
+    clock.feed(b'data: {"choices":[{"delta":{"con', 1.0)
+    clock.feed(b'tent":"a"}}]}\r\n\r\ndata: {"choices":[{"delta":{"content":"b"}}]}\r\n\r\n', 2.0)
+    assert not clock._fast and clock.tokens == 1 and clock.first_token == 2.0

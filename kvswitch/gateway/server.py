@@ -559,8 +559,9 @@ class Gateway:
         m.outcomes.labels(mode, api, outcome).inc()
         if clock.ttft is not None:
             m.ttft.labels(mode, api).observe(clock.ttft)
+            itl = m.itl.labels(mode, api)
             for gap in clock.itl:
-                m.itl.labels(mode, api).observe(gap)
+                itl.observe(gap)
         if outcome == "ok":
             m.e2e.labels(mode, api).observe(time.perf_counter() - t0)
         return out
