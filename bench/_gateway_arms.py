@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from kvswitch.lab.llama import terminate
+
 __all__ = [
     "LITELLM_PIN",
     "SGLANG_PIN",
@@ -123,16 +125,6 @@ def _tail(path: Path | None, n: int = 1500) -> str:
     return path.read_text(errors="replace")[-n:]
 
 
-def _terminate(proc: subprocess.Popen[Any], timeout: float = 10.0) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def _spawn(
     name: str,
     argv: list[str],
@@ -172,7 +164,7 @@ def _spawn(
 
     threading.Thread(target=pump, args=(proc.stdout,), daemon=True).start()
     if not ready.wait(timeout) or not found:
-        _terminate(proc)
+        terminate(proc)
         raise ArmError(
             f"{name} did not print its LISTENING line within {timeout:g} s:\n{_tail(log)}"
         )
@@ -279,7 +271,7 @@ def start_sse(
     ]
     proc, url = _spawn(name, argv, log, child_env(), listening=True)
     assert url is not None
-    return Server(name, url.removesuffix("/v1"), lambda: _terminate(proc), log, pid=proc.pid)
+    return Server(name, url.removesuffix("/v1"), lambda: terminate(proc), log, pid=proc.pid)
 
 
 def start_llama(logs: Path, *, parallel: int, alias: str) -> Server:
@@ -345,7 +337,7 @@ def start_gateway(logs: Path, upstream: str, token: str, tag: str) -> Server:
     return Server(
         "kvswitch",
         root,
-        lambda: _terminate(proc),
+        lambda: terminate(proc),
         log,
         _version(sys.executable, "kvswitch"),
         proc.pid,
@@ -390,12 +382,12 @@ def start_litellm(logs: Path, litellm: Path, upstream: str, model: str, tag: str
     try:
         _wait_http("LiteLLM", f"{root}/health/liveliness", proc, log, timeout=180)
     except ArmError:
-        _terminate(proc)
+        terminate(proc)
         raise
     return Server(
         "litellm",
         root,
-        lambda: _terminate(proc),
+        lambda: terminate(proc),
         log,
         _version(litellm.parent / "python", "litellm"),
         proc.pid,
@@ -434,10 +426,10 @@ def start_sglang(logs: Path, python: Path, upstream: str, tag: str) -> Server:
     try:
         _wait_http("SGLang router", f"{root}/readiness", proc, log)
     except ArmError:
-        _terminate(proc)
+        terminate(proc)
         raise
     return Server(
-        "sglang", root, lambda: _terminate(proc), log, _version(python, "sglang-router"), proc.pid
+        "sglang", root, lambda: terminate(proc), log, _version(python, "sglang-router"), proc.pid
     )
 
 
@@ -464,7 +456,7 @@ def start_lab_router(logs: Path, upstream: str, tag: str) -> Server:
             break
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
-                _terminate(proc)
+                terminate(proc)
                 raise ArmError(f"the lab router did not listen:\n{_tail(log)}") from None
             time.sleep(0.05)
-    return Server("lab-router", root, lambda: _terminate(proc), log, pid=proc.pid)
+    return Server("lab-router", root, lambda: terminate(proc), log, pid=proc.pid)
