@@ -43,7 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.gui.two_clients import file_mode, make_two_clients  # noqa: E402
+from tests.gui.two_clients import file_mode, make_two_clients, run_kvswitch  # noqa: E402
 from tests.helpers.observe import cline_mode, toml_mode, wait_until  # noqa: E402
 from tests.helpers.xdisplay import (  # noqa: E402
     TOOLS,
@@ -82,12 +82,12 @@ def _saved(path: Path) -> None:
 
 # -- the tray, as its own process ------------------------------------------------------------------
 
-def _open_menu(x: XSession, app: TrayApp) -> Any:
-    """Wait for the icon in its merged state, then right-click it: the tray menu opens.
+def _open_menu(x: XSession, app: TrayApp, mode: str = "merged") -> Any:
+    """Wait for the icon in its ``mode`` state, then right-click it: the tray menu opens.
     Returns the icon."""
     icon = app.wait_icon(60)
-    if not wait_until(lambda: x.icon_mode(icon) == "merged", 60):
-        raise RuntimeError(f"the icon never showed the merged state; app log:\n{app.log()}")
+    if not wait_until(lambda: x.icon_mode(icon) == mode, 60):
+        raise RuntimeError(f"the icon never showed the {mode} state; app log:\n{app.log()}")
     x.click(*icon.centre, button=3)
     if not wait_until(x.popups, 15):
         raise RuntimeError("no menu after a right click on the icon")
@@ -122,17 +122,20 @@ def tray_shots(x: XSession, env: dict[str, str], files: dict[str, Path], out: Pa
             raise RuntimeError(f"the app did not quit cleanly; log:\n{app.log()}")
 
 
-def clients_shot(x: XSession, root: Path, out: Path) -> None:
-    """Clients ▸ Claude Code open: one client in a mode of its own, one edited by hand."""
-    import subprocess
-
+def _two_clients(root: Path) -> tuple[dict[str, str], dict[str, Path]]:
+    """A second sandbox under ``root`` with two clients registered (``tests/gui/two_clients.py``):
+    its environment and the files by name."""
     env = {**os.environ, **sandbox_env(root)}
     (root / "home").mkdir(parents=True, exist_ok=True)
-    files = make_two_clients(env)
-    done = subprocess.run([sys.executable, "-m", "kvswitch", "switch", "split", "--client", "claude-code"],
-                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
-    if done.returncode != 0 or file_mode(files) != ("split", "merged"):
-        raise RuntimeError(f"switching Claude Code alone failed: {done.stdout}{done.stderr}")
+    return env, make_two_clients(env)
+
+
+def clients_shot(x: XSession, root: Path, out: Path) -> None:
+    """Clients ▸ Claude Code open: one client in a mode of its own, one edited by hand."""
+    env, files = _two_clients(root)
+    run_kvswitch(env, "switch", "split", "--client", "claude-code")
+    if file_mode(files) != ("split", "merged"):
+        raise RuntimeError(f"switching Claude Code alone left the files at {file_mode(files)}")
     qwen = files["qwen"]
     qwen.write_text(qwen.read_text().replace('"privacy": {', '"ui": {"theme": "GitHub"}, "privacy": {', 1))
     with TrayApp(x, env=env, log=x.workdir / "app-clients.log") as app:
@@ -157,32 +160,17 @@ def clients_shot(x: XSession, root: Path, out: Path) -> None:
 def gateway_shot(x: XSession, root: Path, out: Path) -> None:
     """Gateway ▸ open: Claude Code pinned, the gateway running in split mode."""
     import socket
-    import subprocess
 
-    env = {**os.environ, **sandbox_env(root)}
-    (root / "home").mkdir(parents=True, exist_ok=True)
-    make_two_clients(env)
+    env, _ = _two_clients(root)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-
-    def kvswitch(*argv: str) -> None:
-        done = subprocess.run([sys.executable, "-m", "kvswitch", *argv], env=env, cwd=ROOT,
-                              capture_output=True, text=True, timeout=120, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(f"kvswitch {' '.join(argv)} failed: {done.stdout}{done.stderr}")
-
-    kvswitch("gateway", "pin", "claude-code")
-    kvswitch("gateway", "run", "--detach", "--port", str(port))
+    run_kvswitch(env, "gateway", "pin", "claude-code")
+    run_kvswitch(env, "gateway", "run", "--detach", "--port", str(port))
     try:
-        kvswitch("switch", "split")
+        run_kvswitch(env, "switch", "split")
         with TrayApp(x, env=env, log=x.workdir / "app-gateway.log") as app:
-            icon = app.wait_icon(60)
-            if not wait_until(lambda: x.icon_mode(icon) == "split", 60):
-                raise RuntimeError(f"the icon never showed the split state; app log:\n{app.log()}")
-            x.click(*icon.centre, button=3)
-            if not wait_until(x.popups, 15):
-                raise RuntimeError("no menu after a right click on the icon")
+            _open_menu(x, app, "split")
             x.key("Down", "Down", "Down", "Down", "Right")  # Mode, Profile, Clients, Gateway ▸
             menus = wait_until(lambda: len(x.popups()) >= 2 and x.popups(), 15)
             if not menus:
@@ -195,7 +183,7 @@ def gateway_shot(x: XSession, root: Path, out: Path) -> None:
             if app.close() != 0:
                 raise RuntimeError(f"the app did not quit cleanly; log:\n{app.log()}")
     finally:
-        kvswitch("gateway", "stop")
+        run_kvswitch(env, "gateway", "stop")
 
 
 # -- windows, in this process ---------------------------------------------------------------------

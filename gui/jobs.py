@@ -266,14 +266,17 @@ def gateway_state(pinned: tuple[str, ...] | None = None) -> GatewayView | None:
     return _gateway_of(config, pinned)
 
 
+def _pinned(config: Config) -> tuple[str, ...]:
+    """The labels of the clients the config pins to the gateway."""
+    return tuple(e.name or _product(e.kind) for e in config.model.clients if e.route == "gateway")
+
+
 def _gateway_of(config: Config | None, pinned: tuple[str, ...] | None) -> GatewayView | None:
     from kvswitch.errors import KvswitchError
     from kvswitch.gateway import control
 
-    if pinned is None and config is not None:
-        entries = [e for e in config.model.clients if e.route == "gateway"]
-        pinned = tuple(e.name or _product(e.kind) for e in entries)
-    pinned = pinned or ()
+    if pinned is None:
+        pinned = _pinned(config) if config is not None else ()
     try:
         info = control.running()
     except KvswitchError as exc:
@@ -293,10 +296,9 @@ def start_gateway() -> GatewayView:
     from kvswitch.config import read_config
     from kvswitch.gateway import process
 
-    read_config().profile()  # no config or no active profile: say so here, before a process starts
-    info = process.detach([])
-    state = gateway_state()
-    return state if state is not None and state.running else _gateway_view(info)
+    config = read_config()
+    config.profile()  # no config or no active profile: say so here, before a process starts
+    return _gateway_view(process.detach([]), _pinned(config))  # detach's answer: it runs now
 
 
 def stop_gateway() -> bool:

@@ -478,8 +478,12 @@ class TrayController(QObject):
         """The disabled first line of a client's submenu."""
         return f"{client.state} · its own mode" if client.own_mode else client.state
 
+    def _client_view(self, path: Path | None) -> jobs.ClientView | None:
+        """The client at ``path`` in the current snapshot (``None``: not there, or no path)."""
+        return next((c for c in self.snapshot.clients if c.path == path), None)
+
     def _client_label(self, path: Path | None) -> str:
-        client = next((c for c in self.snapshot.clients if c.path == path), None)
+        client = self._client_view(path)
         if client is not None:
             return client.label
         return path.name if path is not None else "the client"
@@ -621,8 +625,7 @@ class TrayController(QObject):
     def _fill_window_restore_menu(self) -> None:
         menu = self.window.restore_menu
         menu.clear()
-        path = self.selected_client()
-        client = next((c for c in self.snapshot.clients if c.path == path), None)
+        client = self._client_view(self.selected_client())
         if client is None or not client.backups:
             menu.addAction("no backups yet").setEnabled(False)
             return
@@ -634,8 +637,7 @@ class TrayController(QObject):
         """The selected client's Merged / Split (this client alone) and Follow all."""
         menu = self.window.client_mode_menu
         menu.clear()
-        path = self.selected_client()
-        client = next((c for c in self.snapshot.clients if c.path == path), None)
+        client = self._client_view(self.selected_client())
         if client is None:
             menu.addAction("choose a client").setEnabled(False)
             return
@@ -990,10 +992,15 @@ class TrayController(QObject):
 
     def open_detect(self) -> None:
         """The clients installed here; register the chosen ones."""
+        self._show_detect(None)
+
+    def _show_detect(self, found: jobs.Detected | None) -> None:
+        """The Detect window raised: one at a time (an open one is raised as it is); a new one
+        shows ``found`` (the list already read), else reads it."""
         from kvswitch_gui.detect_dialog import DetectDialog
 
         if self._detect is None or not self._detect.isVisible():
-            dialog = DetectDialog()
+            dialog = DetectDialog(found)
             dialog.registered.connect(self._on_clients_registered)
             dialog.profile_made.connect(self._on_profile_made)
             self._detect = dialog
@@ -1002,14 +1009,8 @@ class TrayController(QObject):
     def _on_first_run_offer(self, found: jobs.Detected | None) -> None:
         if found is None or self._closing:
             return
-        from kvswitch_gui.detect_dialog import DetectDialog
-
         n = len(found.candidates)
-        if self._detect is None or not self._detect.isVisible():  # not one opened from the menu meanwhile
-            self._detect = DetectDialog(found)
-            self._detect.registered.connect(self._on_clients_registered)
-            self._detect.profile_made.connect(self._on_profile_made)
-        self._raise(self._detect)
+        self._show_detect(found)  # not a new one when one was opened from the menu meanwhile
         self.notify("Clients found", f"{n} client{'s' if n != 1 else ''} installed here "
                     f"{'are' if n != 1 else 'is'} not kept in step yet: choose which in the window "
                     "(later: Clients ▸ Detect clients…).")

@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KNOWN_VERSIONS",
-    "PROXY_PLACEHOLDER",
     "CcSwitchDatabase",
     "CcSwitchProvider",
     "SkippedRow",
@@ -59,10 +58,6 @@ __all__ = [
 KNOWN_VERSIONS: tuple[int, ...] = tuple(range(1, 21))
 """Schema versions whose ``providers`` table kvswitch has checked: v1 (the columns CC Switch's
 v0→v1 migration completes) to v20; no migration from v2 to v20 changes that table."""
-
-
-PROXY_PLACEHOLDER = "PROXY_MANAGED"
-"""The key CC Switch writes while its local proxy has taken a client over: never a real key."""
 
 REQUIRED_COLUMNS = ("id", "app_type", "name", "settings_config", "is_current")
 _OPTIONAL_COLUMNS = ("sort_index", "created_at", "category", "website_url")
@@ -168,7 +163,7 @@ def provider_settings(p: CcSwitchProvider) -> ClientSettings | None:
     """The endpoint ``p`` describes (URL, model, headers, key or key variable), read by the
     client kind of its app; ``None`` for an app kvswitch has no client kind for, or a
     provider that names no endpoint of its own (an official login). The placeholder key of
-    CC Switch's proxy (:data:`PROXY_PLACEHOLDER`) is never returned as a key.
+    CC Switch's proxy (:data:`kvswitch.importing.PLACEHOLDER_KEYS`) is never returned as a key.
 
     Raises :class:`CcSwitchError` when a Codex provider's ``config.toml`` text does not parse."""
     from kvswitch.kinds import all_kinds
@@ -341,6 +336,8 @@ def _checksum(data: bytes, big: bool, sums: tuple[int, int]) -> tuple[int, int]:
 
 
 def _read_all(path: Path, *, missing_ok: bool = False) -> bytes:
+    from kvswitch.io import read_rest
+
     try:
         fd, st = _open_regular(path)
     except CcSwitchReadError as exc:
@@ -354,14 +351,8 @@ def _read_all(path: Path, *, missing_ok: bool = False) -> bytes:
                 "in WAL mode); quit CC Switch so it folds its write-ahead log in, then try again",
                 Location(path),
             )
-        chunks: list[bytes] = []
-        total = 0
-        while chunk := os.read(fd, 1 << 20):
-            total += len(chunk)
-            if total > _MAX_SNAPSHOT:
-                raise CcSwitchBusyError("grew while kvswitch read it; try again", Location(path))
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return read_rest(fd, st.st_size, _MAX_SNAPSHOT, lambda _: CcSwitchBusyError(
+            "grew while kvswitch read it; try again", Location(path)))
     except OSError as exc:
         raise CcSwitchReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
     finally:
@@ -547,7 +538,9 @@ def _mark_current(rows: list[CcSwitchProvider], device: dict[str, str]) -> list[
 
 # -- converting --------------------------------------------------------------------------
 def _placeholder(key: str) -> bool:
-    return key.strip() == PROXY_PLACEHOLDER
+    from kvswitch.importing import PLACEHOLDER_KEYS
+
+    return key.strip() in PLACEHOLDER_KEYS
 
 
 # -- errors ------------------------------------------------------------------------------

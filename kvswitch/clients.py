@@ -595,12 +595,10 @@ def status() -> Status:
 
 
 def _running_gateway() -> Any:
-    """The gateway that answers on this machine's control socket, or ``None`` (none, or its
-    control part is not there: a status never fails for it)."""
-    try:
-        from kvswitch.gateway.control import running
-    except ImportError:
-        return None
+    """The gateway that answers on this machine's control socket, or ``None`` (none, or one
+    that cannot be asked: a status never fails for it)."""
+    from kvswitch.gateway.control import running
+
     try:
         return running()
     except (KvswitchError, OSError, ValueError):

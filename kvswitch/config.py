@@ -177,19 +177,27 @@ def _located(cf: ConfigFile, where: tuple[Any, ...]) -> Location:
 
 def read_config(path: Path | None = None) -> Config:
     """Read and validate kvswitch's config; a missing file says how to create one."""
-    from kvswitch.io import read_optional
-
     path = path or config_file()
-    raw = read_optional(path)
-    if raw is None:
+    config = _read_optional(path)
+    if config is None:
         raise ConfigError("kvswitch is not set up yet: run kvswitch init", Location(path))
-    cf = _parse(raw, path)
-    return Config(cf, _validate(cf))
+    return config
 
 
 def existing_config() -> Config | None:
     """kvswitch's config, or ``None`` when kvswitch is not set up yet."""
-    return read_config() if config_file().exists() else None
+    return _read_optional(config_file())
+
+
+def _read_optional(path: Path) -> Config | None:
+    """The validated config at ``path``, or ``None`` when there is no file there."""
+    from kvswitch.io import read_optional
+
+    raw = read_optional(path)
+    if raw is None:
+        return None
+    cf = _parse(raw, path)
+    return Config(cf, _validate(cf))
 
 
 def read_config_text(text: str, path: Path) -> Config:

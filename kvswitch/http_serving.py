@@ -1,6 +1,6 @@
 """What kvswitch's two aiohttp servers (the lab router and the gateway) share: a logger that
-never quotes a refused request, messages that quote client text safely, and reading an
-upstream's whole answer up to a cap."""
+never quotes a refused request, messages that quote client text safely, the client headers
+passed on upstream, and reading an upstream's whole answer up to a cap."""
 
 from __future__ import annotations
 
@@ -11,17 +11,28 @@ from typing import Any
 
 from aiohttp import ClientResponse, web
 from aiohttp.http_exceptions import HttpProcessingError
+from multidict import CIMultiDictProxy
 
 __all__ = [
+    "HOP_BY_HOP",
     "AnswerTooLarge",
     "QuietLogger",
     "cut",
     "first_line",
+    "forwarded_headers",
     "json_response",
     "read_capped",
     "shown",
     "why",
 ]
+
+
+HOP_BY_HOP = frozenset({
+    "connection", "keep-alive", "proxy-connection", "proxy-authorization", "transfer-encoding",
+    "te", "trailer", "upgrade", "content-length", "host", "accept-encoding", "expect",
+})
+"""Client headers never passed on: those of one connection, and those the client side of the
+server in between writes itself."""
 
 
 class AnswerTooLarge(ValueError):
@@ -53,6 +64,20 @@ async def read_capped(resp: ClientResponse, cap: int) -> bytes:
         if len(data) > cap:
             raise AnswerTooLarge(f"the answer is larger than {cap} bytes")
     return bytes(data)
+
+
+def forwarded_headers(headers: CIMultiDictProxy[str],
+                      dropped: frozenset[str] = HOP_BY_HOP) -> dict[str, str]:
+    """A client's headers as passed on: those in ``dropped`` (lower case) and those its
+    ``Connection`` header names are left out; a repeated one is joined into one value."""
+    named = {t.strip().lower() for v in headers.getall("Connection", ()) for t in v.split(",")}
+    out: dict[str, str] = {}
+    for key, value in headers.items():
+        low = key.lower()
+        if low in dropped or low in named:
+            continue
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
 
 
 def cut(request: web.BaseRequest) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kvswitch.errors import ImportRefusedError, KvswitchError, Location
+from kvswitch.errors import CcSwitchError, ImportRefusedError, KvswitchError, Location
 from kvswitch.validate import show
 
 if TYPE_CHECKING:
@@ -164,7 +164,6 @@ def from_client(
 
 def _client_file(target: str | Path, config: Config | None) -> tuple[Path, ClientKind]:
     """The file and kind ``target`` stands for."""
-
     from kvswitch.config import client_path
     from kvswitch.io import read_bytes
     from kvswitch.kinds import all_kinds, canonical, detect_kind, get_kind
@@ -205,7 +204,6 @@ def from_cc_switch(
     """Profiles from CC Switch's providers (read-only): every provider of the clients
     kvswitch knows, or those of ``app`` / named ``provider`` (its name or id)."""
     from kvswitch.cc_switch import default_database, provider_settings, read_database
-    from kvswitch.errors import CcSwitchError
 
     path = database or default_database()
     db = read_database(path)

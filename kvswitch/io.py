@@ -43,6 +43,7 @@ __all__ = [
     "prepare_write",
     "read_bytes",
     "read_optional",
+    "read_rest",
 ]
 
 MAX_REAPPLY = 3
@@ -99,21 +100,25 @@ def _read(path: Path, *, missing_ok: bool) -> bytes | None:
             raise ReadError(f"cannot read: {_not_regular(st.st_mode)}", Location(path))
         if st.st_size > MAX_FILE_BYTES:
             raise ReadError(_too_large(st.st_size), Location(path))
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            chunk = os.read(fd, max(st.st_size - total, 0) + 65536)
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > MAX_FILE_BYTES:  # it grew while being read
-                raise ReadError(_too_large(total), Location(path))
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return read_rest(fd, st.st_size, MAX_FILE_BYTES, lambda n: ReadError(_too_large(n), Location(path)))
     except OSError as exc:
         raise ReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
     finally:
         os.close(fd)
+
+
+def read_rest(fd: int, size: int, limit: int, too_large: Callable[[int], Exception]) -> bytes:
+    """What is left to read from ``fd`` (``size``: the length its status gave), at most
+    ``limit`` bytes: past that (the file grew while being read) ``too_large(bytes read)`` is
+    raised. ``OSError`` passes through; the caller closes ``fd``."""
+    chunks: list[bytes] = []
+    total = 0
+    while chunk := os.read(fd, max(size - total, 0) + 65536):
+        total += len(chunk)
+        if total > limit:
+            raise too_large(total)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _not_regular(mode: int) -> str:

@@ -12,7 +12,7 @@ here prints, and no key leaves unmasked.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -108,7 +108,6 @@ class KeyVariable:
             f"{self.export}: {whole}",
         )
 
-
     def _describe_token(self) -> tuple[str, str]:
         s = "s" if len(self.clients) == 1 else ""
         who, name = _and(self.clients), self.name
@@ -156,11 +155,11 @@ def reads_key_variable(entry: ClientEntry, profile_name: str, profile: Profile) 
 
 
 def key_variables(config: Config, env: Mapping[str, str] | None = None) -> list[KeyVariable]:
-    """Where each variable the registered clients read the active profile's key from
-    stands in ``env`` (default: this process's environment). Empty without an active profile,
-    or when the profile sends no key. Reading the keyring may raise
+    """Where each variable the registered clients read the active profile's key (or, pinned to
+    the gateway, its token) from stands in ``env`` (default: this process's environment).
+    Empty without an active profile. Reading the keyring may raise
     :class:`kvswitch.keys.SecretStoreError`."""
-    from kvswitch.kinds import get_kind
+    from kvswitch.keys import get_key
     from kvswitch.kinds.real import key_variable
 
     env = os.environ if env is None else env
@@ -169,71 +168,51 @@ def key_variables(config: Config, env: Mapping[str, str] | None = None) -> list[
     name, profile = config.profile()
     out = []
     variable = key_variable(name, profile.key)
-    clients = tuple(
-        dict.fromkeys(
-            e.name or get_kind(e.kind).product
-            for e in config.model.clients
-            if e.route != "gateway" and reads_key_variable(e, name, profile)
-        )
-    )
-    if variable is not None and clients:
-        out.append(_state(variable, name, profile.key, clients, env.get(variable) or None))
+    if variable is not None:
+        clients = _client_names(config, lambda e: e.route != "gateway" and reads_key_variable(e, name, profile))
+        if clients:
+            out.append(_state(variable, name, profile.key, clients, env.get(variable) or None,
+                              lambda: get_key(name)))
     token = _token_variable(config, env)
     return [*out, *([token] if token is not None else [])]
+
+
+def _client_names(config: Config, reads: Callable[[ClientEntry], bool]) -> tuple[str, ...]:
+    """How messages call the registered clients ``reads`` picks, each once."""
+    from kvswitch.kinds import get_kind
+
+    return tuple(dict.fromkeys(e.name or get_kind(e.kind).product for e in config.model.clients if reads(e)))
 
 
 def _token_variable(config: Config, env: Mapping[str, str]) -> KeyVariable | None:
     """The variable clients pinned to the gateway read its token from, where one does."""
     from kvswitch.gateway.pinning import reads_token_variable
     from kvswitch.gateway.token import load_token, token_variable
-    from kvswitch.kinds import get_kind
-    from kvswitch.redact import mask
 
-    clients = tuple(dict.fromkeys(
-        e.name or get_kind(e.kind).product
-        for e in config.model.clients
-        if e.route == "gateway" and reads_token_variable(config, e)
-    ))
+    clients = _client_names(config, lambda e: e.route == "gateway" and reads_token_variable(config, e))
     if not clients:
         return None
-    name, reference = token_variable(config), config.model.gateway.token
-    value = env.get(name) or None
-    shown = mask(value) if value else None
-    if reference.startswith("env:"):  # the variable is where the token lives: nothing to compare
-        return KeyVariable(name, "", reference, clients, "ok" if value else "unset", shown, token=True)
-    token = load_token(config)
-    masked = mask(token) if token else None
-    if not value:
-        return KeyVariable(name, "", reference, clients, "unset" if token else "no-key", None, masked,
-                           token=True)
-    state: VariableState = "ok" if token is None or value == token else "differs"
-    return KeyVariable(name, "", reference, clients, state, shown, masked, token=True)
+    name = token_variable(config)
+    return _state(name, "", config.model.gateway.token, clients, env.get(name) or None,
+                  lambda: load_token(config), token=True)
 
 
 def _state(
-    variable: str, profile: str, reference: str, clients: tuple[str, ...], value: str | None
+    variable: str, profile: str, reference: str, clients: tuple[str, ...], value: str | None,
+    stored: Callable[[], str | None], token: bool = False,
 ) -> KeyVariable:
+    """Where ``variable`` stands against the key ``reference`` names (``stored`` reads it from
+    the keyring, asked only where there is one to compare with)."""
     from kvswitch.redact import mask
 
     shown = mask(value) if value else None
-    if reference.startswith("env:"):  # the variable is the profile's own key: nothing to compare
-        return KeyVariable(variable, profile, reference, clients, "ok" if value else "unset", shown)
-    from kvswitch.keys import get_key
-
-    key = get_key(profile)
+    if reference.startswith("env:"):  # the variable is where the key lives: nothing to compare
+        return KeyVariable(variable, profile, reference, clients, "ok" if value else "unset", shown, token=token)
+    key = stored()
     if not value:
-        return KeyVariable(
-            variable,
-            profile,
-            reference,
-            clients,
-            "unset" if key else "no-key",
-            None,
-            mask(key) if key else None,
-        )
-    if key is None:
-        return KeyVariable(
-            variable, profile, reference, clients, "ok", shown
-        )  # set; nothing to compare
+        return KeyVariable(variable, profile, reference, clients, "unset" if key else "no-key", None,
+                           mask(key) if key else None, token)
+    if key is None:  # set; nothing to compare
+        return KeyVariable(variable, profile, reference, clients, "ok", shown, token=token)
     state: VariableState = "ok" if value == key else "differs"
-    return KeyVariable(variable, profile, reference, clients, state, shown, mask(key))
+    return KeyVariable(variable, profile, reference, clients, state, shown, mask(key), token)

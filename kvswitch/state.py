@@ -39,22 +39,29 @@ class Remembered:
     order: int = 0
 
 
-def _store() -> Path:
-    return paths.dirs().state / _FILE
-
-
-def _load() -> dict[str, dict[str, Any]]:
+def _read_json(name: str) -> dict[str, Any]:
+    """The JSON object in ``<state>/name``; ``{}`` when it is missing or not an object."""
     try:
-        data = json.loads(_store().read_text(encoding="utf-8"))
+        data = json.loads((paths.dirs().state / name).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def _save(data: dict[str, dict[str, Any]]) -> None:
+def _write_json(name: str, data: dict[str, Any], *, ensure_ascii: bool = True) -> None:
+    """Write ``data`` to ``<state>/name`` (0600 in the 0700 state folder)."""
     from kvswitch.io import write_private
 
-    write_private(_store(), (json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n").encode())
+    text = json.dumps(data, indent=1, ensure_ascii=ensure_ascii, sort_keys=True) + "\n"
+    write_private(paths.dirs().state / name, text.encode())
+
+
+def _load() -> dict[str, dict[str, Any]]:
+    return _read_json(_FILE)
+
+
+def _save(data: dict[str, dict[str, Any]]) -> None:
+    _write_json(_FILE, data, ensure_ascii=False)
 
 
 def _key(path: tuple[str | int, ...]) -> str:
@@ -139,11 +146,11 @@ def record_writes(
     import time
 
     from kvswitch.errors import KvswitchError
-    from kvswitch.io import read_optional, write_private
+    from kvswitch.io import read_optional
 
     if not files:
         return
-    data = _writes()
+    data = _read_json(_WRITES)
     now = time.time()
     todo = [f for f in files if not known_only or os.path.realpath(f) in data]
     if not todo:
@@ -160,19 +167,11 @@ def record_writes(
         if raw is not None:
             entry["sha256"] = hashlib.sha256(raw).hexdigest()
         data[real] = entry
-    write_private(paths.dirs().state / _WRITES, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
-
-
-def _writes() -> dict[str, Any]:
-    try:
-        data = json.loads((paths.dirs().state / _WRITES).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    _write_json(_WRITES, data)
 
 
 def _write_entry(file: Path) -> dict[str, Any]:
-    value = _writes().get(os.path.realpath(file))
+    value = _read_json(_WRITES).get(os.path.realpath(file))
     if isinstance(value, int | float) and not isinstance(value, bool):
         return {"at": float(value)}  # written by an older kvswitch: the time only
     return value if isinstance(value, dict) else {}
@@ -205,36 +204,22 @@ def forget_file(file: Path) -> None:
 _PINS = "pins.json"
 
 
-def _pins() -> dict[str, Any]:
-    try:
-        data = json.loads((paths.dirs().state / _PINS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _save_pins(data: dict[str, Any]) -> None:
-    from kvswitch.io import write_private
-
-    write_private(paths.dirs().state / _PINS, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
-
-
 def remember_pin(file: Path, before: bytes | None) -> None:
     """Note what ``file`` held just before it was pinned to the gateway (its digest: the bytes
     are in its backups; ``None``: there was no file), so unpinning can start from it."""
     import hashlib
 
-    data = _pins()
+    data = _read_json(_PINS)
     data[os.path.realpath(file)] = (
         {"absent": True} if before is None else {"sha256": hashlib.sha256(before).hexdigest()}
     )
-    _save_pins(data)
+    _write_json(_PINS, data)
 
 
 def pinned_from(file: Path) -> str | bool | None:
     """What :func:`remember_pin` noted for ``file``: the digest of its bytes, ``False`` when
     there was no file, ``None`` when nothing was noted."""
-    entry = _pins().get(os.path.realpath(file))
+    entry = _read_json(_PINS).get(os.path.realpath(file))
     if not isinstance(entry, dict):
         return None
     if entry.get("absent") is True:
@@ -245,6 +230,6 @@ def pinned_from(file: Path) -> str | bool | None:
 
 def forget_pin(file: Path) -> None:
     """Drop the note of ``file`` (it is not pinned any more)."""
-    data = _pins()
+    data = _read_json(_PINS)
     if data.pop(os.path.realpath(file), None) is not None:
-        _save_pins(data)
+        _write_json(_PINS, data)

@@ -69,6 +69,20 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", guarded)
 
 
+@pytest.fixture
+def bystander() -> Iterator[tuple[socket.socket, int]]:
+    """A listener on 127.0.0.1 that is none of the server's upstreams: it must receive nothing
+    (``tests.rawhttp.accepted`` counts what reached it)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    sock.setblocking(False)
+    try:
+        yield sock, sock.getsockname()[1]
+    finally:
+        sock.close()
+
+
 @pytest.fixture(autouse=True)
 def memory_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[tuple[str, str], str]]:
     """In-process: an in-memory keyring; child processes: keyrings.alt's file keyring inside

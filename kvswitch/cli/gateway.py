@@ -25,18 +25,17 @@ DESCRIPTION = (
 def _serve_options(p: argparse.ArgumentParser, *, defaults: bool) -> None:
     """The options of ``run``; on the ``gateway`` parser itself too (``kvswitch gateway --port 0``).
     On ``run`` they default to nothing, so that they do not hide the ones given before it."""
-    d: Any = {} if defaults else {"default": argparse.SUPPRESS}
+    unset: Any = None if defaults else argparse.SUPPRESS
     p.add_argument("--port", type=int, metavar="N", help="TCP port (default: the config's gateway.port, 18090; "
-                   "0 takes any free port)", **({"default": None} if defaults else d))
+                   "0 takes any free port)", default=unset)
     p.add_argument("--listen", metavar="ADDR", help="address to listen on (default 127.0.0.1); any other "
                    "than a loopback address lets other machines reach it, with the token as the only guard",
-                   **({"default": None} if defaults else d))
+                   default=unset)
     p.add_argument("--profile", metavar="NAME", help="the profile whose upstreams it serves (default: the "
-                   "active profile, followed when kvswitch profile use changes it)",
-                   **({"default": None} if defaults else d))
+                   "active profile, followed when kvswitch profile use changes it)", default=unset)
     p.add_argument("--detach", action="store_true", help="start it in the background, wait until it answers, "
                    "print its URL and pid (its output goes to the gateway.log in kvswitch's log folder)",
-                   **({"default": False} if defaults else d))
+                   default=False if defaults else argparse.SUPPRESS)
 
 
 def register(sub: Any) -> None:
@@ -252,11 +251,12 @@ def _token_exports(changes: list[Any], *, dry_run: bool) -> list[str]:
     from kvswitch.config import client_path, read_config
     from kvswitch.gateway.pinning import reads_token_variable
     from kvswitch.gateway.token import load_token, token_variable
+    from kvswitch.kinds import get_kind
     from kvswitch.redact import mask
 
     config = read_config()
     paths = {c.path for c in changes}
-    who = [e.name or get_product(e.kind) for e in config.model.clients
+    who = [e.name or get_kind(e.kind).product for e in config.model.clients
            if (e.route == "gateway" or dry_run) and client_path(e) in paths and reads_token_variable(config, e)]
     if not who:
         return []
@@ -269,12 +269,6 @@ def _token_exports(changes: list[Any], *, dry_run: bool) -> list[str]:
             else f"export {name}=… (kvswitch gateway pin makes the token)")
     return [f"{', '.join(who)} read{'s' if len(who) == 1 else ''} the gateway's token from ${name}; "
             f"set it where you start {'it' if len(who) == 1 else 'them'}:", f"  {line}"]
-
-
-def get_product(kind_id: str) -> str:
-    from kvswitch.kinds import get_kind
-
-    return get_kind(kind_id).product
 
 
 def _hint_start() -> None:

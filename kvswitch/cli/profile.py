@@ -59,12 +59,13 @@ def _field_options(p: argparse.ArgumentParser) -> None:
                         help="clients send no X-Cache-Mode header: the mode is only its URL")
 
 
-def _header_options(p: argparse.ArgumentParser) -> None:
+def _header_options(p: argparse.ArgumentParser, *, removable: bool = True) -> None:
     p.add_argument("--header", dest="headers", action="append", metavar="NAME=VALUE", default=[],
                    help="an extra header the real clients send (repeatable); never a key: "
                    "credential headers are refused")
-    p.add_argument("--no-header", dest="no_headers", action="append", metavar="NAME", default=[],
-                   help="stop sending this extra header (repeatable)")
+    if removable:
+        p.add_argument("--no-header", dest="no_headers", action="append", metavar="NAME", default=[],
+                       help="stop sending this extra header (repeatable)")
 
 
 def register(sub: Any) -> None:
@@ -84,9 +85,7 @@ def register(sub: Any) -> None:
     add.add_argument("name")
     add.add_argument("--preset", help="one of: kvswitch presets (see kvswitch init --help)")
     _field_options(add)
-    add.add_argument("--header", dest="headers", action="append", metavar="NAME=VALUE", default=[],
-                     help="an extra header the real clients send (repeatable); never a key: "
-                     "credential headers are refused")
+    _header_options(add, removable=False)
     add.set_defaults(func=_add)
     edit = ps.add_parser("edit", help="change fields of a profile (re-render with: kvswitch profile use)")
     edit.add_argument("name")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kvswitch.config import Config
 
 __all__ = ["register"]
 
@@ -102,17 +105,18 @@ def _switch_paths(args: argparse.Namespace) -> list[Any]:
     """Switch the files named on the command line. A real client's file takes each mode's URL
     from the active profile (the article's shapes keep their own values); without a config,
     the switch of a real client's file is refused by its kind, naming what it needs."""
-    from kvswitch.config import config_file
+    from kvswitch.config import existing_config
     from kvswitch.errors import EditError, KvswitchError
     from kvswitch.switching import switch
 
     defaults, problem = None, None
-    if not config_file().exists():
+    config = existing_config()
+    if config is None:
         problem = "there is no kvswitch config yet (kvswitch init sets one up)"
     else:
-        _refuse_pinned(args.paths)
+        _refuse_pinned(config, args.paths)
         try:
-            defaults = _profile_urls()
+            defaults = _profile_urls(config)
         except KvswitchError as exc:
             problem = f"kvswitch's config gives none: {exc}"
     try:
@@ -125,14 +129,12 @@ def _switch_paths(args: argparse.Namespace) -> list[Any]:
         raise EditError(f"{exc.message} ({problem})", exc.location) from exc
 
 
-def _refuse_pinned(paths: list[Path]) -> None:
+def _refuse_pinned(config: Config, paths: list[Path]) -> None:
     """A file pinned to the gateway keeps the gateway's address: switching it by its path
     would write a mode's URL over it."""
     from kvswitch.clients import registered
-    from kvswitch.config import read_config
     from kvswitch.errors import ConfigError, Location
 
-    config = read_config()
     for path in paths:
         entry = registered(config, path)
         if entry is not None and entry.route == "gateway":
@@ -156,12 +158,11 @@ def _real_client(path: Path, kind: str | None) -> bool:
         return False
 
 
-def _profile_urls() -> Any:
+def _profile_urls(config: Config) -> Any:
     """Each mode's URL from the active profile of kvswitch's config."""
-    from kvswitch.config import read_config
     from kvswitch.kinds.base import ModeDefaults, mode_defaults
 
-    _, profile = read_config().profile()
+    _, profile = config.profile()
     d = mode_defaults(profile)
     return ModeDefaults(merged_url=d.merged_url, split_url=d.split_url, mode_header=d.mode_header,
                         url_convention=d.url_convention)

@@ -613,14 +613,14 @@ def _apply_one(doc: Any, edit: Edit, delete: bool, created: list[Any]) -> None:
         raise ValueError(f"{_show(edit.path)}: TOML has no null value")
     if is_array(container) and key == len(container):  # a new element at the end
         if isinstance(container, AoT) and isinstance(value, dict):
-            table = _new_item(value, None, inline=False, created=created)
+            table = _new_item(value, None, False, created)
             container.append(table)
         else:
-            container.append(_new_item(value, None, inline=True))
+            container.append(_new_item(value, None, True, created))
         return
     old = container[key] if is_array(container) else container.get(key)
     inline = isinstance(container, InlineTable) or is_array(container) or isinstance(old, InlineTable)
-    container[key] = _new_item(value, old, inline, created=created)
+    container[key] = _new_item(value, old, inline, created)
     if not is_array(container):
         _keep_comment_column(container, key, old)
 
@@ -644,7 +644,9 @@ def _new_table() -> Any:
     return table
 
 
-def _new_item(value: Any, old: Any, inline: bool, created: list[Any] | None = None) -> Any:
+def _new_item(value: Any, old: Any, inline: bool, created: list[Any]) -> Any:
+    """``value`` as a TOML item; each table it makes (not an inline one) is added to
+    ``created``: its blank line comes after every edit, so later keys go above it."""
     import tomlkit
     from tomlkit.items import String, StringType
 
@@ -652,15 +654,12 @@ def _new_item(value: Any, old: Any, inline: bool, created: list[Any] | None = No
         if inline:
             table: Any = tomlkit.inline_table()
             for k, v in value.items():
-                table[k] = _new_item(v, None, True)
+                table[k] = _new_item(v, None, True, created)
             return table
         table = _new_table()
         for k, v in value.items():
             table[k] = _new_item(v, None, False, created)
-        if created is not None:
-            created.append(table)  # its blank line comes after every edit: later keys go above it
-        else:
-            table.add(tomlkit.nl())  # a blank line before whatever follows
+        created.append(table)
         return table
     if (
         isinstance(value, str)

@@ -46,18 +46,10 @@ _OPENAI_TYPES = {
     504: "timeout_error",
 }
 _ANTHROPIC_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    405: "invalid_request_error",
-    408: "timeout_error",
+    **_OPENAI_TYPES,
     413: "request_too_large",
-    421: "invalid_request_error",
-    429: "rate_limit_error",
     502: "api_error",
     503: "overloaded_error",
-    504: "timeout_error",
 }
 
 

@@ -202,10 +202,14 @@ def write_record(record: Record) -> None:
 
 
 # -- the lock: whether a gateway runs ------------------------------------------------------------------
+def _open_lock() -> int:
+    private_folder(runtime_dir())
+    return os.open(lock_path(), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+
 @contextlib.contextmanager
 def _lock_fd() -> Iterator[int]:
-    private_folder(runtime_dir())
-    fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = _open_lock()
     try:
         yield fd
     finally:
@@ -217,8 +221,7 @@ def hold_lock(wait: float = 1.0) -> int | None:
     when another process holds it within ``wait`` seconds (a gateway runs)."""
     import fcntl
 
-    private_folder(runtime_dir())
-    fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = _open_lock()
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -368,10 +371,6 @@ def stop(timeout: float = 15.0) -> GatewayInfo | None:
 
 
 # -- /proc ----------------------------------------------------------------------------------------------
-
-
-
-
 def _ours(pid: int, start_time: int | None) -> bool:
     """Whether ``pid`` is the gateway process recorded (alive, same start time, kvswitch's
     command line naming ``gateway``)."""

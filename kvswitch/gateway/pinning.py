@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kvswitch.clients import ClientChange
     from kvswitch.config import Config
     from kvswitch.edits import Edit
+    from kvswitch.kinds.base import ModeDefaults
     from kvswitch.models import ClientEntry, Profile
 
 __all__ = [
@@ -80,34 +81,35 @@ def gateway_profile(config: Config, profile_name: str, profile: Profile) -> Prof
 def reads_token_variable(config: Config, entry: ClientEntry) -> bool:
     """Whether the pinned client reads the token from a variable its file names (Codex,
     OpenCode), not from the file itself."""
-    from kvswitch.kinds import RenderInput, get_kind
+    from kvswitch.kinds import get_kind
     from kvswitch.kinds.base import mode_defaults
 
-    kind = get_kind(entry.kind)
-    if not kind.real:
+    if not get_kind(entry.kind).real:
         return False
     if token_in_file(entry, client_path(entry)):
         return False
     name, profile = config.profile()
     gp = gateway_profile(config, name, profile)
-    r = RenderInput(name, gp, "merged", mode_defaults(gp), None, _PROBE)
-    try:
-        return _PROBE in kind.skeleton(r)
-    except (ValueError, TypeError, NotImplementedError):
-        return False
+    return _renders_probe(entry.kind, name, gp, mode_defaults(gp))
 
 
 def _names_variable(kind_id: str) -> bool:
     """Whether the kind, given no key, names the variable it reads the key from."""
-    from kvswitch.kinds import RenderInput, get_kind
     from kvswitch.kinds.base import ModeDefaults
     from kvswitch.models import Profile
 
-    kind = get_kind(kind_id)
     gp = Profile(base_url="http://127.0.0.1:1/v1", model="m", key=f"env:{_PROBE}")
     d = ModeDefaults(merged_url=gp.base_url, split_url=gp.base_url, mode_header=False)
+    return _renders_probe(kind_id, "probe", gp, d)
+
+
+def _renders_probe(kind_id: str, name: str, profile: Profile, defaults: ModeDefaults) -> bool:
+    """Whether the kind's file rendered from ``profile`` with no key names :data:`_PROBE` as
+    the variable the key is read from."""
+    from kvswitch.kinds import RenderInput, get_kind
+
     try:
-        return _PROBE in kind.skeleton(RenderInput("probe", gp, "merged", d, None, _PROBE))
+        return _PROBE in get_kind(kind_id).skeleton(RenderInput(name, profile, "merged", defaults, None, _PROBE))
     except (ValueError, TypeError, NotImplementedError):
         return False
 

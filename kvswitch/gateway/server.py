@@ -31,7 +31,7 @@ import sys
 import time
 from collections.abc import Coroutine, Sequence
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from aiohttp import web
@@ -43,15 +43,20 @@ from kvswitch.gateway.errors import GatewayError
 from kvswitch.gateway.metrics import GatewayMetrics
 from kvswitch.gateway.settings import GatewaySettings
 from kvswitch.http_serving import (
+    HOP_BY_HOP,
     QuietLogger,
     cut,
     first_line,
+    forwarded_headers,
     json_response,
     read_capped,
     shown,
     why,
 )
 from kvswitch.literals import CacheMode
+
+if TYPE_CHECKING:
+    from kvswitch.redact import Redactor
 
 __all__ = ["LISTENING", "MODE_HEADER", "REPLY_HEADER", "Gateway", "main", "run_loop"]
 
@@ -70,13 +75,9 @@ _SMALL_BUFFER = 16 * 1024
 """Bytes queued towards a client below which a write is made without a timer: aiohttp waits
 for the reader only past 64 KiB."""
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
-_HOP = frozenset({
-    "connection", "keep-alive", "proxy-connection", "proxy-authorization", "transfer-encoding",
-    "te", "trailer", "upgrade", "content-length", "host", "accept-encoding", "expect",
-    "authorization", "x-api-key", "cookie",
-})
+_HOP = HOP_BY_HOP | {"authorization", "x-api-key", "cookie", MODE_HEADER.lower()}
+"""Client headers never sent upstream: its own credentials and mode go no further."""
 _log = logging.getLogger("kvswitch.gateway")
-
 
 
 class _Answer(Exception):
@@ -138,6 +139,7 @@ class Gateway:
         self.in_flight = 0
         self.served = dict.fromkeys(MODES, 0)
         self._token = settings.token.encode()
+        self._redact = _redactor(settings)
         self._listener: asyncio.base_events.Server | None = None
         self._web: web.Server | None = None
         self._session: aiohttp.ClientSession | None = None
@@ -228,6 +230,7 @@ class Gateway:
         """New upstreams, keys and bounds for new requests (the listening address stays)."""
         self.settings = settings
         self._token = settings.token.encode()
+        self._redact = _redactor(settings)
 
     def request_stop(self) -> None:
         self.stopping.set()
@@ -244,11 +247,11 @@ class Gateway:
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         t0 = time.perf_counter()
         path = request.raw_path.partition("?")[0]
-        api = api_of(_strip_mode(path)[1])
         try:
             return await self._route(request, path, t0)
         except _Answer as exc:
-            return self._error(api, exc.status, str(exc), close=exc.close, headers=exc.headers)
+            return self._error(api_of(_strip_mode(path)[1]), exc.status, str(exc), close=exc.close,
+                               headers=exc.headers)
 
     def _error(self, api: Api, status: int, message: str, *, close: bool = False,
                headers: dict[str, str] | None = None) -> web.Response:
@@ -344,13 +347,7 @@ class Gateway:
 
     def _upstream_headers(self, request: web.BaseRequest) -> dict[str, str]:
         s = self.settings
-        named = {t.strip().lower() for v in request.headers.getall("Connection", ()) for t in v.split(",")}
-        out: dict[str, str] = {}
-        for key, value in request.headers.items():
-            low = key.lower()
-            if low in _HOP or low in named or low == "x-cache-mode":
-                continue
-            out[key] = f"{out[key]}, {value}" if key in out else value
+        out = forwarded_headers(request.headers, _HOP)
         out.update(s.headers)
         out["Accept-Encoding"] = "identity"
         if s.upstream_key:
@@ -382,20 +379,13 @@ class Gateway:
             m.overhead.labels(mode, api).observe(time.perf_counter() - t0)
             try:
                 resp = await self._open(method, url, body, headers)
-            except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
-                code = 502
-                m.upstream_up.labels(mode).set(0)
-                m.outcomes.labels(mode, api, "upstream_error").inc()
-                raise _Answer(502, f"the {mode} upstream ({_origin(url)}) cannot be reached: "
-                                   f"{why(exc)}") from None
-            except TimeoutError:
-                code = 504
-                m.upstream_up.labels(mode).set(1)
-                m.outcomes.labels(mode, api, "timeout").inc()
-                raise _Answer(504, f"the {mode} upstream sent nothing within "
-                                   f"{s.first_byte_timeout:g} s") from None
-            except aiohttp.ClientError as exc:
-                code = 502
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                # the first-byte timeout is a 504; a connect timeout is an unreachable upstream
+                if isinstance(exc, TimeoutError) and not isinstance(exc, aiohttp.ConnectionTimeoutError):
+                    m.upstream_up.labels(mode).set(1)
+                    m.outcomes.labels(mode, api, "timeout").inc()
+                    raise _Answer(504, f"the {mode} upstream sent nothing within "
+                                       f"{s.first_byte_timeout:g} s") from None
                 m.upstream_up.labels(mode).set(0)
                 m.outcomes.labels(mode, api, "upstream_error").inc()
                 raise _Answer(502, f"the {mode} upstream ({_origin(url)}) cannot be reached: "
@@ -468,16 +458,16 @@ class Gateway:
 
     async def _whole(self, resp: aiohttp.ClientResponse, content_type: str, mode: CacheMode, api: Api,
                      mode_value: str, t0: float, path: str) -> web.Response:
-        from kvswitch.redact import Redactor
-
         try:
             async with asyncio.timeout(self.settings.idle_timeout):
                 data = await read_capped(resp, _MAX_ANSWER)
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             raise _Answer(502, f"the {mode} upstream's answer broke: {why(exc)}") from None
-        redact = Redactor([self.settings.upstream_key])
-        if redact and redact.holds(data.decode("utf-8", "replace")):
-            data = redact.text(data.decode("utf-8", "replace")).encode()
+        redact = self._redact
+        if redact:
+            text = data.decode("utf-8", "replace")
+            if redact.holds(text):
+                data = redact.text(text).encode()
         headers = {"Content-Type": content_type, REPLY_HEADER: mode_value}
         if resp.status >= 400 and api != "other" and not has_error_shape(api, data):
             # an upstream without this route, or an engine's own error page: the API's own shape
@@ -584,27 +574,26 @@ def _loopback_address(name: str) -> bool:
         return False
 
 
+_MODE_PREFIXES = tuple((mode, f"/{mode}/") for mode in MODES)
+
+
 def _strip_mode(path: str) -> tuple[CacheMode | None, str]:
-    for mode in MODES:
-        if path.startswith(f"/{mode}/"):
-            return mode, path[len(mode) + 1:]
+    for mode, prefix in _MODE_PREFIXES:
+        if path.startswith(prefix):
+            return mode, path[len(prefix) - 1:]
     return None, path
 
 
+def _redactor(settings: GatewaySettings) -> Redactor:
+    """What masks the upstream key in a whole answer (made once per settings: its patterns
+    cost more than a request)."""
+    from kvswitch.redact import Redactor
 
-
-
-
+    return Redactor([settings.upstream_key])
 
 
 def _origin(url: URL) -> str:
     return f"{url.scheme}://{url.host}:{url.port}"
-
-
-
-
-
-
 
 
 # -- a gateway without a config (benchmarks, tests) -------------------------------------------------

@@ -664,10 +664,6 @@ def _check(pid: int, start_time: Any) -> tuple[str, str | None]:
     return "running", None
 
 
-
-
-
-
 def _reap(pid: int | None) -> None:
     """Collect an ended process that this interpreter started (so it leaves no zombie
     behind); anyone else's child is left to its parent."""

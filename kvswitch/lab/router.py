@@ -77,6 +77,7 @@ from kvswitch.http_serving import (
     QuietLogger,
     cut,
     first_line,
+    forwarded_headers,
     json_response,
     read_capped,
     shown,
@@ -119,22 +120,6 @@ _MAX_LINE = 8190
 _MAX_HEADERS = 100
 _MAX_BODY = 64 * 1024 * 1024
 _MAX_UPSTREAM_BODY = 64 * 1024 * 1024
-_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "proxy-authorization",
-        "transfer-encoding",
-        "te",
-        "trailer",
-        "upgrade",
-        "content-length",
-        "host",
-        "accept-encoding",
-        "expect",
-    }
-)
 
 
 _log = logging.getLogger("kvswitch.lab.router")
@@ -172,7 +157,6 @@ class _Answer:
         return web.Response(
             status=self.status, body=self.body, headers={"Content-Type": self.content_type}
         )
-
 
 
 class _Refuse(asyncio.Protocol):
@@ -941,17 +925,10 @@ def _origin(name: str, url: str) -> URL:
 def _forward_headers(headers: Any) -> dict[str, str]:
     """A client's headers as sent on to a server: hop-by-hop ones (and those ``Connection``
     names) and ``X-Cache-Mode`` dropped, no compression asked for."""
-    named = {t.strip().lower() for v in headers.getall("Connection", ()) for t in v.split(",")}
-    out: dict[str, str] = {}
-    for key, value in headers.items():
-        low = key.lower()
-        if low in _HOP or low in named or low.startswith("x-cache-mode"):
-            continue
-        out[key] = f"{out[key]}, {value}" if key in out else value
+    out = {k: v for k, v in forwarded_headers(headers).items()
+           if not k.lower().startswith("x-cache-mode")}
     out["Accept-Encoding"] = "identity"
     return out
-
-
 
 
 _SETTLE = 60.0
@@ -969,16 +946,6 @@ async def _settled(call: Coroutine[Any, Any, _T]) -> _T:
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await asyncio.wait_for(task, _SETTLE)
         raise
-
-
-
-
-
-
-
-
-
-
 
 
 def _error(message: str, status: int, kind: str = "invalid_request_error") -> dict[str, Any]:

@@ -258,15 +258,11 @@ class SSEServer:
         async def stream() -> None:
             nonlocal sent
             await asyncio.sleep(max(0.0, received + self.ttft_ms / 1000 - time.perf_counter()))
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
-                         b"Cache-Control: no-cache\r\n\r\n")
+            writer.write(_SSE_HEAD)
             for i in range(n):
                 if i:
                     await asyncio.sleep(self.itl_ms / 1000)
-                _chunk(writer, b"data: " + json.dumps({
-                    "id": "chatcmpl-test", "object": "chat.completion.chunk", "model": self.model,
-                    "choices": [{"index": 0, "delta": {"content": f"tok{i} "}, "finish_reason": None}],
-                }).encode() + b"\n\n")
+                _chunk(writer, _chat_chunk(self.model, {"content": f"tok{i} "}) + b"\n\n")
                 await writer.drain()
                 sent += 1
             _chunk(writer, b"data: [DONE]\n\n")
@@ -307,8 +303,7 @@ class SSEServer:
         ttft = (self.split_ttft_ms if mode == "split" and self.split_ttft_ms is not None else self.ttft_ms) / 1000
         itl = (self.split_itl_ms if mode == "split" and self.split_itl_ms is not None else self.itl_ms) / 1000
         n = min(self.tokens, int(request.get("max_tokens") or self.tokens))
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
-                     b"Cache-Control: no-cache\r\n\r\n")
+        writer.write(_SSE_HEAD)
         first_content: float | None = None
 
         async def event(payload: bytes) -> None:
@@ -324,10 +319,7 @@ class SSEServer:
             await writer.drain()
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-            return b"data: " + json.dumps({
-                "id": "chatcmpl-test", "object": "chat.completion.chunk", "model": self.model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            }).encode()
+            return _chat_chunk(self.model, delta, finish)
 
         await event(chunk({"role": "assistant", "content": ""}))
         _chunk(writer, b": keep-alive" + eol + eol)
@@ -366,6 +358,18 @@ class SSEServer:
             await event(b"data: [DONE]")
         _chunk(writer, b"")  # the body ends cleanly either way
         await writer.drain()
+
+
+_SSE_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+             b"Cache-Control: no-cache\r\n\r\n")
+
+
+def _chat_chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> bytes:
+    """One Chat Completions stream event's ``data:`` line (without its blank line)."""
+    return b"data: " + json.dumps({
+        "id": "chatcmpl-test", "object": "chat.completion.chunk", "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }).encode()
 
 
 def _chunk(writer: asyncio.StreamWriter, data: bytes) -> None:

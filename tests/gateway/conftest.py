@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 import pytest
@@ -38,6 +38,10 @@ from kvswitch.lab.llama import LlamaServer
 from kvswitch.lab.router import Router
 from kvswitch.probe.metrics import parse_metrics
 from tests.lab.conftest import require_lab
+
+if TYPE_CHECKING:  # the SDKs load only in the tests that use them
+    import anthropic
+    import openai
 
 T = TypeVar("T")
 
@@ -272,6 +276,46 @@ def wait_for(what: Callable[[], bool], timeout: float = 60.0, message: str = "")
         if time.monotonic() > deadline:
             raise AssertionError(f"not within {timeout:g} s: {message}")
         time.sleep(0.01)
+
+
+def oai(base: str, key: str = TOKEN, **kw: Any) -> openai.OpenAI:
+    """The official client, no retries (each error is seen once, as raised), no proxy from
+    the environment (each SDK's own HTTP client class: anthropic's is httpx2's)."""
+    import openai
+
+    return openai.OpenAI(
+        base_url=base,
+        api_key=key,
+        max_retries=0,
+        timeout=120,
+        http_client=openai.DefaultHttpxClient(trust_env=False),
+        **kw,
+    )
+
+
+def ant(base: str, key: str = TOKEN, **kw: Any) -> anthropic.Anthropic:
+    import anthropic
+
+    return anthropic.Anthropic(
+        base_url=base,
+        api_key=key,
+        max_retries=0,
+        timeout=120,
+        http_client=anthropic.DefaultHttpxClient(trust_env=False),
+        **kw,
+    )
+
+
+def stream_chat(content: str, max_tokens: int, **extra: Any) -> dict[str, Any]:
+    """A streamed Chat Completions body that decodes ``max_tokens`` tokens (``ignore_eos``)."""
+    return {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": content}],
+        "max_tokens": max_tokens,
+        "stream": True,
+        "ignore_eos": True,
+        **extra,
+    }
 
 
 def client(**kw: Any) -> httpx.Client:

@@ -44,12 +44,15 @@ from tests.gateway.conftest import (
     MODEL,
     TOKEN,
     Peers,
+    ant,
     busy,
     handoffs,
     llama_counts,
     llama_server,
     metrics,
+    oai,
     outcome,
+    stream_chat,
     wait_for,
 )
 from tests.lab import support
@@ -99,15 +102,7 @@ def gw(peers: Peers, path: str, body: dict[str, Any]) -> Raw:
 
 
 def chat(content: str, max_tokens: int, **extra: Any) -> dict[str, Any]:
-    return {
-        "model": MODEL,
-        "messages": [{"role": "user", "content": content}],
-        "max_tokens": max_tokens,
-        "stream": True,
-        "ignore_eos": True,
-        "cache_prompt": False,
-        **extra,
-    }
+    return stream_chat(content, max_tokens, cache_prompt=False, **extra)
 
 
 def long_prompt(words: int, seed: int) -> str:
@@ -385,13 +380,7 @@ def test_an_upstream_killed_mid_stream_is_an_openai_api_error(
 ) -> None:
     server, gateway = doomed
     seen = 0
-    with openai.OpenAI(
-        base_url=f"{gateway.url}/v1",
-        api_key=TOKEN,
-        max_retries=0,
-        timeout=120,
-        http_client=openai.DefaultHttpxClient(trust_env=False),
-    ) as c:
+    with oai(f"{gateway.url}/v1") as c:
         stream = c.chat.completions.create(
             model=MODEL,
             messages=[{"role": "user", "content": long_prompt(8, 41)}],
@@ -415,13 +404,7 @@ def test_an_upstream_killed_mid_stream_is_an_anthropic_error(
     server, gateway = doomed
     seen = 0
     with (
-        anthropic.Anthropic(
-            base_url=gateway.url,
-            api_key=TOKEN,
-            max_retries=0,
-            timeout=120,
-            http_client=anthropic.DefaultHttpxClient(trust_env=False),
-        ) as c,
+        ant(gateway.url) as c,
         c.messages.stream(
             model=MODEL,
             max_tokens=3000,

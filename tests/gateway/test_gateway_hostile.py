@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,6 +24,7 @@ from tests.gateway.upstreams import (
     json_answer,
     request,
 )
+from tests.rawhttp import accepted
 
 OK = {"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}}]}
 ROUTES = ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages"]
@@ -263,30 +263,6 @@ def test_no_cors_a_preflight_gets_no_allow_headers() -> None:
     for reply in replies:
         assert not {h for h in reply.headers() if h.startswith("access-control-")}, reply.head
     assert len(merged.seen) == 1  # only the POST with the token
-
-
-@pytest.fixture
-def bystander() -> Iterator[tuple[socket.socket, int]]:
-    """A listener on 127.0.0.1 that is not the gateway's upstream: it must get nothing."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    sock.setblocking(False)
-    try:
-        yield sock, sock.getsockname()[1]
-    finally:
-        sock.close()
-
-
-def accepted(sock: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            conn, _ = sock.accept()
-        except BlockingIOError:
-            return count
-        conn.close()
-        count += 1
 
 
 def test_a_target_naming_another_host_is_never_forwarded(bystander: tuple[socket.socket, int]) -> None:

@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import anthropic
 import pytest
 
 from kvswitch.gateway import control
@@ -25,12 +24,13 @@ from kvswitch.gateway.server import REPLY_HEADER
 from tests.gateway.conftest import (
     AUTH,
     MODEL,
-    TOKEN,
     Peers,
+    ant,
     client,
     handoffs,
     llama_counts,
     metrics,
+    stream_chat,
     wait_for,
 )
 from tests.lab import support
@@ -111,13 +111,7 @@ class Run:
 
 
 def _chat_stream(url: str, run: Run, seen: threading.Event) -> Run:
-    body = {
-        "model": MODEL,
-        "messages": [{"role": "user", "content": prompt()}],
-        "max_tokens": FLIP_TOKENS,
-        "stream": True,
-        "ignore_eos": True,
-    }
+    body = stream_chat(prompt(), FLIP_TOKENS)
     with (
         client() as c,
         c.stream("POST", f"{url}/v1/chat/completions", json=body, headers=AUTH) as r,
@@ -135,13 +129,7 @@ def _chat_stream(url: str, run: Run, seen: threading.Event) -> Run:
 
 def _messages_stream(url: str, run: Run, seen: threading.Event) -> Run:
     with (
-        anthropic.Anthropic(
-            base_url=url,
-            api_key=TOKEN,
-            max_retries=0,
-            timeout=120,
-            http_client=anthropic.DefaultHttpxClient(trust_env=False),
-        ) as c,
+        ant(url) as c,
         c.messages.stream(
             model=MODEL,
             max_tokens=FLIP_TOKENS,
@@ -180,10 +168,10 @@ def _flip(peers: Peers, begin: str, to: str, apis: list[str], tell: Callable[[],
         in_flight_at_flip = tell()
         done = [f.result(120) for f in futures]  # a broken stream raises here
     assert in_flight_at_flip == STREAMS
-    for r in done:
-        assert r.mode == f"{begin}; reason=default", r
-        assert r.tokens == FLIP_TOKENS, r
-        assert r.ended == ("[DONE]" if r.api == "chat" else "message_stop"), r
+    for run in done:
+        assert run.mode == f"{begin}; reason=default", run
+        assert run.tokens == FLIP_TOKENS, run
+        assert run.ended == ("[DONE]" if run.api == "chat" else "message_stop"), run
     h1, m1 = handoffs(peers), llama_counts(peers.merged)["tokens_predicted_total"]
     if begin == "merged":  # they finished where they began: no hand-off for any of them
         assert (h1 - h0, m1 - m0) == (0, STREAMS * FLIP_TOKENS)

@@ -117,7 +117,7 @@ async def slow_readers(port: int, pid: int) -> tuple[int, int, Reply]:
 def test_sixty_four_slow_readers_cost_a_bounded_amount_and_the_gateway_serves_after() -> None:
     with SSEServer(ttft_ms=0, itl_ms=0, tokens=10_000_000) as endless, \
             gateway_process(endless.url) as (pid, port):
-        assert asyncio.run(streams_of(port, 32)) == [200] * 32  # warm-up: short streams
+        assert asyncio.run(streams(port, 32, 32)) == [200] * 32  # warm-up: short streams
         before = rss(pid)
         peak, after, reply = asyncio.run(slow_readers(port, pid))
     print(f"gateway RSS: before {before / MIB:.1f} MiB, peak with {SLOW_READERS} slow readers "
@@ -125,10 +125,3 @@ def test_sixty_four_slow_readers_cost_a_bounded_amount_and_the_gateway_serves_af
           f"{after / MIB:.1f} MiB")
     assert peak - before <= 50 * MIB
     assert reply.status == 200 and reply.complete and b"[DONE]" in reply.body
-
-
-async def streams_of(port: int, count: int) -> list[int]:
-    body = json.dumps(CHAT).encode()
-    replies = await asyncio.gather(*(exchange(port, request("/v1/chat/completions", body=body), wait=30)
-                                     for _ in range(count)))
-    return [r.status if r.complete else -r.status for r in replies]

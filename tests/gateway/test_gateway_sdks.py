@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
-from typing import Any
 
 import anthropic
 import openai
@@ -27,37 +26,17 @@ from tests.gateway.conftest import (
     MODEL,
     TOKEN,
     Peers,
+    ant,
     llama_counts,
     metrics,
+    oai,
+    slots,
+    stream_chat,
     wait_for,
 )
 from tests.lab import support
 
 WRONG = "kvsgw-not-the-token-000000000000"
-
-
-def oai(base: str, key: str = TOKEN, **kw: Any) -> openai.OpenAI:
-    """The official client, no retries (each error is seen once, as raised), no proxy from
-    the environment (each SDK's own HTTP client class: anthropic's is httpx2's)."""
-    return openai.OpenAI(
-        base_url=base,
-        api_key=key,
-        max_retries=0,
-        timeout=120,
-        http_client=openai.DefaultHttpxClient(trust_env=False),
-        **kw,
-    )
-
-
-def ant(base: str, key: str = TOKEN, **kw: Any) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        base_url=base,
-        api_key=key,
-        max_retries=0,
-        timeout=120,
-        http_client=anthropic.DefaultHttpxClient(trust_env=False),
-        **kw,
-    )
 
 
 def prompt(n: int = 12) -> str:
@@ -242,15 +221,7 @@ def test_the_in_flight_cap_is_a_429_with_retry_after(peers: Peers) -> None:
     gateway = peers.start_gateway(peers.settings(max_in_flight=1))
     holder = socket.create_connection(("127.0.0.1", gateway.port), timeout=60)
     try:
-        body = json.dumps(
-            {
-                "model": MODEL,
-                "messages": [{"role": "user", "content": prompt()}],
-                "max_tokens": 1500,
-                "stream": True,
-                "ignore_eos": True,
-            }
-        ).encode()
+        body = json.dumps(stream_chat(prompt(), 1500)).encode()
         holder.sendall(
             b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %b\r\n"
             b"Content-Length: %d\r\n\r\n%b" % (TOKEN.encode(), len(body), body)
@@ -273,13 +244,7 @@ def test_the_in_flight_cap_is_a_429_with_retry_after(peers: Peers) -> None:
             lambda: peers.in_flight(gateway) == 0, message="the holder's close reached the gateway"
         )
         peers.stop_gateway(gateway)
-    wait_for(lambda: not any(s.get("is_processing") for s in _slots(peers)), message="llama idle")
-
-
-def _slots(peers: Peers) -> list[dict[str, Any]]:
-    from tests.gateway.conftest import slots
-
-    return slots(peers.merged)
+    wait_for(lambda: not any(s.get("is_processing") for s in slots(peers.merged)), message="llama idle")
 
 
 # -- curl -N against `python -m kvswitch.gateway.server` ---------------------------------------------
@@ -321,15 +286,7 @@ def test_curl_streams_through_the_gateway_process(peers: Peers, gateway_process:
     (the gateway passes bytes on as read), then the stream ends with [DONE]."""
     curl = require_tool("curl")
     url = gateway_process
-    body = json.dumps(
-        {
-            "model": MODEL,
-            "messages": [{"role": "user", "content": prompt()}],
-            "max_tokens": 1200,
-            "stream": True,
-            "ignore_eos": True,
-        }
-    )
+    body = json.dumps(stream_chat(prompt(), 1200))
     with subprocess.Popen(
         [
             curl,

@@ -2,8 +2,8 @@
 
 :class:`Upstream` is a server on 127.0.0.1 in the test's own event loop: it records every
 request it gets (method, target, headers, body) and answers with a script of raw writes, so a
-test can make it break HTTP where and how it likes. :func:`exchange` speaks raw bytes to the
-gateway and :class:`Reply` reads its answer (status, headers, a chunked body decoded).
+test can make it break HTTP where and how it likes. :func:`request` writes a raw request for
+:func:`exchange` (from ``tests/rawhttp.py``, re-exported here with :class:`Reply`).
 """
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvswitch.gateway.server import Gateway
 from kvswitch.gateway.settings import GatewaySettings
+from tests.rawhttp import Reply as Reply
+from tests.rawhttp import exchange as exchange
 
 TOKEN = "gw-local-token-0123456789abcdef"
 """The local token every test gateway takes."""
@@ -184,83 +185,6 @@ async def gateway(merged: str, split: str | None = None, **overrides: Any) -> As
 
 
 # -- a raw client ---------------------------------------------------------------------------------
-@dataclass
-class Reply:
-    data: bytes
-    closed: bool  # the gateway closed the connection within the wait
-
-    @property
-    def head(self) -> bytes:
-        return self.data.partition(b"\r\n\r\n")[0]
-
-    @property
-    def status(self) -> int:
-        line = self.data.split(b"\r\n", 1)[0].split()
-        return int(line[1]) if len(line) > 1 and line[1].isdigit() else 0
-
-    def header(self, name: str) -> str | None:
-        for line in self.head.decode("latin-1").split("\r\n")[1:]:
-            k, _, v = line.partition(":")
-            if k.strip().lower() == name.lower():
-                return v.strip()
-        return None
-
-    def headers(self) -> set[str]:
-        return {line.partition(":")[0].strip().lower()
-                for line in self.head.decode("latin-1").split("\r\n")[1:]}
-
-    @property
-    def body(self) -> bytes:
-        """The body, a chunked one decoded (as far as it came)."""
-        raw = self.data.partition(b"\r\n\r\n")[2]
-        if (self.header("Transfer-Encoding") or "").lower() != "chunked":
-            return raw
-        out = bytearray()
-        while raw:
-            size, sep, rest = raw.partition(b"\r\n")
-            if not sep:
-                break
-            n = int(size.split(b";")[0], 16)
-            if n == 0:
-                break
-            out += rest[:n]
-            raw = rest[n + 2:]
-        return bytes(out)
-
-    @property
-    def complete(self) -> bool:
-        """A chunked body that came with its last chunk."""
-        return self.data.endswith(b"0\r\n\r\n")
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
-async def exchange(port: int, data: bytes, *, wait: float = 5.0) -> Reply:
-    """Send ``data``, read until the gateway closes the connection or ``wait`` passes."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        writer.write(data)
-        await writer.drain()
-        got = bytearray()
-        deadline = time.monotonic() + wait
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                part = await asyncio.wait_for(reader.read(65536), left)
-            except TimeoutError:
-                break
-            except ConnectionError:
-                return Reply(bytes(got), True)
-            if not part:
-                return Reply(bytes(got), True)
-            got += part
-        return Reply(bytes(got), False)
-    finally:
-        writer.close()
-        with contextlib.suppress(ConnectionError):
-            await writer.wait_closed()
-
-
 def request(target: str, *, body: bytes | None = BODY, method: str = "POST",
             host: str = "127.0.0.1", token: str | None = TOKEN, extra: str = "",
             close: bool = True) -> bytes:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = ["MERGED_URL", "SPLIT_URL", "claude_mode", "file_mode", "make_two_clients", "npm_program",
-           "qwen_mode", "seed_files"]
+           "qwen_mode", "run_kvswitch", "seed_files"]
 
 MERGED_URL = "http://127.0.0.1:8081"
 SPLIT_URL = "http://127.0.0.1:8082"
@@ -51,11 +51,17 @@ def make_two_clients(env: Mapping[str, str]) -> dict[str, Path]:
         f'[[clients]]\npath = {json.dumps(str(files["claude"]))}\nkind = "claude-code"\n\n'
         f'[[clients]]\npath = {json.dumps(str(files["qwen"]))}\nkind = "qwen-code"\nname = "qwen"\n',
         encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "kvswitch", "profile", "use", "lab"], env=dict(env), cwd=ROOT,
+    run_kvswitch(env, "profile", "use", "lab")
+    return {**files, "config": config}
+
+
+def run_kvswitch(env: Mapping[str, str], *argv: str) -> None:
+    """``kvswitch ARGV`` in a process of its own with ``env``; ``RuntimeError`` with its output
+    when it fails."""
+    done = subprocess.run([sys.executable, "-m", "kvswitch", *argv], env=dict(env), cwd=ROOT,
                           capture_output=True, text=True, timeout=120, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"kvswitch profile use lab failed: {done.stdout}{done.stderr}")
-    return {**files, "config": config}
+        raise RuntimeError(f"kvswitch {' '.join(argv)} failed: {done.stdout}{done.stderr}")
 
 
 def npm_program(root: Path, name: str, package: str, version: str) -> Path:

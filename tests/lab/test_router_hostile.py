@@ -24,6 +24,7 @@ import pytest
 
 from kvswitch.lab.router import Router, RouterError
 from kvswitch.testing.sse_server import SSEServer
+from tests.rawhttp import Reply, accepted, exchange
 
 BODY = json.dumps(
     {
@@ -35,17 +36,6 @@ BODY = json.dumps(
 ).encode()
 STILL_THERE = b"GET /lab/handoffs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
 """A request any live router answers with a 200."""
-
-
-@dataclass
-class Reply:
-    data: bytes
-    closed: bool  # the router closed the connection (EOF) within the wait
-
-    @property
-    def status(self) -> int:
-        line = self.data.split(b"\r\n", 1)[0].split()
-        return int(line[1]) if len(line) > 1 and line[1].isdigit() else 0
 
 
 @dataclass
@@ -93,31 +83,6 @@ async def running(
         await router.close()
 
 
-async def exchange(port: int, data: bytes, *, wait: float = 3.0) -> Reply:
-    """Send ``data``, read until the router closes the connection or ``wait`` passes."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        writer.write(data)
-        await writer.drain()
-        got = bytearray()
-        deadline = time.monotonic() + wait
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                chunk = await asyncio.wait_for(reader.read(65536), left)
-            except TimeoutError:
-                break
-            except ConnectionError:
-                return Reply(bytes(got), True)
-            if not chunk:
-                return Reply(bytes(got), True)
-            got += chunk
-        return Reply(bytes(got), False)
-    finally:
-        writer.close()
-        with contextlib.suppress(ConnectionError):
-            await writer.wait_closed()
-
-
 def post(target: str, *, extra: str = "", body: bytes = BODY, host: str = "127.0.0.1") -> bytes:
     return (
         f"POST {target} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
@@ -128,30 +93,6 @@ def post(target: str, *, extra: str = "", body: bytes = BODY, host: str = "127.0
 
 def upstream_hits(server: SSEServer) -> int:
     return sum(server.requests.values())
-
-
-@pytest.fixture
-def bystander() -> Iterator[tuple[socket.socket, int]]:
-    """A listener on 127.0.0.1 that is none of the router's upstreams: it must receive nothing."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    sock.setblocking(False)
-    try:
-        yield sock, sock.getsockname()[1]
-    finally:
-        sock.close()
-
-
-def accepted(sock: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            conn, _ = sock.accept()
-        except BlockingIOError:
-            return count
-        conn.close()
-        count += 1
 
 
 # -- not an open proxy -----------------------------------------------------------------------------
