@@ -1,6 +1,6 @@
 """The gateway's bounds and its answers when the upstream fails: body, header block, in-flight
-cap, first-byte and idle timeouts, long SSE lines, an unreachable or dying upstream, keys
-echoed back, and a SIGTERM that drains the streams in flight.
+cap, head, body, first-byte and idle timeouts, long SSE lines, an unreachable or dying upstream,
+keys echoed back, and a SIGTERM that drains the streams in flight.
 
 Real parts throughout: a :class:`Gateway` in the test's loop (or ``python -m
 kvswitch.gateway.server`` in a subprocess), the deterministic SSE server or a scripted
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import socket
@@ -127,6 +128,54 @@ def test_a_header_block_over_the_limit_is_refused(case: str) -> None:
 
     bad, after, up = run(go())
     assert bad.status in (400, 414, 431) and bad.closed, bad.data[:300]
+    assert after.status == 200 and len(up.seen) == 1
+
+
+async def trickle(port: int, data: bytes, gap: float) -> bool:
+    """Send ``data`` a byte every ``gap`` s: True if the gateway closed the connection first."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        for byte in data:
+            writer.write(bytes([byte]))
+            try:
+                if not await asyncio.wait_for(reader.read(65536), gap):
+                    return True
+            except TimeoutError:
+                continue
+            except ConnectionError:
+                return True
+        return False
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize("case", ["half-sent head", "trickled head", "half-sent body"])
+def test_a_request_that_never_arrives_whole_is_dropped(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slowloris: a head cut short, a head sent a byte at a time (each byte does not restart the
+    clock) or a body cut short is dropped once its timeout passes (a short body with a 408);
+    nothing goes upstream and the gateway serves the next request."""
+    import kvswitch.gateway.server as server_module
+
+    monkeypatch.setattr(server_module, "HEAD_TIMEOUT", 0.5)
+    monkeypatch.setattr(server_module, "BODY_TIMEOUT", 0.5)
+    whole = request("/v1/chat/completions")
+    head = whole.partition(b"\r\n\r\n")[0]
+
+    async def go() -> tuple[Reply | bool, Reply, Upstream]:
+        async with Upstream(json_answer(200, {})) as up, gateway(up.url) as gw:
+            cut: Reply | bool
+            if case == "trickled head":
+                cut = await trickle(gw.port, head + b"\r\nX-Pad: " + b"a" * 400, 0.05)
+            else:
+                cut = await exchange(gw.port, head if case == "half-sent head" else whole[:-5])
+            after = await exchange(gw.port, whole)
+            return cut, after, up
+
+    cut, after, up = run(go())
+    if isinstance(cut, Reply):
+        assert cut.closed and (case != "half-sent body" or cut.status == 408), cut.data[:300]
+    else:
+        assert cut, "the trickled head was still read after 400 bytes"
     assert after.status == 200 and len(up.seen) == 1
 
 
@@ -257,7 +306,7 @@ def test_an_sse_line_over_the_bound_passes_unharmed_and_the_gateway_survives() -
 
 
 # -- the upstream key never comes back -------------------------------------------------------------
-def test_an_upstream_error_that_echoes_the_key_comes_back_masked() -> None:
+def test_an_upstream_error_that_echoes_the_key_comes_back_masked(caplog: pytest.LogCaptureFixture) -> None:
     echo = {"error": {"message": f"invalid key {UPSTREAM_KEY} (Bearer {UPSTREAM_KEY})",
                       "type": "auth"}}
     page = f"<html>bad key {UPSTREAM_KEY}</html>".encode()
@@ -271,12 +320,14 @@ def test_an_upstream_error_that_echoes_the_key_comes_back_masked() -> None:
             return [await exchange(gw.port, request(r, body=b"{}", extra=f"X-Cache-Mode: {m}\r\n"))
                     for r in ("/v1/chat/completions", "/v1/messages") for m in ("merged", "split")]
 
-    replies = run(go())
+    with caplog.at_level(logging.DEBUG):
+        replies = run(go())
     for reply in replies:
         assert reply.status in (401, 403)
         text = reply.data.decode()
         assert UPSTREAM_KEY not in text and UPSTREAM_KEY[3:-4] not in text
     assert mask(UPSTREAM_KEY) in replies[0].body.decode()
+    assert UPSTREAM_KEY[3:-4] not in caplog.text and TOKEN not in caplog.text  # nor in the log
 
 
 @pytest.mark.parametrize("cut", [1, 5, 17, len(UPSTREAM_KEY) - 1])

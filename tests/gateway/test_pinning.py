@@ -20,6 +20,7 @@ from kvswitch.clients import status
 from kvswitch.config import edit_config, read_config
 from kvswitch.document import parse_config
 from kvswitch.edits import Set
+from kvswitch.errors import KvswitchError
 from kvswitch.gateway.errors import GatewayError
 from kvswitch.gateway.pinning import gateway_url, pin, unpin
 from kvswitch.gateway.token import TOKEN_ACCOUNT, TOKEN_VARIABLE, ensure_token
@@ -415,3 +416,19 @@ def test_the_watcher_keeps_pinned_clients_in_the_gateway_form(sb: Any, events: A
     assert not events.of("adopted", "reverted", since=mark), events.describe()
     assert config_data()["mode"] == "split"
     assert claude.read_text() == text
+
+
+def test_a_client_file_turned_into_a_fifo_fails_the_pin_whole_naming_it() -> None:
+    """A special file where a client's settings were: pin neither blocks on it nor writes any
+    other client or kvswitch.toml (all or nothing); the error names the path."""
+    paths = _all_real()
+    victim = paths["codex"]
+    victim.unlink()
+    os.mkfifo(victim)
+    before = {k: _sha(p) for k, p in paths.items() if p != victim}
+    config_before = config_data()
+    with pytest.raises(KvswitchError, match=re.escape(str(victim))) as caught:
+        pin()
+    assert "FIFO" in str(caught.value) or "named pipe" in str(caught.value)
+    assert {k: _sha(p) for k, p in paths.items() if p != victim} == before
+    assert config_data() == config_before and set(_routes().values()) == {"direct"}

@@ -300,3 +300,34 @@ def test_stop_never_signals_a_pid_that_is_not_the_gateway(upstreams: tuple[SSESe
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_status_and_the_state_files_never_hold_the_upstream_key_or_the_token(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The running gateway knows the profile's key and its own token; its status (text, JSON,
+    the control socket's raw reply), its record file and its own output carry neither."""
+    key = "sk-upstream-never-shown-0123456789abcdef"
+    monkeypatch.setenv("KVSWITCH_GATEWAY_TOKEN", TOKEN)
+    monkeypatch.setenv("UPSTREAM_KEY", key)
+    with SSEServer(ttft_ms=1, itl_ms=1, tokens=2) as merged, SSEServer(ttft_ms=1, itl_ms=1, tokens=2) as split:
+        path = write_config(merged, split)
+        path.write_text(path.read_text().replace('key = "none"', 'key = "env:UPSTREAM_KEY"'))
+        g = Running()
+        try:
+            assert chat(g.port)[0] == 200
+            assert any(key in auth for _, auth in merged.auth_log)  # it is sent upstream
+            capsys.readouterr()
+            assert main(["gateway", "status", "--format", "json"]) == 0
+            assert main(["gateway", "status"]) == 0
+            shown = capsys.readouterr()
+            raw = json.dumps(control.request({"op": "status"}))
+            record = control.state_file().read_text()
+            assert main(["gateway", "stop"]) == 0
+            code, out, err = g.finish()
+        finally:
+            g.kill()
+    assert code == 0
+    for where, text in {"status": shown.out + shown.err, "control reply": raw, "record": record,
+                        "gateway output": out + err}.items():
+        assert key not in text and TOKEN not in text, where
