@@ -125,6 +125,41 @@ class _Scrubber:
         return held
 
 
+class _IdleWatch:
+    """One timer per stream in place of one per read: cancels the streaming task once a read
+    has waited ``timeout`` seconds (``fired`` then says why). ``since`` is when the read now
+    waiting began, ``None`` between reads (a write has its own timeout)."""
+
+    __slots__ = ("_handle", "_loop", "_task", "_timeout", "fired", "since")
+
+    def __init__(self, timeout: float) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._timeout = timeout
+        self.fired = False
+        self.since: float | None = None
+        self._handle = self._loop.call_later(timeout, self._check)
+
+    def _check(self) -> None:
+        since = self.since
+        left = self._timeout if since is None else since + self._timeout - time.perf_counter()
+        if left > 0:
+            self._handle = self._loop.call_later(left, self._check)
+        elif self._task is not None:
+            self.fired = True
+            self._task.cancel()
+
+    def timed_out(self) -> bool:
+        """Whether a cancellation is this watch's own; if so it is taken back."""
+        if not self.fired or self._task is None:
+            return False
+        self.fired = False
+        return self._task.uncancel() == 0
+
+    def stop(self) -> None:
+        self._handle.cancel()
+
+
 class Gateway:
     """``await start()``, then ``url``; ``set_mode``; ``await close()``."""
 
@@ -499,22 +534,24 @@ class Gateway:
         outcome, cause = "ok", ""
         tail = b"\n\n"
         read = resp.content.readany
+        idle = _IdleWatch(s.idle_timeout)
         try:
             while True:
+                idle.since = time.perf_counter()
                 try:
-                    async with asyncio.timeout(s.idle_timeout):
-                        chunk = await read()
-                except TimeoutError:
-                    outcome, cause = "timeout", f"the {mode} upstream sent nothing for {s.idle_timeout:g} s"
-                    break
+                    chunk = await read()
                 except (aiohttp.ClientError, ConnectionError) as exc:
                     outcome, cause = "upstream_error", f"the {mode} upstream broke the stream: {why(exc)}"
                     break
                 except asyncio.CancelledError:
+                    if idle.timed_out():
+                        outcome, cause = "timeout", f"the {mode} upstream sent nothing for {s.idle_timeout:g} s"
+                        break
                     if not self._drain_over():
                         raise
                     outcome, cause = "timeout", "the gateway is stopping; the stream outlasted its drain"
                     break
+                idle.since = None
                 if not chunk:
                     break
                 now = time.perf_counter()
@@ -546,6 +583,8 @@ class Gateway:
             await out.write_eof()
         except (ConnectionError, aiohttp.ClientConnectionResetError):
             outcome = "client_disconnect"
+        finally:
+            idle.stop()
         m.outcomes.labels(mode, api, outcome).inc()
         if clock.ttft is not None:
             m.ttft.labels(mode, api).observe(clock.ttft)
