@@ -29,6 +29,8 @@ import os
 import signal
 import sys
 import time
+from array import array
+from collections import deque
 from collections.abc import Coroutine, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -72,6 +74,11 @@ _MAX_LINE = 8190
 _MAX_HEADERS = 100
 _MAX_ANSWER = 64 * 1024 * 1024
 _SMALL_BUFFER = 16 * 1024
+SAMPLES_KEPT = 4096
+"""How many answers' timings ``GET /samples`` keeps."""
+SAMPLE_GAPS = 128
+"""The most gaps between tokens one sample keeps (evenly spaced over a longer stream): with
+``SAMPLES_KEPT``, at most about 5 MB."""
 """Bytes queued towards a client below which a write is made without a timer: aiohttp waits
 for the reader only past 64 KiB."""
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -182,6 +189,9 @@ class Gateway:
         """Upstreams seen closing a kept-alive connection (llama.cpp, after each stream)."""
         self._requests: set[asyncio.Task[Any]] = set()  # the tasks of in-flight requests
         self._cutting = False  # the drain is over: in-flight requests are being ended
+        self._samples: deque[dict[str, Any]] = deque(maxlen=SAMPLES_KEPT)
+        """The latest answers' timings, served at ``GET /samples`` (what ``probe --passive`` reads)."""
+        self._seq = 0
 
     # -- life ------------------------------------------------------------------------------------
     @property
@@ -312,6 +322,8 @@ class Gateway:
             if rest == "/metrics":
                 return web.Response(body=self.metrics.text(),
                                     headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
+            if rest == "/samples":
+                return json_response(200, self.samples(_since(request.query.get("since"))))
             if rest == "/v1/models":
                 mode, reason = self._mode_of(request, mode_from_path)
                 return await self._forward(request, "GET", rest, mode, reason, "other", t0)
@@ -328,6 +340,26 @@ class Gateway:
             raise _Answer(429, f"the gateway is serving {self.in_flight} requests, its limit; "
                                "try again shortly", headers={"Retry-After": "1"})
         return await self._forward(request, "POST", rest, mode, reason, api, t0)
+
+    def samples(self, since: int = 0) -> dict[str, Any]:
+        """The kept samples after sequence number ``since``, oldest first."""
+        kept = [{**x, "itl": list(x["itl"])} for x in self._samples if x["seq"] > since] \
+            if since < self._seq else []
+        return {"seq": self._seq, "started": self.started, "samples": kept}
+
+    def _sample(self, mode: CacheMode, reason: str, api: Api, clock: StreamClock | None,
+                outcome: str, status: int) -> None:
+        self._seq += 1
+        gaps = clock.itl if clock else []
+        if len(gaps) > SAMPLE_GAPS:
+            step = len(gaps) / SAMPLE_GAPS
+            gaps = [gaps[int(i * step)] for i in range(SAMPLE_GAPS)]
+        self._samples.append({
+            "seq": self._seq, "time": time.time(), "mode": mode, "route": reason, "api": api,
+            "ttft": clock.ttft if clock else None, "itl": array("d", gaps),
+            "itl_count": len(clock.itl) if clock else 0, "tokens": clock.tokens if clock else 0,
+            "outcome": outcome, "status": status,
+        })
 
     def _check_host(self, request: web.BaseRequest) -> None:
         """A browser page on another site may reach a loopback port by a name it controls
@@ -431,8 +463,8 @@ class Gateway:
                 content_type = resp.headers.get("Content-Type", "application/json")
                 if resp.status == 200 and content_type.startswith("text/event-stream"):
                     streaming = True
-                    return await self._stream(request, resp, content_type, mode, api, mode_value, t0)
-                return await self._whole(resp, content_type, mode, api, mode_value, t0, path)
+                    return await self._stream(request, resp, content_type, mode, reason, api, mode_value, t0)
+                return await self._whole(resp, content_type, mode, reason, api, mode_value, t0, path)
             finally:
                 # back to the pool when the answer was read to its end; closed otherwise
                 resp.release()
@@ -491,8 +523,8 @@ class Gateway:
                 headers = {**headers, "Connection": "close"}
                 return await self._session.request(method, url, data=body, headers=headers)
 
-    async def _whole(self, resp: aiohttp.ClientResponse, content_type: str, mode: CacheMode, api: Api,
-                     mode_value: str, t0: float, path: str) -> web.Response:
+    async def _whole(self, resp: aiohttp.ClientResponse, content_type: str, mode: CacheMode, reason: str,
+                     api: Api, mode_value: str, t0: float, path: str) -> web.Response:
         try:
             async with asyncio.timeout(self.settings.idle_timeout):
                 data = await read_capped(resp, _MAX_ANSWER)
@@ -517,12 +549,15 @@ class Gateway:
             if clock.ttft is not None:
                 self.metrics.ttft.labels(mode, api).observe(clock.ttft)
             self.metrics.e2e.labels(mode, api).observe(time.perf_counter() - t0)
+            if api != "other":
+                self._sample(mode, reason, api, clock, "ok" if clock.error is None else "inband_error", 200)
         if "Retry-After" in resp.headers:
             headers["Retry-After"] = resp.headers["Retry-After"]
         return web.Response(status=resp.status, body=data, headers=headers)
 
     async def _stream(self, request: web.BaseRequest, resp: aiohttp.ClientResponse, content_type: str,
-                      mode: CacheMode, api: Api, mode_value: str, t0: float) -> web.StreamResponse:
+                      mode: CacheMode, reason: str, api: Api, mode_value: str,
+                      t0: float) -> web.StreamResponse:
         s, m = self.settings, self.metrics
         out = web.StreamResponse(status=200, headers={
             "Content-Type": content_type, "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
@@ -567,6 +602,7 @@ class Gateway:
                                 await out.write(chunk)
                         except TimeoutError:
                             m.outcomes.labels(mode, api, "timeout").inc()
+                            self._sample(mode, reason, api, clock, "timeout", 200)
                             cut(request)  # a reader that takes nothing for that long is let go
                             return out
                 clock.feed(raw, now)  # timed as read, parsed after it is passed on
@@ -586,6 +622,7 @@ class Gateway:
         finally:
             idle.stop()
         m.outcomes.labels(mode, api, outcome).inc()
+        self._sample(mode, reason, api, clock, outcome, 200)
         if clock.ttft is not None:
             m.ttft.labels(mode, api).observe(clock.ttft)
             itl = m.itl.labels(mode, api)
@@ -601,6 +638,14 @@ async def _note_reuse(session: aiohttp.ClientSession, ctx: SimpleNamespace,
     """Marks a request sent on a pooled connection (its ``trace_request_ctx`` list)."""
     if isinstance(ctx.trace_request_ctx, list):
         ctx.trace_request_ctx.append(True)
+
+
+def _since(value: str | None) -> int:
+    """``?since=`` as a sequence number (absent or not a number: from the start)."""
+    try:
+        return max(0, int(value or 0))
+    except ValueError:
+        return 0
 
 
 def _loopback_address(name: str) -> bool:
