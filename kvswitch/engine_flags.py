@@ -13,11 +13,19 @@ named (``--host``/``--port``, the proxy's arguments, SGLang's ``--base-gpu-id``)
 value an engine cannot express is *refused* (a caveat of level ``refused``; the flag is left
 out): ``kv_cache_dtype = "int8"`` in vLLM or SGLang, layer-wise transfer on SGLang with NIXL.
 
+The split side's router can also be an existing one (``router=``): SGLang's router
+(``sglang_router.launch_router``) or vLLM's (``vllm-router``), in PD mode (in front of a prefill
+and a decode instance) or in regular mode (balancing whole requests over two instances that each
+prefill and decode). Their flags come from each router's own ``--help`` and docs
+(``ROUTER_SPECS``). A router listens on loopback unless the profile's split URL names another
+host, and so do its Prometheus metrics (SGLang's router would bind both to 0.0.0.0).
+
 ``engines_reference()`` renders the same data as the generated part of ``docs/engines.md``.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import shlex
@@ -37,6 +45,10 @@ __all__ = [
     "ENGINES",
     "MAPPING",
     "OTHER_ENGINES",
+    "POLICIES",
+    "ROUTERS",
+    "ROUTER_MODES",
+    "ROUTER_SPECS",
     "Backend",
     "Caveat",
     "CaveatSpec",
@@ -45,6 +57,10 @@ __all__ = [
     "EngineFlags",
     "EnvVar",
     "Flag",
+    "Policy",
+    "Router",
+    "RouterMode",
+    "RouterSpec",
     "engine_flags",
     "engines_reference",
 ]
@@ -52,7 +68,10 @@ __all__ = [
 Engine = Literal["vllm", "sglang"]
 Backend = Literal["nixl", "mooncake"]
 Level = Literal["refused", "warning", "note"]
-Role = Literal["merged", "prefill", "decode", "router"]
+Role = Literal["merged", "prefill", "decode", "worker", "router"]
+Router = Literal["sglang", "vllm"]
+RouterMode = Literal["pd", "regular"]
+Policy = Literal["cache_aware", "round_robin", "power_of_two", "random"]
 
 ENGINES: tuple[Engine, ...] = ("vllm", "sglang")
 ENGINE_NAMES: dict[str, str] = {"vllm": "vLLM", "sglang": "SGLang"}
@@ -67,6 +86,7 @@ VLLM_SERVE = ("vllm", "serve")
 SGLANG_SERVE = ("python", "-m", "sglang.launch_server")
 VLLM_PROXY = ("python", "tests/v1/kv_connector/nixl_integration/toy_proxy_server.py")
 SGLANG_ROUTER = ("python", "-m", "sglang_router.launch_router")
+VLLM_ROUTER = ("vllm-router",)
 
 # default ports: the engines' own examples (vLLM's disaggregation guide: P 8100, D 8200, its
 # proxy 8000 by default; SGLang: server 30000, PD example P 30000 / D 30001, router 8000)
@@ -74,9 +94,43 @@ DEFAULT_PORTS: dict[Engine, dict[Role, int]] = {
     "vllm": {"merged": 8000, "prefill": 8100, "decode": 8200, "router": 8000},
     "sglang": {"merged": 30000, "prefill": 30000, "decode": 30001, "router": 8000},
 }
+ROUTER_METRICS_PORT = 29000
+"""Both routers' own default ``--prometheus-port``."""
 BOOTSTRAP_PORT = 8998
 NIXL_SIDE_CHANNEL_PORT = 5600
 SHARED_GPU_FRACTION = "0.45"
+
+
+# -- existing routers in front of the split side -------------------------------------------
+@dataclass(frozen=True)
+class RouterSpec:
+    """An existing router kvswitch gives commands for: its program and what sets it apart."""
+
+    name: str
+    program: tuple[str, ...]
+    install: str
+    pd_flag: str
+    pd_engine: Engine
+    """The engine whose prefill and decode instances its PD mode drives."""
+    caveat: str
+    checked: str
+    """How kvswitch knows the command works."""
+
+
+ROUTER_SPECS: dict[Router, RouterSpec] = {
+    "sglang": RouterSpec(
+        "SGLang's router", SGLANG_ROUTER, "pip install sglang-router", "--pd-disaggregation", "sglang",
+        "sglang-router",
+        "run by kvswitch's tests (sglang-router 0.3.2, regular and PD mode over llama.cpp workers)"),
+    "vllm": RouterSpec(
+        "vLLM's router", VLLM_ROUTER, "pip install vllm-router", "--vllm-pd-disaggregation", "vllm",
+        "vllm-router",
+        "from its README and command-line reference; not run by kvswitch's tests"),
+}
+ROUTERS: tuple[Router, ...] = ("sglang", "vllm")
+ROUTER_MODES: tuple[RouterMode, ...] = ("pd", "regular")
+POLICIES: tuple[Policy, ...] = ("cache_aware", "round_robin", "power_of_two", "random")
+"""The load-balancing policies both routers have (``--policy``)."""
 
 
 # -- caveats: the catalogue ---------------------------------------------------------------
@@ -258,7 +312,7 @@ CAVEATS: dict[str, CaveatSpec] = _specs(
                "{name} would be {port}, which an HTTP server here already uses; kvswitch uses {moved}.",
                "", f"{REF} §7.1"),
     CaveatSpec("same-host-gpus", "both", "warning", (),
-               "Prefill and decode run on one host ({host}), so kvswitch puts them on different GPUs "
+               "{who} run on one host ({host}), so kvswitch puts them on different GPUs "
                "({how}). On one GPU they are only logically split and memory goes up, not down (S-27); "
                "--shared-gpu gives commands that share one card.",
                "", f"S-27, {REF} §7.1"),
@@ -352,11 +406,61 @@ CAVEATS: dict[str, CaveatSpec] = _specs(
                "Mooncake (it is rejected with NIXL). Use --transfer-backend mooncake, or "
                "kvswitch profile edit {profile} --transfer-protocol request-wise.",
                "", f"{REF} §2.3, §7.1"),
-    CaveatSpec("sglang-router", "sglang", "note", (),
-               "sglang_router (pip install sglang-router) with --pd-disaggregation; the prefill URL is "
-               "followed by its bootstrap port. It answers 429 when its queue is full and 408 on a queue "
-               "timeout. The old python -m sglang.srt.disaggregation.mini_lb was removed around v0.5.9.",
-               "router: current; mini_lb: until ~v0.5.9", f"{REF} §2.4"),
+    # existing routers
+    CaveatSpec("sglang-router", "both", "note", (),
+               "SGLang's router (pip install sglang-router: a Rust wheel, no torch needed); it is ready when "
+               "GET /readiness answers 200. It rewrites request bodies: fields it does not know are dropped "
+               "(llama.cpp's id_slot and cache_prompt among them), custom headers are not passed on, max_tokens "
+               "becomes max_completion_tokens. It serves no /v1/messages (404). A worker that dies mid-stream "
+               "ends the client's connection with no error event; a client that goes away aborts its request. "
+               "It answers 429 when its queue is full and 408 on a queue timeout. The old python -m "
+               "sglang.srt.disaggregation.mini_lb was removed around v0.5.9.",
+               "measured with 0.3.2; mini_lb: until ~v0.5.9",
+               f"{REF} §2.4; sglang_router.launch_router --help; measured"),
+    CaveatSpec("sglang-router-pd", "sglang", "note", ("--pd-disaggregation", "--prefill"),
+               "PD mode sends each request to the prefill and the decode server at once (with bootstrap_host, "
+               "bootstrap_port and bootstrap_room added) and holds the decode stream back until the prefill "
+               "server's answer has ended; the prefill URL is followed by its bootstrap port ({bport}). An "
+               "SGLang prefill server answers after one token. A prefill worker that generates the whole answer "
+               "delays the first event by that whole generation: kvswitch's lab puts a one-token shim "
+               "(python -m kvswitch.lab.prefill_shim) in front of a llama.cpp prefill worker.",
+               "measured with 0.3.2", "sglang_router.launch_router --help; measured"),
+    CaveatSpec("vllm-router", "both", "note", (),
+               "vLLM's router (pip install vllm-router), a fork of SGLang's router. These flags come from its "
+               "README and command-line reference, not from a run: check vllm-router --help of your version. "
+               "The Rust binary and the Python launcher both install a vllm-router program, and their options "
+               "differ slightly (--log-level, queue settings).",
+               "2026 releases", "vllm-project/router README and docs/cli_reference.md"),
+    CaveatSpec("vllm-router-pd", "vllm", "note", ("--vllm-pd-disaggregation", "--prefill", "--kv-connector"),
+               "PD mode for vLLM instances with a KV connector. With NIXL (the router's default connector) "
+               "the prefill URL stands alone; with Mooncake the router needs --kv-connector mooncake and the "
+               "prefiller's bootstrap port after its URL ({bport}), where it learns each prefill engine's id. "
+               "Its docs start the instances with kv_producer and kv_consumer; kv_both is accepted too.",
+               "--kv-connector: newer releases", "vllm-project/router README and docs/cli_reference.md"),
+    CaveatSpec("router-regular", "both", "note", ("--worker-urls",),
+               "Regular mode: the router balances whole requests over two instances that each prefill and "
+               "decode; nothing is disaggregated. Split then differs from merged by the router hop and the "
+               "second instance, so comparing the modes measures those, not disaggregation.",
+               "", "the routers' docs (regular mode)"),
+    CaveatSpec("router-policy", "both", "note", ("--policy",),
+               "{policy} here. cache_aware (both routers' default) sends a request to the worker holding the "
+               "longest matching prefix, so a conversation keeps hitting one prefix cache; under light load it "
+               "may send different prompts all to one worker (measured: four prompts, one worker). round_robin "
+               "alternates whatever the prefix; power_of_two takes the less loaded of two.",
+               "", "the routers' --help; measured with sglang-router 0.3.2"),
+    CaveatSpec("router-metrics", "both", "note", ("--prometheus-host", "--prometheus-port"),
+               "The router serves Prometheus metrics on a port of its own, {port} (29000 is both routers' "
+               "default). SGLang's router binds itself and its metrics to 0.0.0.0 unless told otherwise, so "
+               "kvswitch always names the host.",
+               "", "sglang_router.launch_router --help; vllm-project/router docs/cli_reference.md"),
+    CaveatSpec("router-host", "both", "warning", ("--host", "--prometheus-host"),
+               "{url} is not a loopback address, so the router and its metrics listen on {host}, the host it "
+               "names (not on every interface). Anyone who can reach that address can use the router: it checks "
+               "no key unless configured to. If {host} is a name the router does not accept, give the address "
+               "it resolves to.",
+               "", "the routers' --help (--host)"),
+    CaveatSpec("router-merged", "both", "note", (),
+               "A router only matters in split mode; merged is one instance.", "", "—"),
 )
 
 
@@ -446,6 +550,9 @@ class EngineFlags:
     transfer_backend: Backend | None
     commands: tuple[Command, ...]
     caveats: tuple[Caveat, ...]
+    router: str | None = None
+    """split: ``sglang`` or ``vllm`` (an existing router), ``proxy`` (vLLM's example proxy)."""
+    router_mode: RouterMode | None = None
 
     @property
     def ok(self) -> bool:
@@ -471,6 +578,8 @@ class EngineFlags:
             "profile": self.profile,
             "model": self.model,
             "transfer_backend": self.transfer_backend,
+            "router": self.router,
+            "router_mode": self.router_mode,
             "ok": self.ok,
             "commands": [
                 {
@@ -636,7 +745,8 @@ class _Build:
         if w.scheme == "https" and not is_loopback_host(w.host):
             self.note("hosted", url=w.profile_url)
 
-    def finish(self, mode: str, backend: Backend | None, commands: list[Command]) -> EngineFlags:
+    def finish(self, mode: str, backend: Backend | None, commands: list[Command],
+               route: _Route | None = None) -> EngineFlags:
         order: list[str] = []
         for cmd in commands:
             for code in cmd.codes():
@@ -652,7 +762,8 @@ class _Build:
             text = spec.text.format_map(_Params(self.params.get(code, {})))
             caveats.append(Caveat(code, spec.level, spec.flags, text, spec.versions, spec.source, n))
         return EngineFlags(self.engine, mode, self.profile_name, self.profile.model, backend,
-                           tuple(commands), tuple(caveats))
+                           tuple(commands), tuple(caveats), route.shown if route else None,
+                           route.mode if route else None)
 
 
 class _Params(dict[str, Any]):
@@ -680,10 +791,8 @@ def _program(b: _Build) -> tuple[str, ...]:
     return (*VLLM_SERVE, model) if b.engine == "vllm" else (*SGLANG_SERVE, "--model-path", model)
 
 
-def _merged(b: _Build) -> list[Command]:
-    own = b.profile.merged.url
-    w = _where("merged", own or b.profile.base_url, "merged.url" if own else "base_url", b.engine)
-    b.hosted(w)
+def _instance_flags(b: _Build, w: _Where) -> list[Flag]:
+    """A whole instance's flags (it prefills and decodes): address, chunk, prefix cache, KV dtype."""
     chunk = b.profile.merged.chunk_size
     flags = b.address(w)
     if b.engine == "vllm":
@@ -696,9 +805,17 @@ def _merged(b: _Build) -> list[Command]:
             flags.append(Flag("--max-num-seqs", (str(seqs),), (b.use("vllm-max-num-seqs", chunk=chunk, seqs=seqs),)))
     else:
         flags.append(Flag("--chunked-prefill-size", (str(chunk),), (b.use("sglang-chunk"),)))
-    b.chunk_notes(split=False)
     flags += _prefix_flags(b, "merged")
     flags += b.dtype(split=False)
+    return flags
+
+
+def _merged(b: _Build) -> list[Command]:
+    own = b.profile.merged.url
+    w = _where("merged", own or b.profile.base_url, "merged.url" if own else "base_url", b.engine)
+    b.hosted(w)
+    b.chunk_notes(split=False)
+    flags = _instance_flags(b, w)
     return [Command("merged", w.url, _program(b), tuple(flags), (), (b.use("model-id", model=b.profile.model),))]
 
 
@@ -751,7 +868,21 @@ def _side_port(b: _Build, name: str, port: int, host: str, used: set[tuple[str, 
     return port
 
 
-def _split(b: _Build, backend: Backend, shared_gpu: bool) -> list[Command]:
+@dataclass(frozen=True)
+class _Route:
+    """The router in front of the split side: ``name`` None is vLLM's example proxy."""
+
+    name: Router | None
+    mode: RouterMode
+    policy: Policy
+    metrics_port: int | None
+
+    @property
+    def shown(self) -> str:
+        return self.name or "proxy"
+
+
+def _split(b: _Build, backend: Backend, shared_gpu: bool, route: _Route) -> list[Command]:
     p = b.profile
     own = p.split.url or p.split.probe_url
     router_field = "split.url" if own else "base_url"
@@ -765,18 +896,47 @@ def _split(b: _Build, backend: Backend, shared_gpu: bool) -> list[Command]:
     _place(b, router, prefill, decode)
     http = {w.key for w in (router, prefill, decode)}
     used = set(http)
-    bport = BOOTSTRAP_PORT
-    same_host = _host_key(prefill.host) == _host_key(decode.host)
-    layer = p.split.transfer_protocol == "layer-wise"
-    n = p.split.max_transfer_concurrency
-    b.chunk_notes(split=True)
-    b.note("split-no-throughput")
+    regular = route.mode == "regular"
+    b.chunk_notes(split=not regular)
+    if not regular:
+        b.note("split-no-throughput")
     b.note("split-router-url", url=router.url, field=router_field)
 
-    pf = b.address(prefill)
-    df = b.address(decode)
     penv: list[EnvVar] = []
     denv: list[EnvVar] = []
+    bport = BOOTSTRAP_PORT
+    if regular:  # two whole instances
+        pf, df = _instance_flags(b, prefill), _instance_flags(b, decode)
+    else:
+        pf, df = b.address(prefill), b.address(decode)
+        bport = _disaggregated(b, backend, prefill, decode, used, http, (pf, penv), (df, denv))
+    _placement(b, shared_gpu, prefill, decode, regular, (pf, penv), (df, denv))
+    if not regular:
+        pf += _prefix_flags(b, "prefill")
+        df += _prefix_flags(b, "decode")
+        pf += b.dtype(split=True)
+        df += b.dtype(split=True)
+
+    model_code = b.use("model-id", model=p.model)
+    roles: tuple[Role, Role] = ("worker", "worker") if regular else ("prefill", "decode")
+    return [
+        Command(roles[0], prefill.url, _program(b), tuple(pf), tuple(penv), (model_code,)),
+        Command(roles[1], decode.url, _program(b), tuple(df), tuple(denv), (model_code,)),
+        _router(b, route, backend, router, prefill, decode, bport, used, http),
+    ]
+
+
+_Side = tuple[list[Flag], list[EnvVar]]
+
+
+def _disaggregated(b: _Build, backend: Backend, prefill: _Where, decode: _Where, used: set[tuple[str, int]],
+                   http: set[tuple[str, int]], pside: _Side, dside: _Side) -> int:
+    """The KV transfer flags of a prefill and a decode instance; returns the bootstrap port."""
+    p = b.profile
+    (pf, penv), (df, denv) = pside, dside
+    bport = BOOTSTRAP_PORT
+    layer = p.split.transfer_protocol == "layer-wise"
+    n = p.split.max_transfer_concurrency
     if b.engine == "vllm":
         connector = "NixlConnector" if backend == "nixl" else "MooncakeConnector"
         if backend == "nixl":
@@ -801,27 +961,32 @@ def _split(b: _Build, backend: Backend, shared_gpu: bool) -> list[Command]:
             penv.append(EnvVar("VLLM_MOONCAKE_BOOTSTRAP_PORT", str(bport), (b.use("vllm-mooncake-port"),)))
         if layer:
             b.note("vllm-layerwise", connector=connector)
-    else:
-        mode_code = b.use("sglang-disagg-mode")
-        backend_code = b.use("sglang-backend", backend=backend)
-        bport = _side_port(b, "--disaggregation-bootstrap-port", BOOTSTRAP_PORT, prefill.host, used, http)
-        pf += [Flag("--disaggregation-mode", ("prefill",), (mode_code,)),
-               Flag("--disaggregation-transfer-backend", (backend,), (backend_code,)),
-               Flag("--disaggregation-bootstrap-port", (str(bport),), (b.use("sglang-bootstrap"),))]
-        df += [Flag("--disaggregation-mode", ("decode",), (mode_code,)),
-               Flag("--disaggregation-transfer-backend", (backend,), (backend_code,))]
-        if layer and backend == "mooncake":
-            lp = b.use("sglang-lp")
-            pf.append(Flag("--enable-disagg-layer-pipeline", (), (lp,)))
-            df.append(Flag("--enable-disagg-layer-pipeline", (), (lp,)))
-        elif layer:
-            b.note("sglang-lp-nixl", profile=b.pname)
-        queue = b.use("sglang-queue", n=n)
-        penv.append(EnvVar("SGLANG_DISAGGREGATION_QUEUE_SIZE", str(n), (queue,)))
-        if n > 4:
-            penv.append(EnvVar("SGLANG_DISAGGREGATION_THREAD_POOL_SIZE", str(n), (queue,)))
+        return bport
+    mode_code = b.use("sglang-disagg-mode")
+    backend_code = b.use("sglang-backend", backend=backend)
+    bport = _side_port(b, "--disaggregation-bootstrap-port", BOOTSTRAP_PORT, prefill.host, used, http)
+    pf += [Flag("--disaggregation-mode", ("prefill",), (mode_code,)),
+           Flag("--disaggregation-transfer-backend", (backend,), (backend_code,)),
+           Flag("--disaggregation-bootstrap-port", (str(bport),), (b.use("sglang-bootstrap"),))]
+    df += [Flag("--disaggregation-mode", ("decode",), (mode_code,)),
+           Flag("--disaggregation-transfer-backend", (backend,), (backend_code,))]
+    if layer and backend == "mooncake":
+        lp = b.use("sglang-lp")
+        pf.append(Flag("--enable-disagg-layer-pipeline", (), (lp,)))
+        df.append(Flag("--enable-disagg-layer-pipeline", (), (lp,)))
+    elif layer:
+        b.note("sglang-lp-nixl", profile=b.pname)
+    queue = b.use("sglang-queue", n=n)
+    penv.append(EnvVar("SGLANG_DISAGGREGATION_QUEUE_SIZE", str(n), (queue,)))
+    if n > 4:
+        penv.append(EnvVar("SGLANG_DISAGGREGATION_THREAD_POOL_SIZE", str(n), (queue,)))
+    return bport
 
-    # placement: two GPUs on one host, or one shared GPU
+
+def _placement(b: _Build, shared_gpu: bool, first: _Where, second: _Where, regular: bool,
+               pside: _Side, dside: _Side) -> None:
+    """Two instances on one host go on two GPUs, or share one (``shared_gpu``)."""
+    (pf, penv), (df, denv) = pside, dside
     if shared_gpu:
         if b.engine == "vllm":
             code = b.use("vllm-shared-gpu", frac=SHARED_GPU_FRACTION, total=_total())
@@ -831,44 +996,60 @@ def _split(b: _Build, backend: Backend, shared_gpu: bool) -> list[Command]:
             share = Flag("--mem-fraction-static", (SHARED_GPU_FRACTION,), (code,))
         pf.append(share)
         df.append(share)
-    elif same_host:
+    elif _host_key(first.host) == _host_key(second.host):
+        who = "The two workers" if regular else "Prefill and decode"
         if b.engine == "vllm":
-            how = "CUDA_VISIBLE_DEVICES=0 and =1"
-            code = b.use("same-host-gpus", host=prefill.host, how=how)
+            code = b.use("same-host-gpus", host=first.host, how="CUDA_VISIBLE_DEVICES=0 and =1", who=who)
             penv.insert(0, EnvVar("CUDA_VISIBLE_DEVICES", "0", (code,)))
             denv.insert(0, EnvVar("CUDA_VISIBLE_DEVICES", "1", (code,)))
         else:
-            how = "the decode server gets --base-gpu-id 1, as in SGLang's single-node example"
-            code = b.use("same-host-gpus", host=prefill.host, how=how)
+            which = "the second worker" if regular else "the decode server"
+            how = f"{which} gets --base-gpu-id 1, as in SGLang's single-node example"
+            code = b.use("same-host-gpus", host=first.host, how=how, who=who)
             df.append(Flag("--base-gpu-id", ("1",), (code,)))
 
-    pf += _prefix_flags(b, "prefill")
-    df += _prefix_flags(b, "decode")
-    pf += b.dtype(split=True)
-    df += b.dtype(split=True)
 
-    model_code = b.use("model-id", model=p.model)
-    commands = [
-        Command("prefill", prefill.url, _program(b), tuple(pf), tuple(penv), (model_code,)),
-        Command("decode", decode.url, _program(b), tuple(df), tuple(denv), (model_code,)),
-    ]
-    router_address = b.address(router)
-    if b.engine == "vllm":
+def _router(b: _Build, route: _Route, backend: Backend, router: _Where, prefill: _Where, decode: _Where,
+            bport: int, used: set[tuple[str, int]], http: set[tuple[str, int]]) -> Command:
+    """The command of the router in front of the two instances."""
+    if route.name is None:  # vLLM's example proxy (PD only)
         rflags = [
-            *router_address,
+            *b.address(router),
             Flag("--prefiller-hosts", (prefill.host,)), Flag("--prefiller-ports", (str(prefill.port),)),
             Flag("--decoder-hosts", (decode.host,)), Flag("--decoder-ports", (str(decode.port),)),
         ]
-        commands.append(Command("router", router.url, VLLM_PROXY, tuple(rflags), (), (b.use("vllm-proxy"),)))
+        return Command("router", router.url, VLLM_PROXY, tuple(rflags), (), (b.use("vllm-proxy"),))
+    spec = ROUTER_SPECS[route.name]
+    host = _router_host(router)
+    port = b.address(router)[1]  # its caveats: a default or a moved port
+    metrics = _side_port(b, "--prometheus-port", route.metrics_port or ROUTER_METRICS_PORT, router.host, used, http)
+    mcode = b.use("router-metrics", port=metrics)
+    hcodes = () if is_loopback_host(router.host) else (b.use("router-host", url=router.profile_url, host=host),)
+    flags = [Flag("--host", (host,), hcodes), port,
+             Flag("--prometheus-host", (host,), (*hcodes, mcode)), Flag("--prometheus-port", (str(metrics),), (mcode,))]
+    if route.mode == "regular":
+        flags.append(Flag("--worker-urls", (_origin(prefill), _origin(decode)), (b.use("router-regular"),)))
     else:
-        rflags = [
-            Flag("--pd-disaggregation"),
-            Flag("--prefill", (_origin(prefill), str(bport))),
-            Flag("--decode", (_origin(decode),)),
-            *router_address,
-        ]
-        commands.append(Command("router", router.url, SGLANG_ROUTER, tuple(rflags), (), (b.use("sglang-router"),)))
-    return commands
+        pd = b.use(f"{route.name}-router-pd", bport=bport)
+        with_port = route.name == "sglang" or backend == "mooncake"
+        flags += [Flag(spec.pd_flag, (), (pd,)),
+                  Flag("--prefill", (_origin(prefill), str(bport)) if with_port else (_origin(prefill),), (pd,)),
+                  Flag("--decode", (_origin(decode),))]
+        if route.name == "vllm" and backend == "mooncake":
+            flags.append(Flag("--kv-connector", ("mooncake",), (pd,)))
+    flags.append(Flag("--policy", (route.policy,), (b.use("router-policy", policy=route.policy),)))
+    return Command("router", router.url, spec.program, tuple(flags), (), (b.use(spec.caveat),))
+
+
+def _router_host(w: _Where) -> str:
+    """Where a router listens: the profile's host; a loopback name (``localhost``) as 127.0.0.1."""
+    if not is_loopback_host(w.host):
+        return w.host
+    try:
+        ipaddress.ip_address(w.host)
+    except ValueError:
+        return "127.0.0.1"
+    return w.host
 
 
 def _origin(w: _Where) -> str:
@@ -892,24 +1073,54 @@ def engine_flags(
     profile_name: str | None = None,
     transfer_backend: Backend | None = None,
     shared_gpu: bool = False,
+    router: Router | None = None,
+    router_mode: RouterMode = "pd",
+    policy: Policy = "cache_aware",
+    metrics_port: int | None = None,
 ) -> EngineFlags:
     """The commands that start ``engine`` to match ``profile`` in ``mode`` (merged | split).
 
     ``transfer_backend`` (split only): ``nixl`` or ``mooncake``; default vLLM → nixl
     (NixlConnector), SGLang → mooncake (its default). ``shared_gpu``: prefill and decode share
     one GPU (memory fractions are set); otherwise, on one host they are put on GPUs 0 and 1.
+
+    ``router`` (split only): the router in front, ``sglang`` or ``vllm`` (default: SGLang's
+    router for SGLang, vLLM's example proxy for vLLM). ``router_mode``: ``pd`` (a prefill and
+    a decode instance; a router's PD mode drives its own engine's instances only) or
+    ``regular`` (two whole instances; the router defaults to the engine's own). ``policy``
+    and ``metrics_port`` (default 29000, moved off any port taken) apply to those routers.
+    A combination that cannot work is a ``ValueError``.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     if mode not in ("merged", "split"):
         raise ValueError(f"mode must be merged or split, not {mode!r}")
+    if router is not None and router not in ROUTERS:
+        raise ValueError(f"router must be one of {', '.join(ROUTERS)}, not {router!r}")
+    if router_mode not in ROUTER_MODES:
+        raise ValueError(f"router mode must be one of {', '.join(ROUTER_MODES)}, not {router_mode!r}")
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+    if metrics_port is not None and not 0 < metrics_port < 65536:
+        raise ValueError(f"the metrics port must be 1…65535, not {metrics_port}")
     b = _Build(engine, profile, profile_name)
     if mode == "merged":
         if shared_gpu:
             b.note("shared-gpu-merged")
+        if router is not None or router_mode != "pd":
+            b.note("router-merged")
         return b.finish(mode, None, _merged(b))
+    if router_mode == "pd" and router is not None and ROUTER_SPECS[router].pd_engine != engine:
+        spec = ROUTER_SPECS[router]
+        raise ValueError(
+            f"{spec.name} in PD mode drives {ENGINE_NAMES[spec.pd_engine]} prefill and decode instances "
+            f"(their KV hand-off is {ENGINE_NAMES[spec.pd_engine]}'s own), not {ENGINE_NAMES[engine]} ones: "
+            f"use the router {engine!r} for {ENGINE_NAMES[engine]}, or the regular mode")
+    name: Router | None = router or (engine if router_mode == "regular" or engine == "sglang" else None)
+    route = _Route(name, router_mode, policy, metrics_port)
     backend = transfer_backend or DEFAULT_BACKEND[engine]
-    return b.finish(mode, backend, _split(b, backend, shared_gpu))
+    commands = _split(b, backend, shared_gpu, route)
+    return b.finish(mode, None if router_mode == "regular" else backend, commands, route)
 
 
 # -- the reference (docs/engines.md, generated) -------------------------------------------
@@ -945,8 +1156,9 @@ MAPPING: tuple[tuple[str, str, str], ...] = (
     ("`split.url` (else `base_url`)",
      f"the proxy: `{' '.join(VLLM_PROXY)} --host H --port P --prefiller-hosts … --prefiller-ports … "
      "--decoder-hosts … --decoder-ports …`",
-     f"the router: `{' '.join(SGLANG_ROUTER)} --pd-disaggregation --prefill URL {BOOTSTRAP_PORT} --decode URL "
-     "--host H --port P`"),
+     f"the router: `{' '.join(SGLANG_ROUTER)} --host H --port P --prometheus-host H --prometheus-port "
+     f"{ROUTER_METRICS_PORT} --pd-disaggregation --prefill URL {BOOTSTRAP_PORT} --decode URL --policy cache_aware` "
+     "(other routers: the table below)"),
     ("prefill and decode on one host",
      "`CUDA_VISIBLE_DEVICES=0` / `=1`; `--shared-gpu`: `--gpu-memory-utilization 0.45` each",
      "decode `--base-gpu-id 1`; `--shared-gpu`: `--mem-fraction-static 0.45` each"),
@@ -1051,6 +1263,24 @@ def engines_reference() -> str:
             f"| `{spec.code}` | {who} | {spec.level} | {_cell(flags)} | {_cell(spec.versions or '—')} "
             f"| {_cell(_placeholders(spec.text))} | {_cell(spec.source)} |"
         )
+    out += [
+        "",
+        "## Existing routers in front of the split side",
+        "",
+        "`--router sglang|vllm` puts an existing router on `split.url` (else `base_url`), listening on "
+        "loopback unless that URL names another host (then that host, with a warning). `--router-mode pd` "
+        "(the default) puts it in front of the prefill and the decode instance; `--router-mode regular` in "
+        "front of two whole instances on `split.prefill_base_url` and `split.decode_base_url`. A router's PD "
+        "mode drives its own engine's instances only.",
+        "",
+        "| router | install | regular mode | PD mode | checked |",
+        "|---|---|---|---|---|",
+    ]
+    for rs in ROUTER_SPECS.values():
+        head = f"{' '.join(rs.program)} --host H --port P --prometheus-host H --prometheus-port {ROUTER_METRICS_PORT}"
+        pd = f"{rs.pd_flag} --prefill URL [BOOTSTRAP_PORT] --decode URL"
+        out.append(f"| {rs.name} | `{rs.install}` | `{head} --worker-urls URL1 URL2 --policy P` "
+                   f"| `{head} {pd} --policy P` | {_cell(rs.checked)} |")
     out += ["", "## Other engines", ""]
     for name, text in OTHER_ENGINES:
         out += [f"**{name}.** {text}", ""]

@@ -15,6 +15,7 @@ import pytest
 from kvswitch.engine_flags import (
     CAVEATS,
     DTYPES,
+    ROUTER_SPECS,
     Command,
     EngineFlags,
     engine_flags,
@@ -175,6 +176,8 @@ def test_flags_carry_the_profile(case: Case, engine: str, mode: str) -> None:
         assert has(d, "--disaggregation-decode-enable-radix-cache") == case.prefix
         assert r.argv[:3] == ["python", "-m", "sglang_router.launch_router"]
         assert has(r, "--pd-disaggregation")
+        assert value(r, "--host") == value(r, "--prometheus-host") == ["127.0.0.1"]
+        assert value(r, "--prometheus-port") == ["29000"] and value(r, "--policy") == ["cache_aware"]
         assert value(r, "--prefill") == ["http://127.0.0.1:8100", "8998"]
         assert value(r, "--decode") == ["http://127.0.0.1:8200"]
     if expected_dtype is not None:
@@ -293,8 +296,9 @@ def test_json_shape() -> None:
                           profile_name="lab")
     data = json.loads(json.dumps(result.as_dict()))
     assert set(data) == {"kvswitch_engine_flags", "engine", "mode", "profile", "model", "transfer_backend",
-                         "ok", "commands", "caveats"}
+                         "router", "router_mode", "ok", "commands", "caveats"}
     assert (data["engine"], data["mode"], data["profile"], data["ok"]) == ("sglang", "split", "lab", False)
+    assert (data["router"], data["router_mode"]) == ("sglang", "pd")
     assert [c["role"] for c in data["commands"]] == ["prefill", "decode", "router"]
     numbers = {c["n"] for c in data["caveats"]}
     for cmd in data["commands"]:
@@ -323,6 +327,125 @@ def test_bad_engine_or_mode_is_a_value_error() -> None:
         engine_flags(profile, "vllm", "both")
 
 
+# -- routers in front of the split side ----------------------------------------------------
+PD_PROFILE = Case(512, True, "auto", "request-wise", 4)
+
+
+def test_sglang_router_regular_mode_fronts_two_whole_instances() -> None:
+    result = engine_flags(PD_PROFILE.profile(), "sglang", "split", router="sglang", router_mode="regular",
+                          policy="round_robin")
+    assert [c.role for c in result.commands] == ["worker", "worker", "router"]
+    assert (result.router, result.router_mode, result.transfer_backend) == ("sglang", "regular", None)
+    first, second, r = result.commands
+    for worker in (first, second):
+        assert value(worker, "--chunked-prefill-size") == ["512"]
+        assert not any(f.name.startswith("--disaggregation") for f in worker.flags)
+        assert "SGLANG_DISAGGREGATION_QUEUE_SIZE" not in env(worker)
+    assert value(second, "--base-gpu-id") == ["1"] and not has(first, "--base-gpu-id")
+    assert r.argv[:3] == ["python", "-m", "sglang_router.launch_router"]
+    assert value(r, "--worker-urls") == ["http://127.0.0.1:8100", "http://127.0.0.1:8200"]
+    assert not has(r, "--pd-disaggregation") and not has(r, "--prefill")
+    assert value(r, "--policy") == ["round_robin"]
+    codes = {c.code for c in result.caveats}
+    assert {"router-regular", "router-policy", "router-metrics", "sglang-router"} <= codes
+    assert not codes & {"chunk-split", "split-no-throughput", "split-same-dtype", "sglang-router-pd"}
+    same_host = next(c.text for c in result.caveats if c.code == "same-host-gpus")
+    assert same_host.startswith("The two workers run on one host") and "the second worker" in same_host
+
+
+def test_regular_mode_defaults_to_the_engines_own_router() -> None:
+    result = engine_flags(PD_PROFILE.profile(), "vllm", "split", router_mode="regular")
+    r = result.commands[2]
+    assert result.router == "vllm" and r.argv[0] == "vllm-router"
+    assert value(r, "--worker-urls") == ["http://127.0.0.1:8100", "http://127.0.0.1:8200"]
+    assert (env(result.commands[0])["CUDA_VISIBLE_DEVICES"], env(result.commands[1])["CUDA_VISIBLE_DEVICES"]) == (
+        "0", "1")
+    assert not any(has(c, "--kv-transfer-config") for c in result.commands)
+
+
+@pytest.mark.parametrize(("backend", "prefill", "connector"), [
+    ("nixl", ["http://127.0.0.1:8100"], None),
+    ("mooncake", ["http://127.0.0.1:8100", "8998"], ["mooncake"]),
+])
+def test_vllm_router_pd_mode(backend: str, prefill: list[str], connector: list[str] | None) -> None:
+    result = engine_flags(PD_PROFILE.profile(), "vllm", "split", router="vllm",
+                          transfer_backend=backend)  # type: ignore[arg-type]
+    p, d, r = result.commands
+    assert r.argv[:1] == ["vllm-router"] and has(r, "--vllm-pd-disaggregation")
+    assert value(r, "--prefill") == prefill and value(r, "--decode") == ["http://127.0.0.1:8200"]
+    assert value(r, "--kv-connector") == connector
+    assert value(r, "--host") == value(r, "--prometheus-host") == ["127.0.0.1"]
+    assert has(p, "--kv-transfer-config") and has(d, "--kv-transfer-config")
+    assert {"vllm-router", "vllm-router-pd"} <= {c.code for c in result.caveats}
+    assert (result.router, result.router_mode, result.transfer_backend) == ("vllm", "pd", backend)
+
+
+def test_default_routers_stay_the_engines_usual_ones() -> None:
+    vllm = engine_flags(PD_PROFILE.profile(), "vllm", "split")
+    assert vllm.router == "proxy" and vllm.commands[2].argv[1].endswith("toy_proxy_server.py")
+    sglang = engine_flags(PD_PROFILE.profile(), "sglang", "split")
+    assert sglang.router == "sglang"
+    assert sglang.commands[2].argv == engine_flags(PD_PROFILE.profile(), "sglang", "split",
+                                                   router="sglang").commands[2].argv
+
+
+@pytest.mark.parametrize(("engine", "router"), [("vllm", "sglang"), ("sglang", "vllm")])
+def test_a_routers_pd_mode_with_another_engine_is_refused(engine: str, router: str) -> None:
+    with pytest.raises(ValueError, match="PD mode drives"):
+        engine_flags(PD_PROFILE.profile(), engine, "split", router=router)  # type: ignore[arg-type]
+    assert engine_flags(PD_PROFILE.profile(), engine, "split", router=router,  # type: ignore[arg-type]
+                        router_mode="regular").ok
+
+
+def test_a_router_on_another_host_listens_there_not_everywhere() -> None:
+    profile = Profile.model_validate({
+        "base_url": "http://10.0.0.10:8000/v1", "model": "m",
+        "split": {"prefill_base_url": "http://10.0.0.11:8100", "decode_base_url": "http://10.0.0.12:8200"}})
+    for router in ("sglang", "vllm"):
+        result = engine_flags(profile, router, "split", router=router)
+        r = result.commands[2]
+        assert value(r, "--host") == value(r, "--prometheus-host") == ["10.0.0.10"]
+        assert "0.0.0.0" not in r.argv
+        warning = next(c for c in result.caveats if c.code == "router-host")
+        assert warning.level == "warning" and "10.0.0.10" in warning.text
+
+
+def test_a_router_named_localhost_binds_127_0_0_1() -> None:
+    profile = Profile.model_validate({
+        "base_url": "http://localhost:9000/v1", "model": "m",
+        "split": {"prefill_base_url": "http://localhost:8100", "decode_base_url": "http://localhost:8200"}})
+    result = engine_flags(profile, "sglang", "split")
+    r = result.commands[2]
+    assert value(r, "--host") == value(r, "--prometheus-host") == ["127.0.0.1"]
+    assert "router-host" not in {c.code for c in result.caveats}
+
+
+def test_the_metrics_port_is_asked_for_or_moved_off_a_taken_one() -> None:
+    asked = engine_flags(PD_PROFILE.profile(), "sglang", "split", metrics_port=39123)
+    assert value(asked.commands[2], "--prometheus-port") == ["39123"]
+    profile = Profile.model_validate({
+        "base_url": "http://127.0.0.1:29000/v1", "model": "m",
+        "split": {"prefill_base_url": "http://127.0.0.1:8100", "decode_base_url": "http://127.0.0.1:8200"}})
+    moved = engine_flags(profile, "sglang", "split")
+    assert value(moved.commands[2], "--port") == ["29000"]
+    assert value(moved.commands[2], "--prometheus-port") == ["29001"]
+    assert "side-port-moved" in {c.code for c in moved.caveats}
+    with pytest.raises(ValueError, match="metrics port"):
+        engine_flags(PD_PROFILE.profile(), "sglang", "split", metrics_port=70000)
+
+
+def test_a_router_in_merged_mode_is_only_a_note() -> None:
+    result = engine_flags(PD_PROFILE.profile(), "sglang", "merged", router="sglang")
+    assert [c.role for c in result.commands] == ["merged"] and result.router is None
+    assert "router-merged" in {c.code for c in result.caveats}
+
+
+@pytest.mark.parametrize("kw", [{"router": "tgi"}, {"router_mode": "both"}, {"policy": "fastest"}])
+def test_bad_router_choices_are_value_errors(kw: dict[str, str]) -> None:
+    with pytest.raises(ValueError, match="must be one of"):
+        engine_flags(PD_PROFILE.profile(), "sglang", "split", **kw)  # type: ignore[arg-type]
+
+
 # -- the CLI --------------------------------------------------------------------------------
 def setup_profile(*edits: str) -> None:
     init(preset="vllm", model="Qwen/Qwen2.5-7B-Instruct", profile="lab")
@@ -341,6 +464,23 @@ def test_cli_text_and_json() -> None:
     assert out.rc == 0, out
     data = json.loads(out.out)
     assert data["mode"] == "split" and data["transfer_backend"] == "mooncake" and data["ok"] is True
+
+
+def test_cli_router_options() -> None:
+    setup_profile()
+    text = cli("engine-flags", "--engine", "vllm", "--mode", "split", "--router", "sglang", "--router-mode",
+               "regular", "--router-policy", "round_robin", "--router-metrics-port", "39000")
+    assert text.rc == 0, text
+    assert text.out.startswith("kvswitch engine-flags · vLLM · split · SGLang's router, regular · profile lab")
+    assert "# worker (prefills and decodes) →" in text.out
+    shells = [c for c in text.out.split("\n\n") if c.startswith("# router")]
+    assert "--policy round_robin" in shells[0] and "--prometheus-port 39000" in shells[0]
+    data = json.loads(cli("engine-flags", "--engine", "vllm", "--mode", "split", "--router", "vllm",
+                          "--format", "json").out)
+    assert (data["router"], data["router_mode"]) == ("vllm", "pd")
+    assert data["commands"][2]["argv"][:2] == ["vllm-router", "--host"]
+    refused = cli("engine-flags", "--engine", "vllm", "--mode", "split", "--router", "sglang")
+    assert refused.rc == 2 and "PD mode drives" in refused.err
 
 
 def test_cli_follows_the_config_mode_and_profile() -> None:
@@ -366,6 +506,9 @@ def test_cli_refusal_exits_1() -> None:
     ["engine-flags", "--engine", "vllm", "--mode", "both"],
     ["engine-flags", "--engine", "vllm", "--format", "yaml"],
     ["engine-flags", "--engine", "vllm", "--bogus"],
+    ["engine-flags", "--engine", "vllm", "--router", "tgi"],
+    ["engine-flags", "--engine", "vllm", "--router-mode", "both"],
+    ["engine-flags", "--engine", "vllm", "--router-metrics-port", "x"],
 ])
 def test_cli_usage_errors_exit_2(argv: list[str]) -> None:
     setup_profile()
@@ -401,3 +544,5 @@ def test_engines_doc_covers_every_dtype_and_caveat() -> None:
         assert f"| `{code}` |" in ref
     for name in ("llama.cpp", "TensorRT-LLM", "LMDeploy", "NVIDIA Dynamo"):
         assert f"**{name}" in ref
+    for spec in ROUTER_SPECS.values():
+        assert f"| {spec.name} | `{spec.install}` |" in ref

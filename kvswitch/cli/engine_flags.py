@@ -10,6 +10,8 @@ from typing import Any
 
 __all__ = ["register", "render_text"]
 
+ROUTER_SHOWN = {"sglang": "SGLang's router", "vllm": "vLLM's router", "proxy": "vLLM's example proxy"}
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
@@ -17,7 +19,8 @@ def register(sub: Any) -> None:
         help="the vLLM or SGLang server commands that match a profile, with caveats per flag",
         description="Print the server-side commands that match a profile (default: the active one) in a "
         "mode (default: kvswitch's mode): merged is one instance with chunked prefill; split is a "
-        "prefill instance, a decode instance and the router or proxy in front of them. Every flag "
+        "prefill instance, a decode instance and the router or proxy in front of them (--router: an "
+        "existing PD router, SGLang's or vLLM's, in PD or regular mode). Every flag "
         "carries the caveats of kvswitch's engine reference (version windows, defaults, constraints). "
         "A profile value the engine does not have (kv_cache_dtype int8 in vLLM or SGLang, layer-wise "
         "transfer on SGLang with NIXL) is refused: the flag is left out, the caveat says what to use, "
@@ -30,6 +33,16 @@ def register(sub: Any) -> None:
                    help="split: the KV transfer backend (default: vLLM nixl, SGLang mooncake)")
     p.add_argument("--shared-gpu", action="store_true",
                    help="split: prefill and decode share one GPU (sets each one's memory fraction)")
+    p.add_argument("--router", choices=("sglang", "vllm"),
+                   help="split: an existing router in front (default: SGLang's router for SGLang, vLLM's "
+                   "example proxy for vLLM)")
+    p.add_argument("--router-mode", choices=("pd", "regular"), default="pd",
+                   help="split: pd (a prefill and a decode instance; the default) or regular (two whole "
+                   "instances, balanced by the router)")
+    p.add_argument("--router-policy", choices=("cache_aware", "round_robin", "power_of_two", "random"),
+                   default="cache_aware", help="the router's load-balancing policy (default cache_aware)")
+    p.add_argument("--router-metrics-port", type=int, metavar="PORT",
+                   help="the router's Prometheus port (default 29000, moved off a port already taken)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--reference", action="store_true",
                    help="print the generated part of docs/engines.md (markdown) and exit")
@@ -41,12 +54,13 @@ def render_text(result: Any) -> str:
     from kvswitch.engine_flags import ENGINE_NAMES
 
     names = {"merged": "merged instance", "prefill": "prefill instance", "decode": "decode instance",
-             "router": "router"}
+             "worker": "worker (prefills and decodes)", "router": "router"}
     from kvswitch.validate import show_name
 
     profile = f" · profile {show_name(result.profile)}" if result.profile else ""
     backend = f" · {result.transfer_backend}" if result.transfer_backend else ""
-    lines = [f"kvswitch engine-flags · {ENGINE_NAMES[result.engine]} · {result.mode}{backend}{profile}", ""]
+    router = f" · {ROUTER_SHOWN[result.router]}, {result.router_mode}" if result.router else ""
+    lines = [f"kvswitch engine-flags · {ENGINE_NAMES[result.engine]} · {result.mode}{backend}{router}{profile}", ""]
     if not result.ok:
         numbers = ", ".join(str(c.n) for c in result.refused)
         lines += [f"REFUSED: the profile asks for what {ENGINE_NAMES[result.engine]} does not have "
@@ -84,8 +98,13 @@ def run(args: argparse.Namespace) -> int:
     config = read_config()
     name, profile = config.profile(args.profile)
     mode = args.mode or config.model.mode
-    result = engine_flags(profile, args.engine, mode, profile_name=name,
-                          transfer_backend=args.transfer_backend, shared_gpu=args.shared_gpu)
+    try:
+        result = engine_flags(profile, args.engine, mode, profile_name=name,
+                              transfer_backend=args.transfer_backend, shared_gpu=args.shared_gpu,
+                              router=args.router, router_mode=args.router_mode, policy=args.router_policy,
+                              metrics_port=args.router_metrics_port)
+    except ValueError as exc:  # a combination that cannot work (a router's PD mode, another engine)
+        raise UsageError(f"engine-flags: {exc}") from None
     if args.format == "json":
         print(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
     else:
