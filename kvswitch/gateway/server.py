@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import contextlib
 import hmac
+import json
 import logging
 import os
 import signal
@@ -44,6 +45,14 @@ from kvswitch.gateway.apis import Api, api_of, error_body, error_event, has_erro
 from kvswitch.gateway.errors import GatewayError
 from kvswitch.gateway.metrics import GatewayMetrics
 from kvswitch.gateway.settings import GatewaySettings
+from kvswitch.gateway.translating import (
+    LACKING_STATUS,
+    TRANSLATABLE,
+    TRANSLATED_HEADER,
+    Translation,
+    upstream_message,
+)
+from kvswitch.gateway.translating import start as start_translation
 from kvswitch.http_serving import (
     HOP_BY_HOP,
     QuietLogger,
@@ -192,6 +201,9 @@ class Gateway:
         self._samples: deque[dict[str, Any]] = deque(maxlen=SAMPLES_KEPT)
         """The latest answers' timings, served at ``GET /samples`` (what ``probe --passive`` reads)."""
         self._seq = 0
+        self._lacking: set[tuple[str, Api]] = set()
+        """(upstream API base, API) pairs seen answering that they have no such route."""
+        self._noted: set[tuple[Api, tuple[str, ...]]] = set()  # translation notes logged once
 
     # -- life ------------------------------------------------------------------------------------
     @property
@@ -443,27 +455,36 @@ class Gateway:
         try:
             body = await self._body(request) if method == "POST" else None
             assert self._session is not None
+            translation = None
+            if body is not None and api in TRANSLATABLE and self._translates(mode, api):
+                translation = self._translation(api, path, body, mode)
+                if translation.local is not None:
+                    code = 200
+                    return self._local_answer(translation, mode_value)
+                url, body = self._chat_url(mode), translation.body
             m.overhead.labels(mode, api).observe(time.perf_counter() - t0)
-            try:
-                resp = await self._open(method, url, body, headers)
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                # the first-byte timeout is a 504; a connect timeout is an unreachable upstream
-                if isinstance(exc, TimeoutError) and not isinstance(exc, aiohttp.ConnectionTimeoutError):
-                    m.upstream_up.labels(mode).set(1)
-                    m.outcomes.labels(mode, api, "timeout").inc()
-                    raise _Answer(504, f"the {mode} upstream sent nothing within "
-                                       f"{s.first_byte_timeout:g} s") from None
-                m.upstream_up.labels(mode).set(0)
-                m.outcomes.labels(mode, api, "upstream_error").inc()
-                raise _Answer(502, f"the {mode} upstream ({_origin(url)}) cannot be reached: "
-                                   f"{why(exc)}") from None
-            m.upstream_up.labels(mode).set(1)
+            resp = await self._reach(method, url, body, headers, mode, api)
+            if (translation is None and body is not None and api in TRANSLATABLE
+                    and s.translate == "auto" and resp.status in LACKING_STATUS):
+                # the upstream lacks this API (it generated nothing): from now on, translate
+                resp.release()
+                self._lacking.add((s.base(mode), api))
+                translation = self._translation(api, path, body, mode)
+                if translation.local is not None:
+                    code = 200
+                    return self._local_answer(translation, mode_value)
+                resp = await self._reach(method, self._chat_url(mode), translation.body, headers, mode, api)
             try:
                 code = resp.status
                 content_type = resp.headers.get("Content-Type", "application/json")
                 if resp.status == 200 and content_type.startswith("text/event-stream"):
                     streaming = True
+                    if translation is not None:
+                        return await self._stream_translated(request, resp, translation, mode, reason,
+                                                             mode_value, t0)
                     return await self._stream(request, resp, content_type, mode, reason, api, mode_value, t0)
+                if translation is not None:
+                    return await self._whole_translated(resp, translation, mode, reason, mode_value, t0)
                 return await self._whole(resp, content_type, mode, reason, api, mode_value, t0, path)
             finally:
                 # back to the pool when the answer was read to its end; closed otherwise
@@ -490,6 +511,179 @@ class Gateway:
             self.in_flight -= 1
             m.in_flight.labels(mode).dec()
             m.requests.labels(mode, reason, api, str(code)).inc()
+
+    async def _reach(self, method: str, url: URL, body: bytes | None, headers: dict[str, str],
+                     mode: CacheMode, api: Api) -> aiohttp.ClientResponse:
+        """The upstream's response head, or the error the client gets instead."""
+        s, m = self.settings, self.metrics
+        try:
+            resp = await self._open(method, url, body, headers)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            # the first-byte timeout is a 504; a connect timeout is an unreachable upstream
+            if isinstance(exc, TimeoutError) and not isinstance(exc, aiohttp.ConnectionTimeoutError):
+                m.upstream_up.labels(mode).set(1)
+                m.outcomes.labels(mode, api, "timeout").inc()
+                raise _Answer(504, f"the {mode} upstream sent nothing within "
+                                   f"{s.first_byte_timeout:g} s") from None
+            m.upstream_up.labels(mode).set(0)
+            m.outcomes.labels(mode, api, "upstream_error").inc()
+            raise _Answer(502, f"the {mode} upstream ({_origin(url)}) cannot be reached: "
+                               f"{why(exc)}") from None
+        m.upstream_up.labels(mode).set(1)
+        return resp
+
+    # -- translation -------------------------------------------------------------------------------
+    def _translates(self, mode: CacheMode, api: Api) -> bool:
+        how = self.settings.translate
+        return how == "always" or (how == "auto" and (self.settings.base(mode), api) in self._lacking)
+
+    def _chat_url(self, mode: CacheMode) -> URL:
+        return URL(self.settings.base(mode).rstrip("/") + "/chat/completions", encoded=False)
+
+    def _translation(self, api: Api, path: str, body: bytes, mode: CacheMode) -> Translation:
+        from kvswitch.gateway.translate import UntranslatableError
+
+        try:
+            translation = start_translation(api, path, body)
+        except (ValueError, UntranslatableError) as exc:
+            raise _Answer(400, f"{exc}; the {mode} upstream serves Chat Completions only, so this "
+                               "request must be translated") from None
+        if translation.notes:
+            seen = (api, tuple(translation.notes))
+            if seen not in self._noted and len(self._noted) < 256:
+                self._noted.add(seen)
+                _log.warning("%s request translated to Chat Completions for the %s upstream; not "
+                             "carried: %s", api, mode, "; ".join(translation.notes))
+        return translation
+
+    def _local_answer(self, translation: Translation, mode_value: str) -> web.Response:
+        return web.Response(body=json.dumps(translation.local).encode(), headers={
+            "Content-Type": "application/json", REPLY_HEADER: mode_value,
+            TRANSLATED_HEADER: translation.header()})
+
+    async def _whole_translated(self, resp: aiohttp.ClientResponse, tr: Translation, mode: CacheMode,
+                                reason: str, mode_value: str, t0: float) -> web.Response:
+        try:
+            async with asyncio.timeout(self.settings.idle_timeout):
+                data = await read_capped(resp, _MAX_ANSWER)
+        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            raise _Answer(502, f"the {mode} upstream's answer broke: {why(exc)}") from None
+        redact = self._redact
+        text = data.decode("utf-8", "replace")
+        if redact and redact.holds(text):
+            text = redact.text(text)
+        headers = {"Content-Type": "application/json", REPLY_HEADER: mode_value,
+                   TRANSLATED_HEADER: tr.header()}
+        if "Retry-After" in resp.headers:
+            headers["Retry-After"] = resp.headers["Retry-After"]
+        if resp.status != 200:
+            message = upstream_message(text.encode())
+            return web.Response(status=resp.status, headers=headers, body=error_body(
+                tr.api, resp.status, f"the {mode} upstream answered HTTP {resp.status}"
+                                     + (f": {message}" if message else "")))
+        try:
+            chat = json.loads(text)
+            if not isinstance(chat, dict):
+                raise ValueError("not a JSON object")
+            answer = tr.translator.response(chat, tr.request)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise _Answer(502, f"the {mode} upstream's Chat Completions answer cannot be read: "
+                               f"{first_line(exc)}") from None
+        clock = StreamClock(t0)
+        clock.whole(data)
+        if clock.ttft is not None:
+            self.metrics.ttft.labels(mode, tr.api).observe(clock.ttft)
+        self.metrics.e2e.labels(mode, tr.api).observe(time.perf_counter() - t0)
+        self._sample(mode, reason, tr.api, clock, "ok" if clock.error is None else "inband_error", 200)
+        return web.Response(body=json.dumps(answer).encode(), headers=headers)
+
+    async def _stream_translated(self, request: web.BaseRequest, resp: aiohttp.ClientResponse,
+                                 tr: Translation, mode: CacheMode, reason: str, mode_value: str,
+                                 t0: float) -> web.StreamResponse:
+        """A Chat Completions stream passed on in the client's API, event by event."""
+        from kvswitch.probe.sse import SSEError, SSEParser
+
+        s, m, api = self.settings, self.metrics, tr.api
+        out = web.StreamResponse(status=200, headers={
+            "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
+            REPLY_HEADER: mode_value, TRANSLATED_HEADER: tr.header(),
+        })
+        clock = StreamClock(t0, max_line=s.max_sse_line)
+        parser = SSEParser(max_line=s.max_sse_line)
+        stream = tr.translator.stream(tr.request)
+        scrub = _Scrubber(s.upstream_key)
+        await out.prepare(request)
+        outcome, cause = "ok", ""
+        read = resp.content.readany
+        idle = _IdleWatch(s.idle_timeout)
+        try:
+            while True:
+                idle.since = time.perf_counter()
+                try:
+                    chunk = await read()
+                except (aiohttp.ClientError, ConnectionError) as exc:
+                    outcome, cause = "upstream_error", f"the {mode} upstream broke the stream: {why(exc)}"
+                    break
+                except asyncio.CancelledError:
+                    if idle.timed_out():
+                        outcome, cause = "timeout", f"the {mode} upstream sent nothing for {s.idle_timeout:g} s"
+                        break
+                    if not self._drain_over():
+                        raise
+                    outcome, cause = "timeout", "the gateway is stopping; the stream outlasted its drain"
+                    break
+                idle.since = None
+                if not chunk:
+                    break
+                now = time.perf_counter()
+                try:
+                    events = parser.feed(chunk)
+                except SSEError as exc:
+                    outcome, cause = "upstream_error", f"the {mode} upstream's stream broke: {exc}"
+                    break
+                data = scrub(b"".join([stream.feed(ev.data) for ev in events]))
+                if data and not await self._send(request, out, data):
+                    m.outcomes.labels(mode, api, "timeout").inc()
+                    self._sample(mode, reason, api, clock, "timeout", 200)
+                    return out
+                clock.feed(chunk, now)
+            clock.close()
+            if outcome == "ok" and clock.error is not None:
+                outcome = "inband_error"
+            end = stream.finish() if outcome in ("ok", "inband_error") else stream.fail(cause)
+            await out.write(scrub(end) + scrub.rest())
+            if outcome not in ("ok", "inband_error"):
+                out.force_close()
+            await out.write_eof()
+        except (ConnectionError, aiohttp.ClientConnectionResetError):
+            outcome = "client_disconnect"
+        finally:
+            idle.stop()
+        m.outcomes.labels(mode, api, outcome).inc()
+        self._sample(mode, reason, api, clock, outcome, 200)
+        if clock.ttft is not None:
+            m.ttft.labels(mode, api).observe(clock.ttft)
+            itl = m.itl.labels(mode, api)
+            for gap in clock.itl:
+                itl.observe(gap)
+        if outcome == "ok":
+            m.e2e.labels(mode, api).observe(time.perf_counter() - t0)
+        return out
+
+    async def _send(self, request: web.BaseRequest, out: web.StreamResponse, data: bytes) -> bool:
+        """Write ``data`` on; ``False`` when the reader took nothing for the idle timeout (it is
+        let go)."""
+        transport = request.transport
+        if transport is not None and transport.get_write_buffer_size() < _SMALL_BUFFER:
+            await out.write(data)  # nothing queued: this write cannot wait for long
+            return True
+        try:
+            async with asyncio.timeout(self.settings.idle_timeout):
+                await out.write(data)
+        except TimeoutError:
+            cut(request)
+            return False
+        return True
 
     def _drain_over(self) -> bool:
         """Whether this cancellation is the end of the drain, not the client going away; if
@@ -691,6 +885,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--mode", choices=MODES, default="merged")
     ap.add_argument("--max-in-flight", type=int, default=64)
+    ap.add_argument("--translate", choices=("auto", "always", "never"), default="auto",
+                    help="Messages and Responses requests over Chat Completions: where the upstream "
+                         "lacks them (auto), always, or never")
     return ap
 
 
@@ -698,7 +895,7 @@ async def _serve(args: argparse.Namespace, token: str) -> None:
     gateway = Gateway(GatewaySettings(
         merged=args.merged, split=args.split, token=token,
         upstream_key=os.environ.get("KVSWITCH_UPSTREAM_KEY") or None, mode=args.mode,
-        port=args.port, max_in_flight=args.max_in_flight))
+        port=args.port, max_in_flight=args.max_in_flight, translate=args.translate))
     await gateway.start()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

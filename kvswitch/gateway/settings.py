@@ -11,6 +11,7 @@ from kvswitch.literals import CacheMode
 
 if TYPE_CHECKING:
     from kvswitch.config import Config
+    from kvswitch.gateway.translating import Translate
     from kvswitch.models import Profile
 
 __all__ = ["DRAIN_TIMEOUT", "GatewaySettings", "api_base", "settings_from_config"]
@@ -39,6 +40,9 @@ class GatewaySettings:
     drain_timeout: float = DRAIN_TIMEOUT
     max_body: int = 32 * 1024 * 1024
     max_sse_line: int = 1 << 20
+    translate: Translate = "auto"
+    """Messages and Responses requests over Chat Completions: where the upstream lacks them
+    (``auto``), always, or never."""
 
     def base(self, mode: str) -> str:
         """The API base of ``mode``'s upstream."""

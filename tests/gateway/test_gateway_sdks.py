@@ -106,8 +106,8 @@ def test_openai_completions(oa: openai.OpenAI) -> None:
 
 def test_openai_responses(peers: Peers, oa: openai.OpenAI) -> None:
     """llama.cpp serves /v1/responses: through the gateway, whole and streamed (the SDK's own
-    typed events). The lab router has no such route: the SDK raises NotFoundError with the
-    API's own error body."""
+    typed events). The lab router has no such route: with translation off, the SDK raises
+    NotFoundError with the API's own error body (translation: test_gateway_translation.py)."""
     done = oa.responses.create(model=MODEL, input=prompt(), max_output_tokens=5)
     assert done.status == "completed" and done.output_text
     events = list(
@@ -117,8 +117,12 @@ def test_openai_responses(peers: Peers, oa: openai.OpenAI) -> None:
     assert "response.output_text.delta" in kinds and kinds[-1] == "response.completed"
     assert "".join(e.delta for e in events if e.type == "response.output_text.delta")
 
-    with oai(f"{peers.gateway.url}/split/v1") as split, pytest.raises(openai.NotFoundError) as info:
-        split.responses.create(model=MODEL, input=prompt(), max_output_tokens=5)
+    plain = peers.start_gateway(peers.settings(translate="never"))
+    try:
+        with oai(f"{plain.url}/split/v1") as split, pytest.raises(openai.NotFoundError) as info:
+            split.responses.create(model=MODEL, input=prompt(), max_output_tokens=5)
+    finally:
+        peers.stop_gateway(plain)
     assert info.value.status_code == 404
     assert info.value.response.headers[REPLY_HEADER] == "split; reason=path"
     body = info.value.response.json()
@@ -149,10 +153,14 @@ def test_anthropic_messages(peers: Peers, an: anthropic.Anthropic) -> None:
     )
     assert final.content[0].type == "text" and final.content[0].text
 
-    with ant(f"{peers.gateway.url}/split") as split, pytest.raises(anthropic.NotFoundError) as info:
-        split.messages.create(
-            model=MODEL, max_tokens=5, messages=[{"role": "user", "content": prompt()}]
-        )
+    plain = peers.start_gateway(peers.settings(translate="never"))
+    try:
+        with ant(f"{plain.url}/split") as split, pytest.raises(anthropic.NotFoundError) as info:
+            split.messages.create(
+                model=MODEL, max_tokens=5, messages=[{"role": "user", "content": prompt()}]
+            )
+    finally:
+        peers.stop_gateway(plain)
     body = info.value.response.json()  # the lab router's 404, put in Anthropic's own shape
     assert body["type"] == "error" and body["error"]["type"] == "not_found_error"
     assert "/v1/messages" in body["error"]["message"]
