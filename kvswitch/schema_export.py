@@ -88,6 +88,7 @@ def config_reference() -> str:
         "SplitProfile": "[profiles.NAME.split]",
         "SharedCache": "[profiles.NAME.cache]",
         "RequestOptions": "[profiles.NAME.request]",
+        "AutoRoute": "[profiles.NAME.auto]",
         "ClientEntry": "[[clients]]",
         "Nudge": "[clients.nudge] (or nudge = { … } inline)",
         "GatewayConfig": "[gateway]",

@@ -33,6 +33,12 @@ def _serve_options(p: argparse.ArgumentParser, *, defaults: bool) -> None:
                    default=unset)
     p.add_argument("--profile", metavar="NAME", help="the profile whose upstreams it serves (default: the "
                    "active profile, followed when kvswitch profile use changes it)", default=unset)
+    p.add_argument("--default-route", choices=("mode", "auto"), default=unset,
+                   help="requests that ask for no mode: the current mode, or auto, decided per request from "
+                        "the new prompt tokens and the load (default: the config's gateway.default_route, mode)")
+    p.add_argument("--translate", choices=("auto", "always", "never"), default=unset,
+                   help="Messages and Responses requests over Chat Completions: where the upstream lacks them "
+                        "(auto), always, or never (default: the config's gateway.translate, auto)")
     p.add_argument("--detach", action="store_true", help="start it in the background, wait until it answers, "
                    "print its URL and pid (its output goes to the gateway.log in kvswitch's log folder)",
                    default=False if defaults else argparse.SUPPRESS)
@@ -109,9 +115,11 @@ def _run(args: argparse.Namespace) -> int:
     from kvswitch.gateway.settings import settings_from_config
 
     profile, port, listen = args.profile, args.port, args.listen
+    route, translate = getattr(args, "default_route", None), getattr(args, "translate", None)
 
     def settings() -> Any:
-        return settings_from_config(read_config(), profile=profile, port=port, listen=listen)
+        return settings_from_config(read_config(), profile=profile, port=port, listen=listen,
+                                    default_route=route, translate=translate)
 
     def ready(info: Any) -> None:
         print(f"kvswitch gateway on {info.url} (profile {info.profile}, mode {info.mode}); Ctrl-C stops it",
@@ -126,10 +134,10 @@ def _detach(args: argparse.Namespace) -> int:
     from kvswitch.gateway.process import detach, log_path
 
     argv: list[str] = []
-    for option in ("port", "listen", "profile"):
-        value = getattr(args, option)
+    for option in ("port", "listen", "profile", "default_route", "translate"):
+        value = getattr(args, option, None)
         if value is not None:
-            argv += [f"--{option}", str(value)]
+            argv += [f"--{option.replace('_', '-')}", str(value)]
     info = detach(argv)
     print(f"kvswitch gateway on {info.url} (pid {info.pid}, profile {info.profile}, mode {info.mode}); "
           f"log {log_path()}; kvswitch gateway stop stops it")

@@ -140,6 +140,8 @@ class GatewayInfo:
     started: float | None = None
     upstreams: dict[str, str] = field(default_factory=dict)
     requests: dict[str, int] = field(default_factory=dict)
+    route: str = "mode"
+    """Requests that ask for no mode: ``mode`` (the gateway's current one) or ``auto``."""
     status: dict[str, Any] = field(default_factory=dict)
     """Everything the gateway's status holds (JSON-able)."""
 
@@ -159,13 +161,14 @@ class GatewayInfo:
             upstreams={str(k): str(v) for k, v in upstreams.items()} if isinstance(upstreams, dict) else {},
             requests={str(k): int(v) for k, v in requests.items() if isinstance(v, int | float)}
             if isinstance(requests, dict) else {},
+            route="auto" if data.get("route") == "auto" else "mode",
             status=data,
         )
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.status, "pid": self.pid, "url": self.url, "mode": self.mode, "profile": self.profile,
                 "in_flight": self.in_flight, "started": self.started, "upstreams": self.upstreams,
-                "requests": self.requests}
+                "requests": self.requests, "route": self.route}
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,10 @@ class GatewayMetrics:
             f"{PREFIX}_overhead_seconds",
             "The gateway's own time: request received to the upstream request sent.",
             ("mode", "api"), buckets=OVERHEAD_BUCKETS, registry=r)
+        self.decisions = Counter(
+            f"{PREFIX}_mode_decisions", "How each request's mode was decided: the route asked for "
+            "(merged, split or auto), the mode served, and why (path, header, default, or the auto "
+            "route's reason).", ("requested", "served", "reason"), registry=r)
         self.in_flight = Gauge(
             f"{PREFIX}_requests_in_flight", "Requests being served now, by mode.", ("mode",), registry=r)
         self.upstream_up = Gauge(

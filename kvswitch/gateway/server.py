@@ -33,6 +33,7 @@ import time
 from array import array
 from collections import deque
 from collections.abc import Coroutine, Sequence
+from contextvars import ContextVar
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,7 @@ from yarl import URL
 
 from kvswitch.first_token import StreamClock
 from kvswitch.gateway.apis import Api, api_of, error_body, error_event, has_error_shape
+from kvswitch.gateway.auto import AutoDecider, Decision
 from kvswitch.gateway.errors import GatewayError
 from kvswitch.gateway.metrics import GatewayMetrics
 from kvswitch.gateway.settings import GatewaySettings
@@ -75,6 +77,8 @@ LISTENING = "LISTENING"
 MODE_HEADER = "X-Cache-Mode"
 REPLY_HEADER = "X-KVSwitch-Mode"
 MODES: tuple[CacheMode, ...] = ("merged", "split")
+ROUTES = ("merged", "split", "auto")
+"""What a request may ask for: a mode, or ``auto`` (the gateway decides per request)."""
 HEAD_TIMEOUT = 10.0
 """Seconds a connection may take to send a whole request head."""
 BODY_TIMEOUT = 60.0
@@ -83,6 +87,8 @@ _MAX_LINE = 8190
 _MAX_HEADERS = 100
 _MAX_ANSWER = 64 * 1024 * 1024
 _SMALL_BUFFER = 16 * 1024
+_DECISION: ContextVar[Decision | None] = ContextVar("kvswitch_gateway_decision", default=None)
+"""The ``auto`` decision of the request a task serves (its answer's usage goes back to it)."""
 SAMPLES_KEPT = 4096
 """How many answers' timings ``GET /samples`` keeps."""
 SAMPLE_GAPS = 128
@@ -185,6 +191,7 @@ class Gateway:
         self.port = settings.port
         self.metrics = GatewayMetrics()
         self.metrics.set_mode(self.mode)
+        self.auto = AutoDecider(settings.auto)
         self.stopping = asyncio.Event()
         self.started = time.time()
         self.in_flight = 0
@@ -281,6 +288,7 @@ class Gateway:
             raise GatewayError(f"a mode is merged or split, not {mode!r}")
         old, self.mode = self.mode, mode
         self.metrics.set_mode(mode)
+        self.auto.reset()  # a switch lets every auto-routed conversation decide again
         return old
 
     def reload(self, settings: GatewaySettings) -> None:
@@ -288,6 +296,7 @@ class Gateway:
         self.settings = settings
         self._token = settings.token.encode()
         self._redact = _redactor(settings)
+        self.auto.configure(settings.auto)
 
     def request_stop(self) -> None:
         self.stopping.set()
@@ -295,7 +304,8 @@ class Gateway:
     def status(self) -> dict[str, Any]:
         s = self.settings
         return {
-            "url": self.url, "pid": os.getpid(), "mode": self.mode, "profile": s.profile,
+            "url": self.url, "pid": os.getpid(), "mode": self.mode, "route": s.default_route,
+            "profile": s.profile,
             "upstreams": {"merged": s.merged, "split": s.split}, "in_flight": self.in_flight,
             "requests": dict(self.served), "started": self.started,
         }
@@ -338,6 +348,8 @@ class Gateway:
                 return json_response(200, self.samples(_since(request.query.get("since"))))
             if rest == "/v1/models":
                 mode, reason = self._mode_of(request, mode_from_path)
+                if mode == "auto":  # a list of models is no request to decide on
+                    mode = self.mode
                 return await self._forward(request, "GET", rest, mode, reason, "other", t0)
             raise _Answer(404, f"no route for GET {shown(rest)}")
         api = api_of(rest)
@@ -361,6 +373,9 @@ class Gateway:
 
     def _sample(self, mode: CacheMode, reason: str, api: Api, clock: StreamClock | None,
                 outcome: str, status: int) -> None:
+        decision = _DECISION.get()
+        if decision is not None and clock is not None and clock.usage:
+            self.auto.note_usage(decision, clock.usage)
         self._seq += 1
         gaps = clock.itl if clock else []
         if len(gaps) > SAMPLE_GAPS:
@@ -393,15 +408,18 @@ class Gateway:
             raise _Answer(401, "missing or wrong local token: send the gateway's token as "
                                "Authorization: Bearer (kvswitch gateway pin writes it for your clients)")
 
-    def _mode_of(self, request: web.BaseRequest, from_path: CacheMode | None) -> tuple[CacheMode, str]:
+    def _mode_of(self, request: web.BaseRequest, from_path: str | None) -> tuple[str, str]:
+        """The route asked for (a mode, or ``auto``) and how it was asked."""
         if from_path is not None:
             return from_path, "path"
         asked = request.headers.get(MODE_HEADER)
         if asked is not None:
             value = asked.strip().lower()
-            if value not in MODES:
-                raise _Answer(400, f"{MODE_HEADER} must be merged or split, not {shown(asked)}")
+            if value not in ROUTES:
+                raise _Answer(400, f"{MODE_HEADER} must be merged, split or auto, not {shown(asked)}")
             return value, "header"
+        if self.settings.default_route == "auto":
+            return "auto", "default"
         return self.mode, "default"
 
     async def _body(self, request: web.BaseRequest) -> bytes:
@@ -436,24 +454,36 @@ class Gateway:
                 out["Authorization"] = f"Bearer {s.upstream_key}"
         return out
 
-    async def _forward(self, request: web.BaseRequest, method: str, path: str, mode: CacheMode,
+    async def _forward(self, request: web.BaseRequest, method: str, path: str, asked: str,
                        reason: str, api: Api, t0: float) -> web.StreamResponse:
         s = self.settings
         m = self.metrics
-        url = URL(s.base(mode).rstrip("/") + path.removeprefix("/v1"), encoded=False)
         headers = self._upstream_headers(request)
-        mode_value = f"{mode}; reason={reason}"
         # counted before the body is read: requests whose bodies are still arriving hold their
         # place under max_in_flight (else any number pass the check together)
         self.in_flight += 1
-        self.served[mode] += 1
-        m.in_flight.labels(mode).inc()
         task = asyncio.current_task()
         if task is not None:
             self._requests.add(task)
-        code, streaming = 0, False
+        code, streaming, counted = 0, False, False
+        mode: CacheMode = "merged"
+        why = reason
         try:
             body = await self._body(request) if method == "POST" else None
+            if asked == "auto":
+                decision = self.auto.decide(api, body or b"", self.in_flight,
+                                            record=not path.endswith("/count_tokens"))
+                _DECISION.set(decision)
+                mode, why, mode_value = decision.mode, str(decision.reason), decision.mode_header()
+            else:
+                mode = "split" if asked == "split" else "merged"
+                why, mode_value = reason, f"{mode}; reason={reason}"
+            self.served[mode] += 1
+            m.in_flight.labels(mode).inc()
+            counted = True
+            m.decisions.labels(asked, mode, why).inc()
+            route = "auto" if asked == "auto" else reason
+            url = URL(s.base(mode).rstrip("/") + path.removeprefix("/v1"), encoded=False)
             assert self._session is not None
             translation = None
             if body is not None and api in TRANSLATABLE and self._translates(mode, api):
@@ -480,19 +510,19 @@ class Gateway:
                 if resp.status == 200 and content_type.startswith("text/event-stream"):
                     streaming = True
                     if translation is not None:
-                        return await self._stream_translated(request, resp, translation, mode, reason,
+                        return await self._stream_translated(request, resp, translation, mode, route,
                                                              mode_value, t0)
-                    return await self._stream(request, resp, content_type, mode, reason, api, mode_value, t0)
+                    return await self._stream(request, resp, content_type, mode, route, api, mode_value, t0)
                 if translation is not None:
-                    return await self._whole_translated(resp, translation, mode, reason, mode_value, t0)
-                return await self._whole(resp, content_type, mode, reason, api, mode_value, t0, path)
+                    return await self._whole_translated(resp, translation, mode, route, mode_value, t0)
+                return await self._whole(resp, content_type, mode, route, api, mode_value, t0, path)
             finally:
                 # back to the pool when the answer was read to its end; closed otherwise
                 resp.release()
         except _Answer as exc:
             code = exc.status
             response = self._error(api, exc.status, str(exc), close=exc.close, headers=exc.headers)
-            response.headers[REPLY_HEADER] = mode_value
+            response.headers[REPLY_HEADER] = f"{mode}; reason={reason}" if not counted else mode_value
             return response
         except asyncio.CancelledError:
             if not streaming and self._drain_over():
@@ -500,7 +530,7 @@ class Gateway:
                 m.outcomes.labels(mode, api, "timeout").inc()
                 response = self._error(api, 503, "the gateway is stopping; try again shortly",
                                        close=True)
-                response.headers[REPLY_HEADER] = mode_value
+                response.headers[REPLY_HEADER] = f"{mode}; reason={reason}" if not counted else mode_value
                 return response
             code = 499  # the client went away: the upstream request is closed with this task
             m.outcomes.labels(mode, api, "client_disconnect").inc()
@@ -509,8 +539,9 @@ class Gateway:
             if task is not None:
                 self._requests.discard(task)
             self.in_flight -= 1
-            m.in_flight.labels(mode).dec()
-            m.requests.labels(mode, reason, api, str(code)).inc()
+            if counted:
+                m.in_flight.labels(mode).dec()
+            m.requests.labels(mode, "auto" if asked == "auto" else reason, api, str(code)).inc()
 
     async def _reach(self, method: str, url: URL, body: bytes | None, headers: dict[str, str],
                      mode: CacheMode, api: Api) -> aiohttp.ClientResponse:
@@ -852,10 +883,10 @@ def _loopback_address(name: str) -> bool:
         return False
 
 
-_MODE_PREFIXES = tuple((mode, f"/{mode}/") for mode in MODES)
+_MODE_PREFIXES = tuple((route, f"/{route}/") for route in ROUTES)
 
 
-def _strip_mode(path: str) -> tuple[CacheMode | None, str]:
+def _strip_mode(path: str) -> tuple[str | None, str]:
     for mode, prefix in _MODE_PREFIXES:
         if path.startswith(prefix):
             return mode, path[len(prefix) - 1:]

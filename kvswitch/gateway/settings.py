@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from kvswitch.literals import CacheMode
 
@@ -13,9 +13,11 @@ if TYPE_CHECKING:
     from kvswitch.config import Config
     from kvswitch.gateway.translating import Translate
     from kvswitch.models import Profile
+    from kvswitch.models.kvswitch_config import AutoRoute
 
-__all__ = ["DRAIN_TIMEOUT", "GatewaySettings", "api_base", "settings_from_config"]
+__all__ = ["DRAIN_TIMEOUT", "DefaultRoute", "GatewaySettings", "api_base", "settings_from_config"]
 
+DefaultRoute = Literal["mode", "auto"]
 DRAIN_TIMEOUT = 10.0
 """Seconds a stopping gateway lets in-flight streams finish."""
 
@@ -40,6 +42,10 @@ class GatewaySettings:
     drain_timeout: float = DRAIN_TIMEOUT
     max_body: int = 32 * 1024 * 1024
     max_sse_line: int = 1 << 20
+    default_route: DefaultRoute = "mode"
+    """Requests that ask for nothing: the gateway's current mode, or ``auto`` (decided per request)."""
+    auto: AutoRoute | None = None
+    """The auto route's thresholds (the profile's; ``None``: the defaults)."""
     translate: Translate = "auto"
     """Messages and Responses requests over Chat Completions: where the upstream lacks them
     (``auto``), always, or never."""
@@ -61,6 +67,8 @@ def settings_from_config(
     profile: str | None = None,
     port: int | None = None,
     listen: str | None = None,
+    default_route: DefaultRoute | None = None,
+    translate: Translate | None = None,
 ) -> GatewaySettings:
     """The settings of a gateway in front of ``profile`` (default: the active one), in the
     config's mode, with the local token (made the first time, in the keyring) and the
@@ -83,4 +91,7 @@ def settings_from_config(
         max_in_flight=own.max_in_flight,
         first_byte_timeout=own.first_byte_timeout,
         idle_timeout=own.idle_timeout,
+        default_route=default_route or own.default_route,
+        auto=chosen.auto,
+        translate=translate or own.translate,
     )

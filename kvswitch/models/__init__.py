@@ -16,6 +16,7 @@ from kvswitch.models.common import (
 )
 from kvswitch.models.kvswitch_config import (
     CONFIG_VERSION,
+    AutoRoute,
     ClientEntry,
     ClientRoute,
     GatewayConfig,
@@ -29,6 +30,7 @@ from kvswitch.models.kvswitch_config import (
 
 __all__ = [
     "CONFIG_VERSION",
+    "AutoRoute",
     "CCSwitchCache",
     "CCSwitchConfig",
     "CacheMode",

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
+from kvswitch.advise import HIGH_CONCURRENCY, LONG_PROMPT, SHORT_PROMPT
 from kvswitch.literals import CONFIG_VERSION, CacheMode, TransferProtocol
 from kvswitch.models.common import RequestOptions, StrictModel
 
 __all__ = [
     "CONFIG_VERSION",
+    "AutoRoute",
     "ClientEntry",
     "ClientRoute",
     "GatewayConfig",
@@ -68,6 +70,40 @@ class SharedCache(StrictModel):
     prefix_cache: bool = Field(True, description="Prefix caching, recommended on in both modes.")
 
 
+class AutoRoute(StrictModel):
+    """The gateway's auto route: which requests go split. A request goes split when its new
+    prompt tokens (those past the prefix its conversation already sent) reach
+    ``split_from_tokens``, or ``busy_split_from_tokens`` while ``busy_in_flight`` requests are
+    being served; else merged."""
+
+    split_from_tokens: int = Field(
+        LONG_PROMPT, ge=1, description="New prompt tokens from which a request goes split."
+    )
+    busy_in_flight: int = Field(
+        HIGH_CONCURRENCY, ge=1, description="Requests in flight from which load counts as heavy."
+    )
+    busy_split_from_tokens: int = Field(
+        SHORT_PROMPT,
+        ge=1,
+        description="New prompt tokens from which a request goes split under heavy load "
+        "(at most split_from_tokens).",
+    )
+    sticky: bool = Field(
+        True,
+        description="A conversation keeps split once it has gone split (a flip loses the "
+        "prefix cache), until the mode is switched.",
+    )
+
+    @model_validator(mode="after")
+    def _busy_is_lower(self) -> AutoRoute:
+        if self.busy_split_from_tokens > self.split_from_tokens:
+            raise ValueError(
+                f"busy_split_from_tokens ({self.busy_split_from_tokens}) is above split_from_tokens "
+                f"({self.split_from_tokens}): under load the threshold only goes down"
+            )
+        return self
+
+
 class Profile(StrictModel):
     """One backend: where, which model, which key, and both modes' settings."""
 
@@ -86,6 +122,9 @@ class Profile(StrictModel):
     split: SplitProfile = Field(default_factory=SplitProfile, description="Split-mode settings.")
     cache: SharedCache = Field(default_factory=SharedCache, description="Settings both modes share.")
     request: RequestOptions = Field(default_factory=RequestOptions, description="What clients send.")
+    auto: AutoRoute = Field(
+        default_factory=AutoRoute, description="When the gateway's auto route sends a request split."
+    )
     mode_header: bool = Field(
         True, description="Clients that take extra headers send X-Cache-Mode: merged|split."
     )
@@ -183,6 +222,14 @@ class GatewayConfig(StrictModel):
     )
     idle_timeout: float = Field(
         120, gt=0, description="Seconds a stream may stay silent, upstream or towards a slow client."
+    )
+    default_route: Literal["mode", "auto"] = Field(
+        "mode", description="Requests that ask for no mode: the current mode, or auto (decided per request)."
+    )
+    translate: Literal["auto", "always", "never"] = Field(
+        "auto",
+        description="Messages and Responses requests over Chat Completions: where the upstream lacks them "
+        "(auto), always, or never.",
     )
 
 
