@@ -14,6 +14,12 @@ __all__ = ["mode_endpoints", "register", "settings_from_args"]
 ASK_ABOVE_TOKENS = 20_000
 """Above this many tokens to a host that is not loopback, the probe asks first (D-12)."""
 
+APIS = ("chat", "completions", "responses", "messages")
+_PASSIVE_ONLY = {"gateway": "--gateway", "window": "--window", "requests": "--requests", "past": "--past",
+                 "apis": "--api"}
+_WITH_PASSIVE = {"help", "passive", "modes", "format", "no_history", *_PASSIVE_ONLY}
+"""The options ``--passive`` takes (``--no-history`` too: a passive report is never kept)."""
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
@@ -64,7 +70,23 @@ def register(sub: Any) -> None:
     out.add_argument("--combine", nargs="+", metavar="REPORT.json",
                      help="measure nothing: show JSON reports of single modes (kvswitch probe --format json) "
                      "side by side, with the comparison recomputed")
-    p.set_defaults(func=run)
+    passive = p.add_argument_group("passive: from the gateway's traffic")
+    passive.add_argument("--passive", action="store_true",
+                         help="send nothing: read the timings kvswitch's gateway keeps of the real requests it "
+                         "carries, per mode and API (real traffic, not a controlled experiment); with --mode, "
+                         "--format and the options below only")
+    passive.add_argument("--gateway", metavar="URL",
+                         help="the gateway's URL, on this machine (default: the running gateway)")
+    passive.add_argument("--window", type=float, metavar="SECONDS",
+                         help="watch this long (60; with --requests, until they came unless given)")
+    passive.add_argument("--requests", type=int, metavar="N", help="end the window once N requests per mode came")
+    passive.add_argument("--past", action="store_true",
+                         help="look back over the last --window seconds the gateway kept instead of waiting")
+    passive.add_argument("--api", action="append", choices=APIS, dest="apis",
+                         help="only this API's requests (repeat; default: all four)")
+    active_only = {a.dest: (a.option_strings[0], a.default) for a in p._actions
+                   if a.option_strings and a.dest not in _WITH_PASSIVE}
+    p.set_defaults(func=run, active_only=active_only)
 
 
 def settings_from_args(args: argparse.Namespace) -> Any:
@@ -148,6 +170,13 @@ def run(args: argparse.Namespace) -> int:
     from kvswitch.probe.report import build_report, dumps, save_history
     from kvswitch.probe.runner import estimate, run_probe
 
+    if args.passive:
+        return _passive(args)
+    given = [flag for dest, flag in _PASSIVE_ONLY.items() if getattr(args, dest) not in (None, False)]
+    if given:
+        from kvswitch.cli._handler import UsageError
+
+        raise UsageError(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with --passive")
     if args.combine:
         return _combine(args)
 
@@ -194,6 +223,112 @@ def run(args: argparse.Namespace) -> int:
         print(render_text(report))
     failed = sum(m["failures"] for m in report["modes"].values())
     return 1 if failed or report["cancelled"] else 0
+
+
+def _passive(args: argparse.Namespace) -> int:
+    """``--passive``: the gateway's own timings of its real traffic, as a probe report."""
+    import signal
+    import threading
+
+    from kvswitch.cli._handler import UsageError
+    from kvswitch.probe.passive import PassiveSettings, run_passive
+    from kvswitch.probe.report import dumps
+
+    refused = [flag for dest, (flag, default) in sorted(args.active_only.items(), key=lambda kv: kv[1][0])
+               if getattr(args, dest) != default]
+    if refused:
+        raise UsageError(f"--passive sends no request of its own, so {', '.join(refused)} "
+                         f"do{'es' if len(refused) == 1 else ''} not go with it (it takes --mode, --format, "
+                         "--gateway, --window, --requests, --past and --api)")
+    if args.window is not None and not (0 <= args.window < float("inf")):
+        raise UsageError("--window takes a number of seconds, 0 or more")
+    if args.requests is not None and args.requests < 1:
+        raise UsageError("--requests must be at least 1")
+    if args.past and args.requests is not None:
+        raise UsageError("--past reads what the gateway kept at once; --requests waits for more: give one")
+    window = args.window if args.window is not None else (None if args.requests else 60.0)
+    url, upstreams = _gateway(args.gateway)
+    s = PassiveSettings(gateway=url, token=_gateway_token(), window=window, requests=args.requests,
+                        modes=tuple(dict.fromkeys(args.modes or ("merged", "split"))),
+                        apis=tuple(dict.fromkeys(args.apis or ())), past=args.past, upstreams=upstreams)
+    tty = sys.stderr.isatty() and not args.past
+
+    def progress(w: Any, left: float | None) -> None:
+        if tty:
+            counts = w.counts()
+            seen = " · ".join(f"{m} {counts.get(m, 0)}" for m in s.modes)
+            rest = f" · {left:.0f} s left" if left is not None else ""
+            print(f"\rwatching the gateway: {seen}{rest} (Ctrl-C ends the window)  ", end="", file=sys.stderr,
+                  flush=True)
+
+    cancel = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        def end_window(signum: int, frame: Any) -> None:
+            cancel.set()  # the first Ctrl-C ends the window; a second one interrupts
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+
+        previous = signal.signal(signal.SIGINT, end_window)
+    try:
+        report = run_passive(s, cancel=cancel, progress=progress)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        if tty:
+            print(file=sys.stderr)
+    print(dumps(report, indent=2) if args.format == "json" else render_text(report))
+    return 0
+
+
+def _gateway(option: str | None) -> tuple[str, dict[str, str]]:
+    """The gateway's URL and, when it is the running gateway, its upstreams. The token goes only
+    to this machine: a loopback URL, or the running gateway's own."""
+    from kvswitch.addresses import is_loopback_url
+    from kvswitch.cli._handler import UsageError
+    from kvswitch.errors import KvswitchError
+    from kvswitch.gateway.control import running
+    from kvswitch.probe.passive import PassiveError
+    from kvswitch.validate import InvalidValueError, check_url
+
+    if option is None:
+        info = running()
+        if info is None:
+            raise PassiveError("the gateway is not running (kvswitch gateway --detach starts it; --gateway URL "
+                               "names another)")
+        return info.url, dict(info.upstreams)
+    try:
+        url = check_url(option, "--gateway").rstrip("/")
+    except InvalidValueError as exc:
+        raise UsageError(f"{exc.code} {exc.message}") from None
+    try:
+        info = running()
+    except KvswitchError:  # the running gateway's control socket cannot be used: only loopback then
+        info = None
+    ours = info is not None and _origin(info.url) == _origin(url)
+    if not ours and not is_loopback_url(url):
+        from kvswitch.validate import show
+
+        raise UsageError(f"--gateway {show(url)} is not on this machine: the gateway's token is sent only to a "
+                         "loopback address or to the running gateway's own URL (kvswitch gateway status)")
+    return url, dict(info.upstreams) if ours and info is not None else {}
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port
+
+
+def _gateway_token() -> str:
+    from kvswitch.config import read_config
+    from kvswitch.gateway.token import load_token
+    from kvswitch.probe.passive import PassiveError
+
+    token = load_token(read_config())
+    if token is None:
+        raise PassiveError("the gateway has no token yet (kvswitch gateway pin or kvswitch gateway run makes it)")
+    return token
 
 
 def _combine(args: argparse.Namespace) -> int:
@@ -251,7 +386,9 @@ def render_text(report: dict[str, Any]) -> str:
     """The report as a table and notes (what the CLI prints)."""
     s = report.get("settings") if isinstance(report.get("settings"), dict) else {}
     assert isinstance(s, dict)
+    passive = s.get("passive") is True
     lines = [
+        _passive_head(s) if passive else
         f"kvswitch probe · {s.get('model')} @ {s.get('base_url')} · {s.get('runs')} runs × {s.get('concurrency')} "
         f"per mode (+{s.get('warmup')} warm-up), prompt {s.get('prompt')}, max_tokens {s.get('max_tokens')}"
         + (f", {s['background']} background stream(s)" if s.get("background") else ""),
@@ -275,6 +412,8 @@ def render_text(report: dict[str, Any]) -> str:
         value, lo, hi = r
         verdict = ("split is faster to first token" if hi < 1 else "merged is faster to first token" if lo > 1
                    else "no difference the interval can show")
+        if passive:
+            verdict += " on this traffic (not a controlled experiment: see the notes)"
         lines.append(f"TTFT median split/merged: {value:.2f} (95 % bootstrap interval {lo:.2f}–{hi:.2f}): {verdict}")
     if (r := _ratio(comp, "itl_p99_ratio")) is not None:
         lines.append(f"ITL p99 split/merged: {r[0]:.2f} (95 % interval {r[1]:.2f}–{r[2]:.2f})")
@@ -288,6 +427,9 @@ def render_text(report: dict[str, Any]) -> str:
         if _d(m, "failures") and isinstance(causes, dict):
             for cause, count in causes.items():
                 lines.append(f"  {count} failed: {cause}")
+        apis = _d(m, "apis")
+        if isinstance(apis, dict):
+            lines += [_api_line(str(api), a) for api, a in apis.items()]
         mem = _d(m, "gpu_memory")
         if isinstance(mem, str):
             lines.append(f"  GPU memory: {mem}")
@@ -306,3 +448,23 @@ def render_text(report: dict[str, Any]) -> str:
     assert isinstance(notes, list)
     lines += [f"· {note}" for note in notes]
     return "\n".join(lines)
+
+
+def _passive_head(s: dict[str, Any]) -> str:
+    """The first line of a passive report: which gateway, which window, which APIs."""
+    apis = s.get("apis")
+    shown = "all APIs" if not isinstance(apis, list) else "/".join(map(str, apis))
+    until = f", until {s['requests_per_mode']} requests per mode" if s.get("requests_per_mode") else ""
+    look = "looking back " if s.get("look") == "past" else ""
+    when = f"{str(s.get('began'))[11:19]}–{str(s.get('ended'))[11:19]}"
+    seconds = s.get("seconds")
+    span = f"{seconds:g} s" if isinstance(seconds, int | float) and not isinstance(seconds, bool) else "? s"
+    return (f"kvswitch probe --passive · the gateway at {s.get('gateway')} · {look}{span} "
+            f"({when}{until}) · {shown}")
+
+
+def _api_line(api: str, a: Any) -> str:
+    n, failed = _d(a, "requests"), _d(a, "failures")
+    ok = f"{n - failed}/{n}" if isinstance(n, int) and isinstance(failed, int) else "?"
+    return (f"  {api:<12} {ok:>7} ok · TTFT median {_f(_d(a, 'ttft_ms', 'median'))}, p90 "
+            f"{_f(_d(a, 'ttft_ms', 'p90'))} · ITL p99 {_f(_d(a, 'itl_ms', 'p99'))}")

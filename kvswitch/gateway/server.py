@@ -372,7 +372,7 @@ class Gateway:
         return {"seq": self._seq, "started": self.started, "samples": kept}
 
     def _sample(self, mode: CacheMode, reason: str, api: Api, clock: StreamClock | None,
-                outcome: str, status: int) -> None:
+                outcome: str, status: int, *, stream: bool = True) -> None:
         decision = _DECISION.get()
         if decision is not None and clock is not None and clock.usage:
             self.auto.note_usage(decision, clock.usage)
@@ -385,7 +385,7 @@ class Gateway:
             "seq": self._seq, "time": time.time(), "mode": mode, "route": reason, "api": api,
             "ttft": clock.ttft if clock else None, "itl": array("d", gaps),
             "itl_count": len(clock.itl) if clock else 0, "tokens": clock.tokens if clock else 0,
-            "outcome": outcome, "status": status,
+            "outcome": outcome, "status": status, "stream": stream,
         })
 
     def _check_host(self, request: web.BaseRequest) -> None:
@@ -625,7 +625,8 @@ class Gateway:
         if clock.ttft is not None:
             self.metrics.ttft.labels(mode, tr.api).observe(clock.ttft)
         self.metrics.e2e.labels(mode, tr.api).observe(time.perf_counter() - t0)
-        self._sample(mode, reason, tr.api, clock, "ok" if clock.error is None else "inband_error", 200)
+        self._sample(mode, reason, tr.api, clock, "ok" if clock.error is None else "inband_error", 200,
+                     stream=False)
         return web.Response(body=json.dumps(answer).encode(), headers=headers)
 
     async def _stream_translated(self, request: web.BaseRequest, resp: aiohttp.ClientResponse,
@@ -775,7 +776,8 @@ class Gateway:
                 self.metrics.ttft.labels(mode, api).observe(clock.ttft)
             self.metrics.e2e.labels(mode, api).observe(time.perf_counter() - t0)
             if api != "other":
-                self._sample(mode, reason, api, clock, "ok" if clock.error is None else "inband_error", 200)
+                self._sample(mode, reason, api, clock, "ok" if clock.error is None else "inband_error", 200,
+                             stream=False)
         if "Retry-After" in resp.headers:
             headers["Retry-After"] = resp.headers["Retry-After"]
         return web.Response(status=resp.status, body=data, headers=headers)

@@ -54,7 +54,9 @@ def test_each_answer_leaves_one_sample_with_its_mode_route_and_timings() -> None
     assert (first["mode"], first["route"], first["api"], first["outcome"]) == ("merged", "default", "chat", "ok")
     assert first["tokens"] == 3 and first["itl_count"] == 2 and len(first["itl"]) == 2
     assert 0 < first["ttft"] < 5 and all(gap > 0 for gap in first["itl"])
-    assert (second["mode"], second["route"], second["tokens"], second["itl"]) == ("split", "path", 1, [])
+    assert (second["mode"], second["route"], second["tokens"], second["itl"], second["stream"]) == (
+        "split", "path", 1, [], False)
+    assert first["stream"] is True
     assert (third["mode"], third["route"]) == ("split", "header")
     assert [s["seq"] for s in later["samples"]] == [3]
     assert refused == 401
