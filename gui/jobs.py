@@ -11,7 +11,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from kvswitch.backups import Backup
     from kvswitch.clients import ClientChange
     from kvswitch.config import Config
+    from kvswitch.gateway.live import LiveFigures, LiveSamples
     from kvswitch.installed import Installed
     from kvswitch.profile_check import ProfileCheck
     from kvswitch.reload import NudgeResult
@@ -219,7 +220,7 @@ def _product(kind: str) -> str:
 @dataclass(frozen=True)
 class GatewayView:
     """kvswitch's local gateway as the tray shows it: running or not, where, in which mode,
-    and the clients pinned to it (their labels)."""
+    how it routes, the clients pinned to it (their labels), and its latest answers' figures."""
 
     running: bool
     url: str | None = None
@@ -231,6 +232,13 @@ class GatewayView:
     pinned: tuple[str, ...] = ()
     problem: str | None = None
     """Why its state could not be read (the control socket refused or did not answer)."""
+    route: str | None = None
+    """How it routes a request that asks for no mode when not by its mode (``auto``);
+    ``None``: by its mode."""
+    live: LiveFigures | None = None
+    """TTFT per mode of its latest answers (``GET /samples``), read with the local token."""
+    live_problem: str | None = None
+    """Why ``live`` could not be read (no token here, refused, no answer)."""
 
     @property
     def state(self) -> str:
@@ -239,10 +247,64 @@ class GatewayView:
             return f"Gateway: on, {self.mode} — {self.url}"
         return f"Gateway: unknown ({self.problem})" if self.problem else "Gateway: off"
 
+    @property
+    def route_line(self) -> str:
+        """``route: default (split)``, or the route it was given (``route: auto``)."""
+        if self.route is None:
+            return f"route: default ({self.mode})"
+        return f"route: {self.route}"
+
+    @property
+    def live_lines(self) -> tuple[str, ...]:
+        """``merged: TTFT p50 123 ms (last 37 requests)``, ``split: no requests yet``; or one
+        line saying why there are no figures."""
+        if self.live is not None:
+            return self.live.lines
+        return (f"no figures: {self.live_problem}",) if self.live_problem else ()
+
 
 def _gateway_view(info: Any, pinned: tuple[str, ...] = ()) -> GatewayView:
     """A running gateway (a ``control.GatewayInfo``) as the tray shows it."""
-    return GatewayView(True, info.url, info.mode or None, info.profile, info.pid or None, info.in_flight, pinned)
+    return GatewayView(True, info.url, info.mode or None, info.profile, info.pid or None, info.in_flight, pinned,
+                       route=_route(getattr(info, "route", None)))
+
+
+def _route(route: Any) -> str | None:
+    """A gateway's route for requests that ask for no mode, as the view keeps it."""
+    return route if isinstance(route, str) and route not in ("", "mode", "default") else None
+
+
+_live_samples: LiveSamples | None = None
+_live_lock = threading.Lock()
+
+
+def _live(config: Config | None, view: GatewayView) -> GatewayView:
+    """``view`` with its latest answers' figures, or why they cannot be read. The samples are
+    kept between calls (one reader for the process), so each read fetches only what is new."""
+    global _live_samples
+    from kvswitch.errors import KvswitchError
+    from kvswitch.gateway.live import LiveSamples
+    from kvswitch.gateway.token import load_token
+
+    if config is None:
+        return replace(view, live_problem="kvswitch.toml does not read, so the gateway's token is unknown")
+    try:
+        token = load_token(config)
+    except KvswitchError as exc:
+        return replace(view, live_problem=f"the gateway's token: {exc}")
+    if token is None:
+        ref = config.model.gateway.token
+        why = (f"${ref.removeprefix('env:')} (the gateway's token) is not set where the tray runs"
+               if ref.startswith("env:") else "the keyring holds no gateway token yet (kvswitch gateway pin makes one)")
+        return replace(view, live_problem=why)
+    with _live_lock:
+        if _live_samples is None:
+            _live_samples = LiveSamples()
+        reader = _live_samples
+    try:
+        return replace(view, live=reader.read(view.url or "", token))
+    except KvswitchError as exc:
+        return replace(view, live_problem=str(exc))
 
 
 def _listen_url(config: Config | None) -> str | None:
@@ -254,8 +316,9 @@ def _listen_url(config: Config | None) -> str | None:
 
 def gateway_state(pinned: tuple[str, ...] | None = None) -> GatewayView | None:
     """Whether a gateway runs for this kvswitch home (asked over its control socket), with the
-    labels of the clients pinned to it (``pinned``, else read from the config). ``None`` when
-    there is neither a kvswitch.toml nor a running gateway."""
+    labels of the clients pinned to it (``pinned``, else read from the config) and, while it
+    runs, its latest answers' figures. ``None`` when there is neither a kvswitch.toml nor a
+    running gateway."""
     from kvswitch.config import existing_config
     from kvswitch.errors import KvswitchError
 
@@ -282,7 +345,7 @@ def _gateway_of(config: Config | None, pinned: tuple[str, ...] | None) -> Gatewa
     except KvswitchError as exc:
         return GatewayView(False, _listen_url(config), pinned=pinned, problem=str(exc))
     if info is not None:
-        return _gateway_view(info, pinned)
+        return _live(config, _gateway_view(info, pinned))
     if config is None:
         return None
     return GatewayView(False, _listen_url(config), pinned=pinned)

@@ -19,6 +19,9 @@ arrives while it is open)::
                                                              Restore a backup ▸ (newest first)
     Gateway — on, split    ▸  Gateway: on, split — http://127.0.0.1:18090   (disabled)
                               profile lab · pinned: Claude Code, qwen        (disabled)
+                              route: default (split)                         (disabled, while on)
+                              merged: TTFT p50 123 ms (last 37 requests)     (disabled, while on)
+                              split: no requests yet                         (disabled, while on)
                               ─────────
                               Start gateway / Stop gateway
     ─────────
@@ -39,7 +42,9 @@ a client's settings become one.
 A client pinned to the gateway (``kvswitch gateway pin``) has, instead of its own Merged /
 Split, a greyed line saying the gateway chooses its mode: Mode ▸ tells a running gateway at
 once, and a request may ask for its own. The gateway started here runs on its own (it outlives
-the tray) until Gateway ▸ Stop gateway or ``kvswitch gateway stop``.
+the tray) until Gateway ▸ Stop gateway or ``kvswitch gateway stop``. While one runs, its submenu
+says how it routes requests that ask for no mode and, per mode, the median TTFT of its latest
+answers (read from its ``GET /samples`` with the local token, in the refresh's worker).
 
 Without a system tray the same actions live in :class:`kvswitch_gui.main_window.MainWindow`.
 Every notice (success and failure alike, unlike CC Switch's silent tray) goes through
@@ -112,6 +117,9 @@ class GatewayItems:
     menu: QMenu
     state: QAction
     detail: QAction
+    route: QAction
+    live: tuple[QAction, QAction]
+    """One line per mode (merged, split): the latest answers' TTFT median, or why there is none."""
     start: QAction
     stop: QAction
 
@@ -464,6 +472,11 @@ class TrayController(QObject):
         state.setEnabled(False)
         detail = sub.addAction("")
         detail.setEnabled(False)
+        route = sub.addAction("")
+        route.setEnabled(False)
+        live = (sub.addAction(""), sub.addAction(""))
+        for action in live:
+            action.setEnabled(False)
         sub.addSeparator()
         start = sub.addAction("Start gateway")
         start.setToolTip("kvswitch's local gateway for the active profile, in the background "
@@ -472,7 +485,7 @@ class TrayController(QObject):
         stop = sub.addAction("Stop gateway")
         stop.setToolTip("stop it (kvswitch gateway stop); streams in flight get up to 10 s to finish")
         stop.triggered.connect(self.stop_gateway)
-        return GatewayItems(sub, state, detail, start, stop)
+        return GatewayItems(sub, state, detail, route, live, start, stop)
 
     def _client_state(self, client: jobs.ClientView) -> str:
         """The disabled first line of a client's submenu."""
@@ -572,11 +585,34 @@ class TrayController(QObject):
             items.detail.setText(f"{serving} · {who}" + (f" · {gw.in_flight} in flight" if gw.in_flight else ""))
         else:
             items.detail.setText(who)
+        self._update_live_items(items, gw if running and doing is None else None)
         items.state.setToolTip((gw.url or "") if gw is not None else "")
         items.start.setVisible(not running)
         items.stop.setVisible(running)
         items.start.setEnabled(self.busy is None and ready)
         items.stop.setEnabled(self.busy is None)
+
+    @staticmethod
+    def _update_live_items(items: GatewayItems, gw: jobs.GatewayView | None) -> None:
+        """The route and per-mode lines: shown while a gateway runs (``gw``), hidden otherwise."""
+        items.route.setVisible(gw is not None)
+        lines: tuple[str, ...] = ()
+        if gw is not None:
+            items.route.setText(gw.route_line)
+            items.route.setToolTip("requests that ask for no mode (no /merged, /split or /auto path, no "
+                                   "X-Cache-Mode header) go " + ("where auto decides: their new prompt tokens "
+                                   "and the load" if gw.route is not None else "to the gateway's mode"))
+            lines = gw.live_lines
+        for n, action in enumerate(items.live):
+            text = lines[n] if n < len(lines) else ""
+            action.setVisible(bool(text))
+            action.setText(text if len(text) <= 100 else text[:99] + "…")
+            if gw is not None and gw.live is not None:
+                how = gw.live[("merged", "split")[n]].detail
+                action.setToolTip("the gateway's TTFT (request in → first token out) over its latest answers"
+                                  + (f"; {how}" if how else ""))
+            else:
+                action.setToolTip(text)  # why there are no figures, in full
 
     def _on_tray_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger:  # left click opens the menu too
@@ -685,7 +721,8 @@ class TrayController(QObject):
         self._update_client_buttons()
         if self.gateway_items is not None:  # the window says what the Gateway submenu says
             items = self.gateway_items
-            w.gateway_label.setText(f"{items.state.text()}\n{items.detail.text()}")
+            lines = [items.state, items.detail, items.route, *items.live]
+            w.gateway_label.setText("\n".join(a.text() for a in lines if a.isVisible()))
             running = snap.gateway is not None and snap.gateway.running
             w.gateway_button.setText("Stop gateway" if running else "Start gateway")
             w.gateway_button.setEnabled(self.busy is None and (running or ready))

@@ -4,14 +4,16 @@ and Qwen Code's files registered with Claude Code pinned to the gateway, and the
 process (``kvswitch gateway run``, started in the background by the tray's worker). Gateway ▸
 Start gateway → it answers /health and the menu says on; Mode ▸ Split → the gateway's own status
 says split at once, the next request lands on the split upstream, and the pinned client's file
-keeps every byte; Profile ▸ another → it serves that profile; Stop gateway → the process is gone
-and the menu says off."""
+keeps every byte; while it runs the Gateway submenu shows its route and, per mode, the TTFT median
+of its latest answers (read from the gateway itself); Profile ▸ another → it serves that
+profile; Stop gateway → the process is gone and the menu says off."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import re
 import socket
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -30,6 +32,7 @@ from tests.gui.two_clients import seed_files
 make = test_tray.make  # controllers made here are shut down after each test
 TOKEN = "kvsgw-tray-test-token-0123456789abcdef"
 START_WAIT = 40_000  # ms: a gateway process starting on a loaded machine; returns as soon as it answers
+P50 = r"TTFT p50 \d+(\.\d)? ms"
 
 
 def _free_port() -> int:
@@ -139,12 +142,14 @@ def test_start_switch_and_stop_the_gateway_from_the_tray(
     qtbot.waitUntil(lambda: c.idle and c.busy is None, timeout=test_tray.WAIT)
     menu = _open_menu(qtbot, c)
     assert _find(menu, "Gateway").text() == "Gateway — on, merged"
-    assert _shown(_find(menu, "Gateway").menu()) == [
-        f"Gateway: on, merged — {url}", "profile lab · pinned: Claude Code", "Stop gateway"]
+    on = [f"Gateway: on, merged — {url}", "profile lab · pinned: Claude Code", "route: default (merged)",
+          "merged: no requests yet", "split: no requests yet"]
+    assert _shown(_find(menu, "Gateway").menu()) == [*on, "Stop gateway"]
+    assert not any(a.isEnabled() for a in _find(menu, "Gateway").menu().actions()[:5])  # greyed lines
     assert _shown(_find(menu, "Clients", "Claude Code").menu())[0] == "via gateway · merged, in sync"
     assert c.icon_key == ("merged", False)
     # the window (no tray) says the same and offers Stop
-    assert c.window.gateway_label.text().splitlines()[0] == f"Gateway: on, merged — {url}"
+    assert c.window.gateway_label.text().splitlines() == on
     assert c.window.gateway_button.text() == "Stop gateway" and c.window.gateway_button.isEnabled()
     assert _chat(port).startswith("merged")
 
@@ -164,6 +169,14 @@ def test_start_switch_and_stop_the_gateway_from_the_tray(
     menu = _open_menu(qtbot, c)
     assert _find(menu, "Gateway").text() == "Gateway — on, split"
     assert _shown(_find(menu, "Clients", "Claude Code").menu())[0] == "via gateway · split, in sync"
+    # the gateway's own figures: one answer in each mode so far (its TTFT is whatever it took)
+    route, merged, split = _shown(_find(menu, "Gateway").menu())[2:5]
+    assert route == "route: default (split)"
+    assert re.fullmatch(rf"merged: {P50} \(last 1 request\)", merged), merged
+    assert re.fullmatch(rf"split: {P50} \(last 1 request\)", split), split
+    tip = _find(menu, "Gateway", split).toolTip()
+    assert tip.endswith("; routes: default 1") and "TTFT" in tip
+    assert c.window.gateway_label.text().splitlines()[2:] == [route, merged, split]
 
     # Profile ▸ other: the gateway reads its upstreams again
     _find(menu, "Profile", "other").trigger()
@@ -219,6 +232,12 @@ def test_a_gateway_that_refuses_the_switch_is_told_apart(
         c = make()
         menu = _open_menu(qtbot, c)
         assert _find(menu, "Gateway").text() == "Gateway — on, merged"
+        # it runs with another token than the config gives: no figures, and the line says why
+        lines = _shown(_find(menu, "Gateway").menu())
+        assert lines[2] == "route: default (merged)"
+        assert lines[3].startswith("no figures: the gateway at http://127.0.0.1:") and "HTTP 401" in lines[3]
+        assert "kvsgw-test-token" not in " ".join(lines) and TOKEN not in " ".join(lines)
+        assert lines[4] == "Stop gateway"
         _find(menu, "Profile", "other").trigger()
         notice = _wait_notice(qtbot, c, "Profile other applied")
         assert notice.error
@@ -263,3 +282,41 @@ def test_the_switch_jobs_tell_a_running_gateway(pinned_setup: dict[str, Any],
     view = jobs.gateway_state()
     assert view is not None and not view.running and view.pinned == ("Claude Code",)
     assert view.url == f"http://127.0.0.1:{pinned_setup['port']}" and view.state == "Gateway: off"
+
+
+def test_the_gateway_submenu_says_its_route_and_why_figures_are_missing(
+        qtbot: Any, make: Callable[..., TrayController], pinned_setup: dict[str, Any],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gateway told to route ``auto`` says so; without the token where the tray runs, the
+    figures line says which variable is missing; with it, the figures come (none yet)."""
+    from dataclasses import replace
+
+    from tests.gateway import test_control
+
+    monkeypatch.setattr(test_control, "SETTINGS", replace(test_control.SETTINGS, default_route="auto", token=TOKEN))
+    monkeypatch.delenv("KVS_GW_TRAY_TOKEN")
+    served = test_control.Served(control.socket_path(), None)
+    try:
+        c = make()
+        menu = _open_menu(qtbot, c)
+        assert _shown(_find(menu, "Gateway").menu())[2:] == [
+            "route: auto",
+            "no figures: $KVS_GW_TRAY_TOKEN (the gateway's token) is not set where the tray runs",
+            "Stop gateway"]
+        assert "new prompt tokens" in _find(menu, "Gateway", "route: auto").toolTip()
+        monkeypatch.setenv("KVS_GW_TRAY_TOKEN", TOKEN)
+        menu = _open_menu(qtbot, c)
+        assert _shown(_find(menu, "Gateway").menu())[2:] == [
+            "route: auto", "merged: no requests yet", "split: no requests yet", "Stop gateway"]
+        # a view of a gateway found running, as the jobs give it (no Qt)
+        from kvswitch_gui import jobs
+
+        view = jobs.gateway_state()
+        assert view is not None and view.running and view.route == "auto" and view.live is not None
+        assert view.live.url == served.gateway.url and view.live_lines == (
+            "merged: no requests yet", "split: no requests yet")
+    finally:
+        served.close()
+    qtbot.waitUntil(lambda: c.idle, timeout=test_tray.WAIT)
+    menu = _open_menu(qtbot, c)
+    assert _shown(_find(menu, "Gateway").menu()) == ["Gateway: off", "pinned: Claude Code", "Start gateway"]
