@@ -309,3 +309,57 @@ def _post_status(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
             data: dict[str, Any] = json.loads(exc.read())
             return exc.code, data
 
+
+
+def test_the_pd_router_as_the_gateways_split_upstream(
+    workers: tuple[LlamaServer, LlamaServer], shim: str, lab_dir: Path
+) -> None:
+    """kvswitch's gateway with SGLang's router (PD mode) as its split upstream: a Chat request
+    on /split goes through the router; Claude Code's API (Messages, which the router lacks) is
+    translated and reaches it too; merged requests go to worker A alone."""
+    import anthropic
+    import openai
+
+    from kvswitch.gateway.server import REPLY_HEADER, Gateway
+    from kvswitch.gateway.settings import GatewaySettings
+    from kvswitch.gateway.translating import TRANSLATED_HEADER
+    from tests.gateway.conftest import Loop
+
+    require_router()
+    a, b = workers
+    argv = router_argv(prefill=shim, decode=b.url, mode="pd", policy="cache_aware")
+    loop = Loop()
+    try:
+        with router_running(argv, lab_dir / "router-gateway.log") as router:
+            async def start() -> Gateway:
+                gateway = Gateway(GatewaySettings(merged=f"{a.url}/v1", split=f"{router.url}/v1",
+                                                  token="pd-test-token", port=0))
+                await gateway.start()
+                return gateway
+
+            gateway = loop.call(start())
+            try:
+                before = predicted(b)
+                chat = openai.OpenAI(base_url=f"{gateway.url}/split/v1", api_key="pd-test-token", max_retries=0,
+                                     timeout=60, http_client=openai.DefaultHttpxClient(trust_env=False))
+                with chat:
+                    raw = chat.chat.completions.with_raw_response.create(
+                        model=MODEL_NAME, messages=[{"role": "user", "content": words(20, 300)}], max_tokens=5,
+                        extra_body={"ignore_eos": True})
+                assert raw.headers[REPLY_HEADER] == "split; reason=path"
+                assert raw.parse().choices[0].message.content
+                messages = anthropic.Anthropic(base_url=f"{gateway.url}/split", api_key="pd-test-token",
+                                               max_retries=0, timeout=60,
+                                               http_client=anthropic.DefaultHttpxClient(trust_env=False))
+                with messages, messages.messages.stream(
+                        model=MODEL_NAME, max_tokens=5,
+                        messages=[{"role": "user", "content": words(20, 301)}]) as stream:
+                    final = stream.get_final_message()
+                    translated = stream.response.headers.get(TRANSLATED_HEADER)
+                assert final.content and final.content[0].type == "text" and final.content[0].text
+                assert translated is not None and translated.startswith("chat")
+                assert predicted(b) - before >= 2 * 5  # both answers were decoded by the decode worker
+            finally:
+                loop.call(gateway.close(0.5))
+    finally:
+        loop.close()
