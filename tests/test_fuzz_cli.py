@@ -282,6 +282,10 @@ commands = st.one_of(
         opt("--profile", names),
         opt("--transfer-backend"),
         st.sampled_from([[], ["--shared-gpu"]]),
+        opt("--router"),
+        opt("--router-mode"),
+        opt("--router-policy"),
+        opt("--router-metrics-port"),
         opt("--format"),
     ),
     opts(
