@@ -43,6 +43,11 @@ def register(sub: Any) -> None:
                    help="the merged server's prefill chunk, n_batch = n_ubatch (default: the lab profile's "
                    "merged.chunk_size, else 512)")
     u.add_argument("--threads", type=int, default=1, metavar="N", help="compute threads per server (1)")
+    u.add_argument("--answer-chars", type=int, default=None, metavar="N",
+                   help="end every answer after at most N characters (up to 2000) with finish_reason stop, as a "
+                   "model that has finished does: the tiny model never stops on its own, and coding clients "
+                   "such as Claude Code and Codex fail a turn whose answer a token limit cut off. Default: "
+                   "answers run to the request's max_tokens or a full slot, which a probe needs")
     u.add_argument("--format", choices=("text", "json"), default="text")
     u.set_defaults(func=_up)
     d = lab.add_parser(
@@ -70,7 +75,7 @@ def _up(args: argparse.Namespace) -> int:
     from kvswitch.lab.manage import DEFAULT_PORT, up
 
     result = up(port=args.port or DEFAULT_PORT, preset=args.preset, chunk_size=args.chunk_size,
-                threads=args.threads)
+                threads=args.threads, answer_chars=args.answer_chars)
     st = result.status
     if args.format == "json":
         print(json.dumps({
@@ -148,7 +153,8 @@ def _pid(st: Any, role: str) -> Any:
 
 def _print_status(st: Any) -> None:
     if st.preset:
-        print(f"model {st.preset} · merged chunk size {st.chunk_size} · {st.directory}")
+        answers = f" · answers end after {st.answer_chars} characters" if st.answer_chars else ""
+        print(f"model {st.preset} · merged chunk size {st.chunk_size}{answers} · {st.directory}")
     for p in st.processes:
         health = {True: "healthy", False: "NOT healthy", None: ""}[p.healthy]
         where = p.url or ""

@@ -8,7 +8,7 @@
 
     python -m kvswitch.lab.llama --model tiny.gguf --host 127.0.0.1 --port 8090 \\
         --ctx-size 4096 --batch-size 512 --ubatch-size 512 --parallel 2 --threads 2 --metrics \\
-        [--slot-save-path DIR] [--cpus 0,1]
+        [--slot-save-path DIR] [--cpus 0,1] [--grammar GBNF]
 
   It prints one line ``LISTENING <url>`` on stdout once the model is loaded and the port is
   bound (``--port 0`` binds a free port; the line tells which), logs to stderr, and exits on
@@ -99,6 +99,7 @@ class LlamaServer:
         startup_timeout: float = 60.0,
         cpus: Collection[int] | None = None,
         start_new_session: bool = False,
+        grammar: str | None = None,
     ) -> None:
         self.model_path = Path(model_path)
         self.host = host
@@ -119,6 +120,7 @@ class LlamaServer:
         self.startup_timeout = startup_timeout
         self.cpus = sorted(set(cpus)) if cpus is not None else None
         self.start_new_session = start_new_session
+        self.grammar = grammar
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._url: str | None = None
@@ -149,6 +151,8 @@ class LlamaServer:
             cmd += ["--alias", self.alias]
         if self.cpus is not None:
             cmd += ["--cpus", ",".join(str(c) for c in self.cpus)]
+        if self.grammar:
+            cmd += ["--grammar", self.grammar]
         return cmd + self.extra_args
 
     @property
@@ -350,6 +354,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--verbosity", type=int, default=None, help="llama.cpp's log verbosity")
     ap.add_argument("--cpus", default=None, type=_cpu_list,
                     help="pin the server (all its threads) to these CPUs, e.g. 0 or 0,1 (Linux)")
+    ap.add_argument("--grammar", default=None,
+                    help="a GBNF grammar for every request that brings none of its own (llama-server's --grammar)")
     return ap
 
 
@@ -399,6 +405,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         params.model_alias = {args.alias}
     if args.verbosity is not None:
         params.verbosity = args.verbosity
+    if args.grammar:
+        params.sampling.grammar = xllamacpp.CommonGrammar(
+            xllamacpp.common_grammar_type.COMMON_GRAMMAR_TYPE_USER, args.grammar)
 
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -7,11 +7,16 @@ one instance), *prefill* and *decode* (sharing ``<state>/lab/slots`` for slot fi
 and the lab router (:mod:`kvswitch.lab.router`) in front of them, each in a session of its own
 so that they outlive the command. Where the machine has two cores or more, the
 prefill server is pinned to one core and the decode server to another (the merged server may
-use all). Every process gets a pidfile ``<state>/lab/<role>.pid`` (JSON: pid, start time in
-clock ticks since boot, port, URL). Then kvswitch's config gets (or has updated) a ``lab``
-profile, made active only when no profile is active. A ``lab`` profile is the lab's when its
-provider is ``lab``; one the user made (any other provider) is never touched: ``up`` refuses
-before it starts anything. The lab's folders are 0700, its pidfiles and logs 0600.
+use all). With ``answer_chars`` (``--answer-chars N``) the servers end every answer after at
+most N characters with ``finish_reason: "stop"``, as a model that has finished its answer does
+(a default grammar of at most N characters; llama.cpp then samples the end of the turn): the
+tiny model never stops on its own, and coding clients (Claude Code, Codex) take an answer cut
+off by a token limit for a failed turn. Every process gets a pidfile ``<state>/lab/<role>.pid``
+(JSON: pid, start time in clock ticks since boot, port, URL, the settings it was started
+with). Then kvswitch's config gets (or has updated) a ``lab`` profile, made active only when
+no profile is active. A ``lab`` profile is the lab's when its provider is ``lab``; one the user
+made (any other provider) is never touched: ``up`` refuses before it starts anything. The lab's
+folders are 0700, its pidfiles and logs 0600.
 
 ``down`` stops exactly the processes in those pidfiles. A pid is trusted only when
 ``/proc/<pid>`` shows the recorded start time and a command line naming ``kvswitch.lab``: a
@@ -48,6 +53,7 @@ __all__ = [
     "DEFAULT_CHUNK_SIZE",
     "DEFAULT_PORT",
     "KEY_REFERENCE",
+    "MAX_ANSWER_CHARS",
     "PROFILE",
     "ROLES",
     "DownResult",
@@ -56,6 +62,7 @@ __all__ = [
     "LabStatus",
     "LabUnavailableError",
     "UpResult",
+    "answer_grammar",
     "down",
     "lab_dir",
     "model_alias",
@@ -73,6 +80,8 @@ DEFAULT_CHUNK_SIZE = 512
 KEY_REFERENCE = "env:KVSWITCH_LAB_KEY"
 CTX_PER_SLOT = 4096
 SLOTS = 4
+MAX_ANSWER_CHARS = 2000
+"""The most ``answer_chars`` may be: llama.cpp drops a grammar that repeats more often."""
 MARK = "kvswitch.lab"
 """Text every lab process's command line holds (``python -m kvswitch.lab.llama|router``)."""
 
@@ -101,6 +110,11 @@ def lab_dir() -> Path:
 def slot_dir() -> Path:
     """Where the split pair's slot files go (``--slot-save-path`` of both)."""
     return lab_dir() / "slots"
+
+
+def answer_grammar(chars: int) -> str:
+    """The GBNF grammar that ends an answer after at most ``chars`` characters (at least one)."""
+    return f"root ::= [^\\x00]{{1,{chars}}}"
 
 
 def model_alias(preset: str) -> str:
@@ -149,6 +163,8 @@ class LabStatus:
     preset: str | None = None
     chunk_size: int | None = None
     port: int | None = None
+    answer_chars: int = 0
+    """Answers end after at most this many characters (0: they run to ``max_tokens``)."""
 
     @property
     def running(self) -> bool:
@@ -177,7 +193,8 @@ class LabStatus:
 
     def as_dict(self) -> dict[str, Any]:
         return {"running": self.running, "healthy": self.healthy, "directory": str(self.directory),
-                "preset": self.preset, "chunk_size": self.chunk_size, "port": self.port, "urls": self.urls(),
+                "preset": self.preset, "chunk_size": self.chunk_size, "port": self.port,
+                "answer_chars": self.answer_chars, "urls": self.urls(),
                 "processes": [p.as_dict() for p in self.processes]}
 
 
@@ -195,7 +212,12 @@ def status(*, check_health: bool = True) -> LabStatus:
         processes.append(proc)
     router = records.get("router", {})
     return LabStatus(processes, lab_dir(), preset=router.get("preset"), chunk_size=router.get("chunk_size"),
-                     port=router.get("port"))
+                     port=router.get("port"), answer_chars=_whole(router.get("answer_chars")))
+
+
+def _whole(value: Any) -> int:
+    """A pidfile's count, 0 where it holds none."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 # -- up ------------------------------------------------------------------------------------------------
@@ -221,12 +243,15 @@ def up(
     chunk_size: int | None = None,
     threads: int = 1,
     *,
+    answer_chars: int | None = None,
     startup_timeout: float = 60.0,
 ) -> UpResult:
     """Start the lab (see the module's docstring); a lab already up is reported, not touched.
 
     ``chunk_size``: the merged server's ``n_batch = n_ubatch``; default the ``lab`` profile's
-    ``merged.chunk_size``, else 512."""
+    ``merged.chunk_size``, else 512. ``answer_chars``: every answer ends (``stop``) after at
+    most this many characters, 1 to :data:`MAX_ANSWER_CHARS`; ``None`` or 0: answers run until
+    the request's ``max_tokens`` or a full slot."""
     from kvswitch.lab.model import PRESETS
 
     if preset not in PRESETS:
@@ -237,11 +262,14 @@ def up(
         raise LabError("--threads must be at least 1")
     if chunk_size is not None and chunk_size < 1:
         raise LabError("--chunk-size must be at least 1")
+    if answer_chars is not None and not 0 <= answer_chars <= MAX_ANSWER_CHARS:
+        raise LabError(f"--answer-chars must be 0 (answers run to max_tokens) to {MAX_ANSWER_CHARS}")
     current = status()
     if current.running:
         result = UpResult(True, current)
-        wanted = {"port": port, "preset": preset, "chunk size": chunk_size}
-        have = {"port": current.port, "preset": current.preset, "chunk size": current.chunk_size}
+        wanted = {"port": port, "preset": preset, "chunk size": chunk_size, "answer chars": answer_chars}
+        have = {"port": current.port, "preset": current.preset, "chunk size": current.chunk_size,
+                "answer chars": current.answer_chars}
         differ = [k for k, v in wanted.items() if v is not None and v != have[k]]
         if differ:
             result.notes.append(
@@ -265,6 +293,7 @@ def up(
         raise LabError(_foreign_profile(profile.provider))
     own_chunk = profile.merged.chunk_size if profile is not None else None
     chunk = chunk_size or own_chunk or DEFAULT_CHUNK_SIZE
+    answers = answer_chars or 0
     _check_port_free(port)
 
     from kvswitch.io import _private_dir
@@ -277,14 +306,15 @@ def up(
     try:
         urls: dict[str, str] = {}
         for role in SERVERS:
-            proc, url = _start_server(role, model, preset, chunk, threads, pins.get(role), startup_timeout)
+            proc, url = _start_server(role, model, preset, chunk, threads, pins.get(role), startup_timeout,
+                                      answers)
             started.append((role, proc))
             urls[role] = url
-            _write_pidfile(role, proc.pid, url=url, preset=preset, chunk_size=chunk)
+            _write_pidfile(role, proc.pid, url=url, preset=preset, chunk_size=chunk, answer_chars=answers)
         proc = _start_router(port, urls, startup_timeout)
         started.append(("router", proc))
         _write_pidfile("router", proc.pid, url=f"http://127.0.0.1:{port}", preset=preset, chunk_size=chunk,
-                       port=port)
+                       port=port, answer_chars=answers)
     except BaseException:
         for _role, proc in reversed(started):
             _stop_child(proc)
@@ -366,7 +396,7 @@ def _pins(threads: int) -> dict[str, list[int]]:
 
 
 def _start_server(role: str, model: Path, preset: str, chunk: int, threads: int, cpus: list[int] | None,
-                  timeout: float) -> tuple[subprocess.Popen[bytes], str]:
+                  timeout: float, answer_chars: int = 0) -> tuple[subprocess.Popen[bytes], str]:
     from kvswitch.lab.llama import LlamaServer, LlamaServerError
 
     batch = chunk if role == "merged" else max(512, chunk)
@@ -374,7 +404,7 @@ def _start_server(role: str, model: Path, preset: str, chunk: int, threads: int,
         model, port=0, ctx_size=CTX_PER_SLOT * SLOTS, n_batch=batch, n_ubatch=batch, parallel=SLOTS,
         threads=threads, metrics=True, slot_save_path=slot_dir() if role != "merged" else None,
         alias=model_alias(preset), log_path=lab_dir() / f"{role}.log", startup_timeout=timeout, cpus=cpus,
-        start_new_session=True,
+        start_new_session=True, grammar=answer_grammar(answer_chars) if answer_chars else None,
     )
     try:
         server.start()
