@@ -64,6 +64,8 @@ class ClientChange:
     key_written: bool = False
     nudge: str = "none"
     name: str | None = None
+    pinned: bool = False
+    """Pinned to the gateway: its file keeps the gateway's address in every mode."""
 
 
 def in_git_work_tree(path: Path) -> bool:
@@ -274,6 +276,7 @@ def plan_clients(
                 path, cf.kind, mode_plan.old_mode, mode, changed,
                 render_diff(path, cf.text, new_text, secrets) if changed else "",
                 key_written=key_written, nudge=entry.nudge.kind, name=entry.name,
+                pinned=entry.route == "gateway",
             )
         )
         if changed:
@@ -322,7 +325,8 @@ def commit_plan(plan: ClientPlan, extra: list[Any] | None = None) -> list[Client
                   {w.path: w.data for w in writes if w.path in results and not results[w.path].reapplied})
     return [
         ClientChange(c.path, c.kind, c.old_mode, c.new_mode, c.changed, c.diff,
-                     results[c.path].backup if c.path in results else None, c.key_written, c.nudge, c.name)
+                     results[c.path].backup if c.path in results else None, c.key_written, c.nudge, c.name,
+                     c.pinned)
         for c in plan.changes
     ]
 

@@ -63,11 +63,14 @@ def change_lines(changes: Sequence[Change], *, dry_run: bool) -> list[str]:
     """One line per file of a multi-file change (diffs for a dry run), plus restart notices."""
     out: list[str] = []
     for c in changes:
+        pinned = getattr(c, "pinned", False)
         if dry_run:
-            out.append(c.diff if c.changed else f"# {c.path}: already {c.new_mode}, no change")
+            out.append(c.diff if c.changed else f"# {c.path}: "
+                       + ("pinned to the gateway, no change" if pinned else f"already {c.new_mode}, no change"))
             continue
         if not c.changed:
-            out.append(f"{c.path}: already {c.new_mode}, unchanged")
+            out.append(f"{c.path}: " + ("pinned to the gateway, unchanged" if pinned
+                                         else f"already {c.new_mode}, unchanged"))
             continue
         key = " · key written (file is 0600)" if getattr(c, "key_written", False) else ""
         backup = f" (backup {c.backup})" if c.backup else ""

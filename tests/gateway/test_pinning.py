@@ -159,8 +159,10 @@ def test_ten_switches_leave_every_pinned_file_byte_for_byte() -> None:
     seen = set()
     for _ in range(10):
         for mode, url in (("split", SPLIT_URL), ("merged", MERGED_URL)):
-            _ok("switch", mode)
+            said = _ok("switch", mode)
             assert {k: _sha(p) for k, p in paths.items()} == pinned, mode
+            assert all(f"{p}: pinned to the gateway, unchanged" in said for p in paths.values()), said
+            assert f"{direct}: " in said and "already" not in said
             assert f'base_url = "{url}/v1"' in direct.read_text()
             seen.add(_sha(direct))
             assert config_data()["mode"] == mode
