@@ -32,7 +32,7 @@ import sys
 import time
 from array import array
 from collections import deque
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextvars import ContextVar
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -650,21 +650,7 @@ class Gateway:
         idle = _IdleWatch(s.idle_timeout)
         try:
             while True:
-                idle.since = time.perf_counter()
-                try:
-                    chunk = await read()
-                except (aiohttp.ClientError, ConnectionError) as exc:
-                    outcome, cause = "upstream_error", f"the {mode} upstream broke the stream: {why(exc)}"
-                    break
-                except asyncio.CancelledError:
-                    if idle.timed_out():
-                        outcome, cause = "timeout", f"the {mode} upstream sent nothing for {s.idle_timeout:g} s"
-                        break
-                    if not self._drain_over():
-                        raise
-                    outcome, cause = "timeout", "the gateway is stopping; the stream outlasted its drain"
-                    break
-                idle.since = None
+                chunk, outcome, cause = await self._read(read, idle, mode)
                 if not chunk:
                     break
                 now = time.perf_counter()
@@ -691,6 +677,31 @@ class Gateway:
             outcome = "client_disconnect"
         finally:
             idle.stop()
+        self._ended(mode, reason, api, clock, outcome, t0)
+        return out
+
+    async def _read(self, read: Callable[[], Awaitable[bytes]], idle: _IdleWatch,
+                    mode: CacheMode) -> tuple[bytes, str, str]:
+        """The upstream's next bytes (``b""`` at its end or when it broke), with the stream's
+        outcome and cause so far (``ok``, or why it ended)."""
+        idle.since = time.perf_counter()
+        try:
+            chunk = await read()
+        except (aiohttp.ClientError, ConnectionError) as exc:
+            return b"", "upstream_error", f"the {mode} upstream broke the stream: {why(exc)}"
+        except asyncio.CancelledError:
+            if idle.timed_out():
+                return b"", "timeout", f"the {mode} upstream sent nothing for {self.settings.idle_timeout:g} s"
+            if not self._drain_over():
+                raise
+            return b"", "timeout", "the gateway is stopping; the stream outlasted its drain"
+        idle.since = None
+        return chunk, "ok", ""
+
+    def _ended(self, mode: CacheMode, reason: str, api: Api, clock: StreamClock, outcome: str,
+               t0: float) -> None:
+        """A stream's end in the metrics and the samples."""
+        m = self.metrics
         m.outcomes.labels(mode, api, outcome).inc()
         self._sample(mode, reason, api, clock, outcome, 200)
         if clock.ttft is not None:
@@ -700,7 +711,6 @@ class Gateway:
                 itl.observe(gap)
         if outcome == "ok":
             m.e2e.labels(mode, api).observe(time.perf_counter() - t0)
-        return out
 
     async def _send(self, request: web.BaseRequest, out: web.StreamResponse, data: bytes) -> bool:
         """Write ``data`` on; ``False`` when the reader took nothing for the idle timeout (it is
@@ -799,39 +809,17 @@ class Gateway:
         idle = _IdleWatch(s.idle_timeout)
         try:
             while True:
-                idle.since = time.perf_counter()
-                try:
-                    chunk = await read()
-                except (aiohttp.ClientError, ConnectionError) as exc:
-                    outcome, cause = "upstream_error", f"the {mode} upstream broke the stream: {why(exc)}"
-                    break
-                except asyncio.CancelledError:
-                    if idle.timed_out():
-                        outcome, cause = "timeout", f"the {mode} upstream sent nothing for {s.idle_timeout:g} s"
-                        break
-                    if not self._drain_over():
-                        raise
-                    outcome, cause = "timeout", "the gateway is stopping; the stream outlasted its drain"
-                    break
-                idle.since = None
+                chunk, outcome, cause = await self._read(read, idle, mode)
                 if not chunk:
                     break
                 now = time.perf_counter()
                 raw, chunk = chunk, scrub(chunk)
                 if chunk:
                     tail = chunk[-2:] if len(chunk) >= 2 else tail[-1:] + chunk
-                    transport = request.transport
-                    if transport is not None and transport.get_write_buffer_size() < _SMALL_BUFFER:
-                        await out.write(chunk)  # nothing queued: this write cannot wait for long
-                    else:
-                        try:
-                            async with asyncio.timeout(s.idle_timeout):
-                                await out.write(chunk)
-                        except TimeoutError:
-                            m.outcomes.labels(mode, api, "timeout").inc()
-                            self._sample(mode, reason, api, clock, "timeout", 200)
-                            cut(request)  # a reader that takes nothing for that long is let go
-                            return out
+                    if not await self._send(request, out, chunk):
+                        m.outcomes.labels(mode, api, "timeout").inc()
+                        self._sample(mode, reason, api, clock, "timeout", 200)
+                        return out
                 clock.feed(raw, now)  # timed as read, parsed after it is passed on
             rest = scrub.rest()
             if rest:
@@ -848,15 +836,7 @@ class Gateway:
             outcome = "client_disconnect"
         finally:
             idle.stop()
-        m.outcomes.labels(mode, api, outcome).inc()
-        self._sample(mode, reason, api, clock, outcome, 200)
-        if clock.ttft is not None:
-            m.ttft.labels(mode, api).observe(clock.ttft)
-            itl = m.itl.labels(mode, api)
-            for gap in clock.itl:
-                itl.observe(gap)
-        if outcome == "ok":
-            m.e2e.labels(mode, api).observe(time.perf_counter() - t0)
+        self._ended(mode, reason, api, clock, outcome, t0)
         return out
 
 
