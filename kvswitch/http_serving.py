@@ -4,10 +4,12 @@ passed on upstream, and reading an upstream's whole answer up to a cap."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import signal
 import sys
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import ClientResponse, web
 from aiohttp.http_exceptions import HttpProcessingError
@@ -17,11 +19,13 @@ __all__ = [
     "HOP_BY_HOP",
     "AnswerTooLarge",
     "QuietLogger",
+    "Served",
     "cut",
     "first_line",
     "forwarded_headers",
     "json_response",
     "read_capped",
+    "serve_until_signal",
     "shown",
     "why",
 ]
@@ -106,3 +110,30 @@ def first_line(what: BaseException | str) -> str:
 def why(exc: BaseException) -> str:
     """An exception as ``Type: first line``."""
     return f"{type(exc).__name__}: {first_line(exc)}" if str(exc).strip() else type(exc).__name__
+
+
+class Served(Protocol):
+    """A server kvswitch runs as a process of its own (the lab router, the prefill shim)."""
+
+    @property
+    def url(self) -> str: ...
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+async def serve_until_signal(server: Served) -> None:
+    """Start ``server``, print ``LISTENING <url>`` once it is bound, serve until SIGTERM or
+    SIGINT, then close it."""
+    await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    sys.stdout.write(f"LISTENING {server.url}\n")
+    sys.stdout.flush()
+    try:
+        await stop.wait()
+    finally:
+        await server.close()

@@ -36,8 +36,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import signal
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,6 +50,7 @@ from kvswitch.http_serving import (
     forwarded_headers,
     json_response,
     read_capped,
+    serve_until_signal,
     why,
 )
 
@@ -209,17 +208,7 @@ def _parser() -> argparse.ArgumentParser:
 
 async def _serve(args: argparse.Namespace) -> None:
     shim = PrefillShim(args.upstream, host=args.host, port=args.port)
-    await shim.start()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    sys.stdout.write(f"{LISTENING} {shim.url}\n")
-    sys.stdout.flush()
-    try:
-        await stop.wait()
-    finally:
-        await shim.close()
+    await serve_until_signal(shim)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -57,8 +57,6 @@ import collections
 import contextlib
 import json
 import logging
-import signal
-import sys
 import time
 import uuid
 from collections.abc import Coroutine, Sequence
@@ -80,6 +78,7 @@ from kvswitch.http_serving import (
     forwarded_headers,
     json_response,
     read_capped,
+    serve_until_signal,
     shown,
     why,
 )
@@ -1050,17 +1049,7 @@ async def _serve(args: argparse.Namespace) -> None:
         head_timeout=args.head_timeout,
         max_connections=args.max_connections,
     )
-    await router.start()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    sys.stdout.write(f"{LISTENING} {router.url}\n")
-    sys.stdout.flush()
-    try:
-        await stop.wait()
-    finally:
-        await router.close()
+    await serve_until_signal(router)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
