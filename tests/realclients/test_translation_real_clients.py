@@ -48,13 +48,14 @@ from typing import Any
 
 import pytest
 
-from kvswitch.probe.metrics import parse_metrics
 from tests.lab.conftest import require_lab
 from tests.realclients.clients import Home
 from tests.realclients.harness import Harness
 from tests.realclients.kvsandbox import KvSwitch
 from tests.realclients.netns import stop
 from tests.realclients.test_gateway_real_clients import stored_token
+from tests.realclients.test_lab_real_clients import Lab as LabBase
+from tests.realclients.test_lab_real_clients import lab_cmd
 
 pytestmark = [pytest.mark.realclients, pytest.mark.slow]
 
@@ -73,26 +74,12 @@ PREDICTED = 'llamacpp:tokens_predicted_total{{instance="{}"}}'
 
 
 @dataclass
-class Lab:
+class Lab(LabBase):
     """The lab, the gateway in front of it and the two pinned clients."""
 
-    harness: Harness
-    homes: dict[str, Home]
-    kv: KvSwitch
-    env: dict[str, dict[str, str]]  # what each client's process gets besides its recipe
     args: dict[str, tuple[str, ...]]  # each client's options before the prompt
     log: Path  # the gateway's output
     gateway: subprocess.Popen[Any]
-
-    def get(self, path: str) -> str:
-        """GET ``ROUTER + path`` from inside the namespace (the lab is not reachable outside)."""
-        code = ("import sys, urllib.request\n"
-                "opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))\n"
-                "sys.stdout.write(opener.open(sys.argv[1], timeout=20).read().decode())\n")
-        done = subprocess.run(self.harness.ns.cmd([sys.executable, "-c", code, ROUTER + path]),
-                              capture_output=True, text=True, timeout=60, check=False)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
 
     def post_status(self, path: str, body: dict[str, Any]) -> int:
         """The status of a POST of ``body`` to ``ROUTER + path``, from inside the namespace."""
@@ -109,19 +96,6 @@ class Lab:
                               timeout=60, check=False)
         assert done.returncode == 0, done.stderr
         return int(done.stdout)
-
-    def metrics(self) -> dict[str, float]:
-        return parse_metrics(self.get("/metrics"))
-
-    def handoffs(self) -> list[dict[str, Any]]:
-        records: list[dict[str, Any]] = json.loads(self.get("/lab/handoffs"))["handoffs"]
-        return records
-
-
-def lab_cmd(harness: Harness, kv: KvSwitch, *argv: str) -> subprocess.CompletedProcess[str]:
-    """``kvswitch lab ARGV`` inside the namespace (its servers outlive the command there)."""
-    return subprocess.run(harness.ns.cmd([sys.executable, "-m", "kvswitch", "lab", *argv]),
-                          env=kv.env, capture_output=True, text=True, timeout=180, check=False)
 
 
 def client_args(homes: dict[str, Home]) -> dict[str, tuple[str, ...]]:
