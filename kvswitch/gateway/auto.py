@@ -96,8 +96,9 @@ class Decision:
     seq: int = field(default=0, repr=False)
 
     def mode_header(self) -> str:
-        """The ``X-KVSwitch-Mode`` reply text: ``split; reason=auto; why=new-tokens; new=2310``."""
-        return f"{self.mode}; reason=auto; why={self.reason}; new={self.new_tokens}"
+        """The ``X-KVSwitch-Mode`` reply text: ``split; reason=auto; why=new-tokens; new=2310;
+        est=usage`` (``est``: how the new tokens were counted, ``usage`` or ``chars/4``)."""
+        return f"{self.mode}; reason=auto; why={self.reason}; new={self.new_tokens}; est={self.estimate}"
 
 
 class _Unread(Exception):

@@ -65,7 +65,7 @@ def test_first_request_counts_every_token_and_the_next_only_the_new_ones() -> No
     assert again.conversation == first.conversation and len(again.conversation) == 12
     assert again.new_tokens <= math.ceil((len("ok") + len("thanks, next: rename it") + 20) / 4)
     assert again.mode == "split" and again.reason == "sticky"  # short, but the conversation went split
-    assert again.mode_header() == f"split; reason=auto; why=sticky; new={again.new_tokens}"
+    assert again.mode_header() == f"split; reason=auto; why=sticky; new={again.new_tokens}; est={again.estimate}"
 
 
 def test_twenty_turns_across_the_threshold_both_ways_flip_at_most_once() -> None:
