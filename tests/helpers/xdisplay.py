@@ -236,6 +236,22 @@ class XSession:
                      and panel.y <= w.y and w.y + w.height <= panel.y + panel.height]
         return found
 
+    def shown_windows(self, name: str) -> list[Window]:
+        """Top-level windows named ``name`` that are on screen as windows of their own: mapped
+        and not override-redirect (a menu, tooltip or balloon is not one; neither is a window Qt
+        made and keeps hidden)."""
+        found = []
+        for win in self.tree():
+            if win.path or win.name != name:
+                continue
+            try:
+                info = self.run("xwininfo", "-id", hex(win.id))
+            except RuntimeError:
+                continue  # gone meanwhile
+            if "Map State: IsViewable" in info and "Override Redirect State: no" in info:
+                found.append(win)
+        return found
+
     def popups(self) -> list[Window]:
         """Mapped override-redirect windows on the root (menus, tooltips), largest first."""
         by_id = {w.id: w for w in self.tree() if not w.path}
