@@ -11,6 +11,7 @@ import signal
 import sys
 from typing import Any, Protocol
 
+import aiohttp
 from aiohttp import ClientResponse, web
 from aiohttp.http_exceptions import HttpProcessingError
 from multidict import CIMultiDictProxy
@@ -27,6 +28,7 @@ __all__ = [
     "read_capped",
     "serve_until_signal",
     "shown",
+    "upstream_session",
     "why",
 ]
 
@@ -137,3 +139,17 @@ async def serve_until_signal(server: Served) -> None:
         await stop.wait()
     finally:
         await server.close()
+
+
+def upstream_session(read_timeout: float) -> aiohttp.ClientSession:
+    """A client session for llama.cpp upstreams: a new connection per request (llama.cpp closes
+    a connection it advertised as kept alive right after a response, and a pooled one reused in
+    that instant fails), no proxy from the environment, no cookies, bytes as sent."""
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(force_close=True, limit=0, use_dns_cache=False),
+        timeout=aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=read_timeout),
+        auto_decompress=False,
+        trust_env=False,
+        skip_auto_headers=("User-Agent",),
+        cookie_jar=aiohttp.DummyCookieJar(),
+    )

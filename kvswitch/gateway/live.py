@@ -36,7 +36,10 @@ __all__ = [
     "LiveSamples",
     "ModeFigures",
     "gateway_origin",
+    "is_int",
+    "is_number",
     "live_figures",
+    "samples_answer",
 ]
 
 MODES = ("merged", "split")
@@ -162,13 +165,22 @@ def _fetch(origin: str, token: str, since: int, timeout: float) -> dict[str, Any
         raise GatewayError(f"no gateway answers at {origin}: {Redactor([token]).text(str(why))[:200]}") from None
     if len(body) > MAX_ANSWER:
         raise GatewayError(f"the gateway at {origin} sent more than {MAX_ANSWER >> 20} MiB of samples")
+    data = samples_answer(body)
+    if data is None:
+        raise GatewayError(f"the answer of GET /samples at {origin} is not a kvswitch gateway's samples")
+    return data
+
+
+def samples_answer(body: bytes) -> dict[str, Any] | None:
+    """A ``GET /samples`` answer as its JSON object; ``None`` when it is not a gateway's samples
+    (no whole ``seq``, no ``samples`` list, a ``started`` that is not a time)."""
     try:
         data = json.loads(body)
     except ValueError:
-        data = None
-    if (not isinstance(data, dict) or not _int(data.get("seq")) or not isinstance(data.get("samples"), list)
-            or not (data.get("started") is None or _number(data.get("started")))):
-        raise GatewayError(f"the answer of GET /samples at {origin} is not a kvswitch gateway's samples")
+        return None
+    if (not isinstance(data, dict) or not is_int(data.get("seq")) or not isinstance(data.get("samples"), list)
+            or not (data.get("started") is None or is_number(data.get("started")))):
+        return None
     return data
 
 
@@ -185,11 +197,13 @@ def _refused(origin: str, status: int) -> GatewayError:
     return GatewayError(f"the gateway at {origin} answered GET /samples with HTTP {status}")
 
 
-def _int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
+    """A JSON whole number (not a bool)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """A finite JSON number (not a bool)."""
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -208,7 +222,7 @@ def _kept(x: Any) -> tuple[str, _Kept] | None:
         return None
     raw: Any = x.get("ttft")
     ok = x.get("outcome") == "ok"
-    ttft = float(raw) if ok and _number(raw) and raw >= 0 and x.get("stream") is not False else None
+    ttft = float(raw) if ok and is_number(raw) and raw >= 0 and x.get("stream") is not False else None
     route = x.get("route")
     return x["mode"], _Kept(route if isinstance(route, str) and route else "unknown", ttft, ok)
 
@@ -253,7 +267,7 @@ class LiveSamples:
                     started = data.get("started")
                 self._started = started
             for x in data["samples"]:
-                if isinstance(x, dict) and _int(x.get("seq")) and x["seq"] > since:
+                if isinstance(x, dict) and is_int(x.get("seq")) and x["seq"] > since:
                     kept = _kept(x)
                     if kept is not None:
                         self._kept[kept[0]].append(kept[1])

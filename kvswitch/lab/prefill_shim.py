@@ -51,6 +51,7 @@ from kvswitch.http_serving import (
     json_response,
     read_capped,
     serve_until_signal,
+    upstream_session,
     why,
 )
 
@@ -102,16 +103,7 @@ class PrefillShim:
         return f"http://{self.host}:{self.port}"
 
     async def start(self) -> None:
-        # a new upstream connection per request: llama.cpp closes connections it advertised
-        # as kept alive, and a pooled one reused in that instant fails
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(force_close=True, limit=0, use_dns_cache=False),
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=self._timeout),
-            auto_decompress=False,
-            trust_env=False,
-            skip_auto_headers=("User-Agent",),
-            cookie_jar=aiohttp.DummyCookieJar(),
-        )
+        self._session = upstream_session(self._timeout)
         self._web = web.Server(
             self._handle,
             access_log=None,

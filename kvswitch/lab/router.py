@@ -80,6 +80,7 @@ from kvswitch.http_serving import (
     read_capped,
     serve_until_signal,
     shown,
+    upstream_session,
     why,
 )
 
@@ -287,17 +288,7 @@ class Router:
         return f"http://{self.host}:{self.port}"
 
     async def start(self) -> None:
-        # a new connection per upstream request: llama.cpp closes a connection right after a
-        # streamed response although it advertises keep-alive, and a pooled one reused in that
-        # instant fails
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(force_close=True, limit=0, use_dns_cache=False),
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=self._timeout),
-            auto_decompress=False,
-            trust_env=False,
-            skip_auto_headers=("User-Agent",),
-            cookie_jar=aiohttp.DummyCookieJar(),
-        )
+        self._session = upstream_session(self._timeout)
         # aiohttp arms keepalive_timeout when a connection opens and after every response, and
         # closes the connection then unless a whole request head has arrived: the head timeout
         self._web = web.Server(

@@ -12,7 +12,6 @@ traffic is not a controlled experiment, and the report says so.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import statistics
@@ -25,6 +24,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kvswitch.errors import KvswitchError
+from kvswitch.gateway.live import is_int as _int
+from kvswitch.gateway.live import is_number as _number
+from kvswitch.gateway.live import samples_answer
 from kvswitch.probe.stats import percentile, ratio_interval, summarize
 
 __all__ = [
@@ -174,22 +176,12 @@ def _fetch(client: Any, s: PassiveSettings, since: int) -> dict[str, Any]:
                            "than the passive probe (restart it: kvswitch gateway stop, then start it again)")
     if status != 200:
         raise PassiveError(f"the gateway at {where} answered GET /samples with HTTP {status}")
-    try:
-        data = json.loads(bytes(body))
-    except ValueError:
-        data = None
-    if (not isinstance(data, dict) or not _int(data.get("seq")) or not isinstance(data.get("samples"), list)
-            or not (data.get("started") is None or _number(data.get("started")))):
+    data = samples_answer(bytes(body))
+    if data is None:
         raise PassiveError(f"the answer of GET /samples at {where} is not a kvswitch gateway's samples")
     return data
 
 
-def _int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 _WORD = re.compile(r"[a-z][a-z_]{0,39}")
