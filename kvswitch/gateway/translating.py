@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from kvswitch.gateway.apis import Api
+from kvswitch.http_serving import first_line
 
 if TYPE_CHECKING:
     from kvswitch.gateway.translate import Translator
@@ -76,8 +77,8 @@ def start(api: Api, path: str, body: bytes) -> Translation:
     not a JSON object, ``UntranslatableError`` for one that cannot be carried."""
     try:
         request = json.loads(body)
-    except ValueError as exc:
-        raise ValueError(f"the request body is not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # nesting past the parser's depth is no request either
+        raise ValueError(f"the request body is not JSON: {first_line(exc)}") from None
     if not isinstance(request, dict):
         raise ValueError("the request body is not a JSON object")
     translator = _translator(api)
