@@ -8,7 +8,7 @@ fresh sandbox). Every step prints the command it runs:
 2. in a sandbox (``.quickstart/``: its own HOME and KVSWITCH_HOME — nothing of yours is
    touched) starts the lab: a merged llama.cpp instance and a split pair (prefill and decode
    servers handing the KV cache over per request) behind a router on 127.0.0.1;
-3. ``kvswitch init`` with the lab preset: the article's two client files (Cline settings.json,
+3. ``kvswitch init`` with the lab preset: two client files in the cache-strategy shapes (Cline settings.json,
    CC Switch config.toml) and a ``lab`` profile, which ``lab up`` completes with its endpoints
    and ``kvswitch profile use lab`` renders into both files;
 4. ``kvswitch switch merged`` → ``kvswitch probe`` (merged) → ``kvswitch switch split`` →

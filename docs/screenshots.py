@@ -23,9 +23,15 @@ virtual X display (Xvfb) with a tray host (trayer), and writes into ``docs/image
 - ``icon-states.png``: the icon in each state at 16, 22 and 32 px, drawn by
   ``kvswitch_gui.icons`` (not a screen capture).
 
+The main ones are made in Simplified Chinese too, into ``docs/images/zh-CN/``: ``tray-menu.png``
+and ``tray-notice.png`` (the app started with ``KVSWITCH_LANG=zh-CN`` in a sandbox of its own),
+``probe-window.png`` and ``settings.png`` (the Qt translators installed in this process). A CJK
+font must be installed (Debian: fonts-wqy-zenhei).
+
 Needs Xvfb, trayer, xdotool, ImageMagick and xwininfo (``python3 tests/run.py`` installs them
 as root). Options: ``--out DIR`` (default docs/images), ``--keep`` (keep the sandbox),
-``--only NAME…`` (make only those: tray, clients, gateway, probe, settings, icons).
+``--only NAME…`` (make only those: tray, clients, gateway, probe, settings, icons),
+``--languages LANG…`` (en, zh-CN; default both).
 """
 
 from __future__ import annotations
@@ -57,6 +63,9 @@ from tests.helpers.xdisplay import (  # noqa: E402
 
 MAX_BYTES = 200_000
 SHOTS = ("tray", "clients", "gateway", "probe", "settings", "icons")
+TRANSLATED = ("tray", "probe", "settings")
+"""The shots also made in Chinese (``docs/images/zh-CN/``)."""
+LANGUAGES = ("en", "zh-CN")
 MARGIN = 10
 
 
@@ -201,8 +210,16 @@ def _spin(app: Any, predicate: Callable[[], Any], timeout: float, what: str) -> 
 
 
 def _save(pixmap: Any, path: Path) -> None:
+    """Save a window's rendering; one over the size budget again with 256 colours."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QImage
+
     if not pixmap.save(str(path), "PNG"):
         raise RuntimeError(f"cannot write {path}")
+    if path.stat().st_size > MAX_BYTES:
+        flags = Qt.ImageConversionFlag.ThresholdDither | Qt.ImageConversionFlag.AvoidDither
+        if not pixmap.toImage().convertToFormat(QImage.Format.Format_Indexed8, flags).save(str(path), "PNG"):
+            raise RuntimeError(f"cannot write {path}")
     _saved(path)
 
 
@@ -213,8 +230,9 @@ def probe_shot(app: Any, out: Path) -> None:
     with SSEServer(ttft_ms=120, split_ttft_ms=200, itl_ms=8, split_itl_ms=6, tokens=24, model="gpt-4o-mini") as srv:
         win = ProbeWindow()
         win.settings_overrides = {"stall_timeout": 15.0, "request_timeout": 60.0}
+        reading = win.profile_label.text()
         win.show()
-        _spin(app, lambda: win.profile_label.text() != "reading the config…", 30, "the profile line")
+        _spin(app, lambda: win.profile_label.text() != reading, 30, "the profile line")
         win.url_radio.setChecked(True)
         win.base_url_edit.setText(srv.url)
         win.model_edit.setText("gpt-4o-mini")
@@ -248,7 +266,7 @@ def settings_shot(app: Any, out: Path) -> None:
     editor.setFocus()
     editor.selectAll()
     QTest.keyClicks(editor, "500")
-    _spin(app, lambda: "becomes 512" in dialog.messages["cache.chunk_size"].text() and not dialog.busy, 30,
+    _spin(app, lambda: "KVS101" in dialog.messages["cache.chunk_size"].text() and not dialog.busy, 30,
           "the KVS101 finding")
     time.sleep(0.2)
     app.processEvents()
@@ -294,8 +312,11 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the sandbox and the logs")
     ap.add_argument("--only", nargs="+", choices=SHOTS, default=list(SHOTS), metavar="NAME",
                     help=f"make only these: {', '.join(SHOTS)}")
+    ap.add_argument("--languages", nargs="+", choices=LANGUAGES, default=list(LANGUAGES), metavar="LANG",
+                    help=f"in these languages: {', '.join(LANGUAGES)} (Chinese: {', '.join(TRANSLATED)} only)")
     args = ap.parse_args()
     only = set(args.only)
+    english, chinese = "en" in args.languages, "zh-CN" in args.languages
     missing = [t for t in TOOLS if shutil.which(t) is None]
     if missing:
         _say(f"missing: {', '.join(missing)} (Debian: python3 tests/run.py as root installs them)")
@@ -304,31 +325,50 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="kvswitch-shots-"))
     try:
+        zh_out = out / "zh-CN"
+        if chinese:
+            zh_out.mkdir(exist_ok=True)
         files = make_sandbox(work / "sandbox")
-        env = {**os.environ, **sandbox_env(work / "sandbox")}
+        env = {**os.environ, **sandbox_env(work / "sandbox"), "KVSWITCH_LANG": "en"}
         os.environ.update(sandbox_env(work / "sandbox"))  # before anything reads kvswitch's paths
+        os.environ["KVSWITCH_LANG"] = "en"
         _say(f"sandbox: {work / 'sandbox'}")
         with XSession(work / "x", white=True) as x:
             _say(f"Xvfb on {x.display}, trayer docked top right")
-            if "tray" in only:
+            if "tray" in only and english:
                 tray_shots(x, env, files, out)
-            if "clients" in only:
+            if "tray" in only and chinese:  # a sandbox of its own: the English run switched the first
+                zh_files = make_sandbox(work / "sandbox-zh")
+                zh_env = {**os.environ, **sandbox_env(work / "sandbox-zh"), "KVSWITCH_LANG": "zh-CN",
+                          "LANG": "zh_CN.UTF-8"}
+                tray_shots(x, zh_env, zh_files, zh_out)
+            if "clients" in only and english:
                 clients_shot(x, work / "clients", out)
-            if "gateway" in only:
+            if "gateway" in only and english:
                 gateway_shot(x, work / "gateway", out)
             os.environ.update(x.env())
             from PySide6.QtWidgets import QApplication
 
             from kvswitch_gui.collector import collecting_on_gui_thread
+            from kvswitch_gui.translations import install_translator
 
             app = QApplication([sys.argv[0]])
             app.setApplicationName("kvswitch")
             with collecting_on_gui_thread():  # as kvswitch-tray runs: collections on this thread only
-                if "probe" in only:
-                    probe_shot(app, out)
-                if "settings" in only:
-                    settings_shot(app, out)
-                if "icons" in only:
+                for lang, where in (("en", out), ("zh_CN", zh_out)):
+                    if (lang == "en" and not english) or (lang == "zh_CN" and not chinese):
+                        continue
+                    if lang == "zh_CN":  # its own sandbox: a history of its own
+                        if not (work / "sandbox-zh").exists():
+                            make_sandbox(work / "sandbox-zh")
+                        os.environ.update(sandbox_env(work / "sandbox-zh"))
+                    install_translator(app, lang)
+                    if "probe" in only:
+                        probe_shot(app, where)
+                    if "settings" in only:
+                        settings_shot(app, where)
+                install_translator(app, "en")
+                if "icons" in only and english:
                     icon_states(out)
                 app.processEvents()
     finally:

@@ -4,6 +4,12 @@ One instance per kvswitch home: a ``QLockFile`` in kvswitch's state directory, a
 ``QLocalServer`` through which a second start asks the first to come to the front before it
 says so and exits 1. With a system tray the app lives in it (closing a window does not quit);
 without one (offscreen Qt, a desktop with no tray) a small window holds the same actions.
+
+A session can start the app before its panel: then the app waits for a tray (``--tray-wait``,
+30 s by default) showing nothing, docks its icon as soon as one appears, and opens the window
+only when the wait runs out — and moves to the tray even then if one turns up later
+(:class:`Docking`). ``--install`` / ``--uninstall`` put the menu entry and icons in place for
+the user (:mod:`kvswitch_gui.desktop`).
 """
 
 from __future__ import annotations
@@ -15,20 +21,29 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, QEvent, QLockFile, QObject, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from kvswitch import paths
 from kvswitch_gui.collector import collecting_on_gui_thread
+from kvswitch_gui.desktop import APP_ID, HICOLOR, ICON_NAME
 from kvswitch_gui.tray import NO_DETECT_ENV, NO_WATCH_ENV, TrayController
 
-__all__ = ["SingleInstance", "main"]
+__all__ = ["TRAY_WAIT_S", "Docking", "SingleInstance", "app_icon", "main"]
 
 RAISE = b"raise\n"
+TRAY_WAIT_S = 30.0
+"""How long a start with no system tray waits for one before it opens the window."""
+POLL_MS = 250  # while waiting: a tray that appears docks the icon within this
+LATE_POLL_MS = 2000  # in the window: a tray that appears later takes the app over
+NO_TRAY_PLATFORMS = frozenset({"offscreen", "minimal"})  # Qt platforms that never have a tray
 
 
 class SingleInstance(QObject):
@@ -64,7 +79,9 @@ class SingleInstance(QObject):
         """Who holds the lock, for the message of a second start."""
         info = self._lock.getLockInfo()  # (pid, host, app); PySide drops the C++ bool
         pid = info[-3] if len(info) >= 3 else 0
-        return f"pid {pid}" if isinstance(pid, int) and pid > 0 else "another process"
+        if isinstance(pid, int) and pid > 0:
+            return QCoreApplication.translate("app", "pid {pid}").format(pid=pid)
+        return QCoreApplication.translate("app", "another process")
 
     def ask_first_to_raise(self, timeout_ms: int = 1000) -> bool:
         """Ask the running instance to come to the front; False when it does not answer."""
@@ -93,15 +110,187 @@ class SingleInstance(QObject):
         self._lock.unlock()
 
 
-def _parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+class Face(Protocol):
+    """What :class:`Docking` shows: a :class:`TrayController` in tray or window mode."""
+
+    quit_requested: Any  # a Qt signal
+
+    def start(self) -> None: ...
+    def shutdown(self) -> None: ...
+    def present(self) -> None: ...
+    def notify(self, title: str, text: str, error: bool = False) -> None: ...
+    def deleteLater(self) -> None: ...
+
+
+class Docking(QObject):
+    """Where the app shows itself: the tray when there is one; none yet, wait for one (polled,
+    up to ``wait_s``) showing nothing; then the window, which gives way to the tray if one
+    appears later. ``make(use_tray, first)`` builds the face (``first``: the app's first).
+    ``mode`` is ``"waiting"``, ``"tray"`` or ``"window"``; ``changed`` tells each new one."""
+
+    changed = Signal(str)
+    quit_requested = Signal()
+
+    def __init__(self, app: QGuiApplication, make: Callable[[bool, bool], Face], *, wait_s: float = TRAY_WAIT_S,
+                 window: bool = False, can_dock: bool = True,
+                 available: Callable[[], bool] = QSystemTrayIcon.isSystemTrayAvailable,
+                 poll_ms: int = POLL_MS, late_poll_ms: int = LATE_POLL_MS,
+                 clock: Callable[[], float] = time.monotonic, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.app = app
+        self.face: Face | None = None
+        self.mode = ""
+        self._make = make
+        self._wait_s = wait_s
+        self._window_only = window or not can_dock
+        self._available = available
+        self._poll_ms = poll_ms
+        self._late_poll_ms = late_poll_ms
+        self._clock = clock
+        self._deadline = 0.0
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self._poll)
+
+    def start(self) -> None:
+        if self._window_only:
+            self._show(tray=False)
+        elif self._available():
+            self._show(tray=True)
+        elif self._wait_s > 0:
+            self._deadline = self._clock() + self._wait_s
+            self._set_mode("waiting")
+            _say(QCoreApplication.translate("app", "no system tray yet; waiting up to {seconds} s for one "
+                                                   "(--tray-wait)").format(seconds=f"{self._wait_s:g}"))
+            self._timer.start(self._poll_ms)
+        else:
+            self._show(tray=False)
+
+    def present(self) -> None:
+        """Bring the app to the front; while waiting for a tray, that means the window now."""
+        if self.mode == "waiting":
+            self._show(tray=False)
+        elif self.face is not None:
+            self.face.present()
+
+    def shutdown(self) -> None:
+        self._timer.stop()
+        face, self.face = self.face, None
+        if face is not None:
+            face.shutdown()
+            face.deleteLater()
+
+    def _poll(self) -> None:
+        if self._available():
+            self._show(tray=True)
+        elif self.mode == "waiting" and self._clock() >= self._deadline:
+            self._show(tray=False)
+
+    def _set_mode(self, mode: str) -> None:
+        self.mode = mode
+        self.changed.emit(mode)
+
+    def _show(self, *, tray: bool) -> None:
+        self._timer.stop()
+        translate = QCoreApplication.translate
+        if self.mode == "waiting":
+            _say(translate("app", "a system tray appeared; the icon is in it") if tray else
+                 translate("app", "no system tray appeared; opening the window (kvswitch moves to the tray if "
+                                  "one appears later)"))
+        elif self.mode == "window" and tray:
+            _say(translate("app", "a system tray appeared; moving from the window to the tray"))
+        old, self.face = self.face, None
+        # closing the window must not quit the app on the way to the tray
+        self.app.setQuitOnLastWindowClosed(False)
+        if old is not None:
+            old.shutdown()
+            old.deleteLater()
+        face = self._make(tray, old is None)
+        self.face = face
+        face.quit_requested.connect(self.quit_requested)
+        face.start()
+        self.app.setQuitOnLastWindowClosed(not tray)
+        self._set_mode("tray" if tray else "window")
+        if not tray:
+            face.notify(translate("app", "No system tray"),
+                        translate("app", "This desktop shows no system tray, so kvswitch runs in this window; "
+                                         "closing it quits. If a system tray appears later, kvswitch moves there."))
+            if not self._window_only:
+                self._timer.start(self._late_poll_ms)
+        elif old is not None:
+            face.notify(translate("app", "kvswitch moved to the system tray"),
+                        translate("app", "A system tray appeared, so kvswitch closed its window; its icon is in "
+                                         "the tray now."))
+
+
+def _say(text: str) -> None:
+    """A line for the terminal or the session's log: what the app does about the tray."""
+    with contextlib.suppress(OSError, ValueError):  # no stderr (a desktop launch may close it)
+        sys.stderr.write(f"{APP_ID}: {text}\n")
+        sys.stderr.flush()
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            QCoreApplication.translate("app", "expected a number of seconds (0 or more), got {value}").format(
+                value=repr(text)))
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    translate = QCoreApplication.translate
     p = argparse.ArgumentParser(
-        prog="kvswitch-tray",
-        description="kvswitch in the system tray: switch modes and profiles, watch the clients, run the probe.",
+        prog=APP_ID, allow_abbrev=False,
+        description=translate("app", "kvswitch in the system tray: switch modes and profiles, watch the clients, "
+                                     "run the probe."),
     )
     p.add_argument("--no-watch", action="store_true",
-                   help=f"do not start the file watcher (also: {NO_WATCH_ENV}=1); it can be turned on from the menu")
-    p.add_argument("--window", action="store_true", help="use the window even when a system tray is available")
-    return p.parse_known_args(list(argv))
+                   help=translate("app", "do not start the file watcher (also: {variable}=1); it can be turned on "
+                                         "from the menu").format(variable=NO_WATCH_ENV))
+    p.add_argument("--window", action="store_true",
+                   help=translate("app", "use the window even when a system tray is available"))
+    p.add_argument("--tray-wait", type=_seconds, default=TRAY_WAIT_S, metavar="SECONDS",
+                   help=translate("app", "with no system tray yet (a session that starts before its panel), wait "
+                                         "this long for one before opening the window (default: {default}); "
+                                         "0: do not wait").format(default=f"{TRAY_WAIT_S:g}"))
+    once = p.add_mutually_exclusive_group()
+    once.add_argument("--install", action="store_true",
+                      help=translate("app", "add kvswitch-tray to your applications menu (its desktop entry and "
+                                            "icons, for this user) and exit"))
+    once.add_argument("--uninstall", action="store_true",
+                      help=translate("app", "remove what --install added, and the launch-at-login item, and exit"))
+    return p
+
+
+def app_icon() -> QIcon:
+    """kvswitch's own icon: the desktop theme's ``kvswitch`` (an installed one), else the shipped files."""
+    shipped = QIcon()
+    for path in sorted(HICOLOR.glob("*/apps/kvswitch.*")):
+        shipped.addFile(str(path))
+    return QIcon.fromTheme(ICON_NAME, shipped)
+
+
+def _set_up(app: QCoreApplication) -> None:
+    """Names, the desktop file, the icon, and the user's language (the tray's setting, else the
+    library's choice: :func:`kvswitch_gui.translations.install_translator`)."""
+    from kvswitch_gui.translations import install_translator
+
+    app.setApplicationName("kvswitch")
+    if isinstance(app, QGuiApplication):
+        app.setApplicationDisplayName("kvswitch")
+        app.setDesktopFileName(APP_ID)
+        app.setWindowIcon(app_icon())
+    install_translator(app)
+
+
+def _early(argv: Sequence[str]) -> bool:
+    """Help, --install and --uninstall: answered without a display."""
+    args = argv[: argv.index("--")] if "--" in argv else argv
+    return any(a in ("-h", "--help", "--install", "--uninstall") for a in args)
 
 
 @contextlib.contextmanager
@@ -122,34 +311,48 @@ def _ctrl_c_quits(app: QApplication) -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the tray app; 0 after Quit, 1 when another instance already runs."""
-    args, qt_args = _parse(sys.argv[1:] if argv is None else argv)
+    """Run the tray app; 0 after Quit, 1 when another instance already runs. ``--install`` /
+    ``--uninstall``: 0 when done, 1 on an error; ``--help``: exits 0."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if _early(argv):
+        core = QCoreApplication.instance() or QCoreApplication([sys.argv[0]])
+        _set_up(core)
+        early = _parser().parse_args(argv)
+        from kvswitch_gui.launch import desktop_command
+
+        return desktop_command(uninstall=early.uninstall)
     existing = QApplication.instance()
-    app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0], *qt_args])
-    app.setApplicationName("kvswitch")
-    app.setApplicationDisplayName("kvswitch")
+    if isinstance(existing, QApplication):
+        app, rest = existing, argv
+    else:
+        app = QApplication([sys.argv[0], *argv])  # Qt takes its own options (-platform, -style…)
+        rest = app.arguments()[1:]
+    _set_up(app)
+    args = _parser().parse_args(rest)
     instance = SingleInstance()
     if not instance.acquire():
         raised = instance.ask_first_to_raise()
-        sys.stderr.write(
-            f"kvswitch-tray is already running for this kvswitch home ({instance.holder()})"
-            + ("; brought it to the front\n" if raised else "\n")
-        )
+        text = (QCoreApplication.translate("app", "kvswitch-tray is already running for this kvswitch home "
+                                                  "({holder}); brought it to the front") if raised else
+                QCoreApplication.translate("app", "kvswitch-tray is already running for this kvswitch home "
+                                                  "({holder})"))
+        sys.stderr.write(text.format(holder=instance.holder()) + "\n")
         return 1
     previous = app.quitOnLastWindowClosed()
-    controller: TrayController | None = None
+    watch = False if args.no_watch else None
+    first_run = os.environ.get(NO_DETECT_ENV) != "1"
+
+    def make(use_tray: bool, first: bool) -> TrayController:
+        return TrayController(use_tray=use_tray, watch=watch, first_run=first_run and first)
+
+    docking: Docking | None = None
     with collecting_on_gui_thread():  # never on a worker thread: see kvswitch_gui.collector
         try:
-            use_tray = not args.window and QSystemTrayIcon.isSystemTrayAvailable()
-            controller = TrayController(use_tray=use_tray, watch=False if args.no_watch else None,
-                                        first_run=os.environ.get(NO_DETECT_ENV) != "1")
-            app.setQuitOnLastWindowClosed(not use_tray)
-            instance.raise_requested.connect(controller.present)
-            controller.quit_requested.connect(app.quit)
-            controller.start()
-            if not use_tray:
-                controller.notify("No system tray", "This desktop shows no system tray, so kvswitch runs in this "
-                                  "window; closing it quits.")
+            docking = Docking(app, make, wait_s=args.tray_wait, window=args.window,
+                              can_dock=QGuiApplication.platformName() not in NO_TRAY_PLATFORMS)
+            instance.raise_requested.connect(docking.present)
+            docking.quit_requested.connect(app.quit)
+            docking.start()
             with _ctrl_c_quits(app):
                 return app.exec()
         finally:
@@ -157,9 +360,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             # exec() returned it would stop every later event loop of this process (a caller's, a
             # test's) at once, so drop it, and close the window below without quitting again
             app.setQuitOnLastWindowClosed(False)
-            if controller is not None:
-                controller.shutdown()
-                controller.deleteLater()
+            if docking is not None:
+                docking.shutdown()
+                docking.deleteLater()
             QCoreApplication.removePostedEvents(app, QEvent.Type.Quit)
             instance.release()
             app.setQuitOnLastWindowClosed(previous)

@@ -14,9 +14,11 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QCoreApplication, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from kvswitch_gui.translations import QT_TRANSLATE_NOOP
 
 __all__ = ["MODE_STYLES", "GpuMemoryChart", "TtftChart", "nice_ticks"]
 
@@ -71,10 +73,16 @@ def _marker(p: QPainter, centre: QPointF, shape: str, size: float) -> None:
                        QPointF(centre.x(), centre.y() + r), QPointF(centre.x() - r, centre.y())])
 
 
+def _tr(text: str) -> str:
+    """``text`` (this module's words, context ``charts``) in the user's language."""
+    return QCoreApplication.translate("charts", text)
+
+
 class _Chart(QWidget):
     """Common bits: title, empty-state message, palette-aware text colour."""
 
     title = ""
+    """The chart's title in English (drawn translated)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -97,7 +105,7 @@ class _Chart(QWidget):
         bold.setBold(True)
         p.setFont(bold)
         p.setPen(self._ink())
-        p.drawText(QRectF(8, 4, self.width() - 16, fm.height() + 4), Qt.AlignmentFlag.AlignLeft, self.title)
+        p.drawText(QRectF(8, 4, self.width() - 16, fm.height() + 4), Qt.AlignmentFlag.AlignLeft, _tr(self.title))
         p.setFont(self.font())
         return p, QRectF(8, fm.height() + 10, self.width() - 16, self.height() - fm.height() - 14), fm
 
@@ -126,25 +134,26 @@ class _Chart(QWidget):
 class TtftChart(_Chart):
     """TTFT of every measured request, one row per mode; ``set_data`` with plain lists (ms)."""
 
-    title = "Time to first token per request"
+    title = QT_TRANSLATE_NOOP("charts", "Time to first token per request")
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.samples: dict[str, list[float]] = {}
         self.medians: dict[str, float | None] = {}
-        self.message = "No probe results yet"
-        self.setAccessibleName("TTFT distribution chart")
+        self.message = _tr("No probe results yet")
+        self.setAccessibleName(_tr("TTFT distribution chart"))
 
     def set_data(self, samples: Mapping[str, Sequence[float]], medians: Mapping[str, float | None] | None = None,
-                 *, empty: str = "No successful requests to show") -> None:
+                 *, empty: str | None = None) -> None:
         """``samples``: mode → TTFTs in ms; ``medians``: mode → the report's median (else computed)."""
         self.samples = {m: [float(v) for v in vs if v is not None and math.isfinite(v)] for m, vs in samples.items()}
         self.medians = {m: (medians or {}).get(m) for m in self.samples}
         for m, vs in self.samples.items():
             if self.medians[m] is None and vs:
                 self.medians[m] = statistics.median(vs)
-        self.message = "" if self.has_data() else empty
-        described = "; ".join(f"{m}: median {v:.1f} ms over {len(self.samples[m])} requests"
+        self.message = "" if self.has_data() else empty or _tr("No successful requests to show")
+        described = "; ".join(QCoreApplication.translate("charts", "{mode}: median {median} ms over {count} requests")
+                              .format(mode=m, median=f"{v:.1f}", count=len(self.samples[m]))
                               for m, v in self.medians.items() if v is not None)
         self.setAccessibleDescription(described or self.message)
         self.update()
@@ -152,8 +161,8 @@ class TtftChart(_Chart):
     def has_data(self) -> bool:
         return any(self.samples.values())
 
-    def clear(self, message: str = "No probe results yet") -> None:
-        self.samples, self.medians, self.message = {}, {}, message
+    def clear(self, message: str | None = None) -> None:
+        self.samples, self.medians, self.message = {}, {}, message or _tr("No probe results yet")
         self.update()
 
     def _paint(self, p: QPainter, area: QRectF, fm: QFontMetrics) -> None:
@@ -187,7 +196,7 @@ class TtftChart(_Chart):
             p.drawText(QPointF(x - fm.horizontalAdvance(text) / 2, plot.bottom() + fm.ascent() + 4), text)
         p.setPen(QPen(ink, 1))
         p.drawLine(QPointF(plot.left(), plot.bottom()), QPointF(plot.right(), plot.bottom()))
-        axis_title = "TTFT (ms)"
+        axis_title = QCoreApplication.translate("charts", "TTFT (ms)")
         p.drawText(QPointF(plot.center().x() - fm.horizontalAdvance(axis_title) / 2,
                            plot.bottom() + fm.height() + fm.ascent() + 8), axis_title)
 
@@ -202,7 +211,7 @@ class TtftChart(_Chart):
             p.drawText(QRectF(area.left(), cy - fm.height() / 2, label_w - 8, fm.height()),
                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label)
             if not vs:
-                p.drawText(QPointF(plot.left() + 6, cy + fm.ascent() / 2), "no successful requests")
+                p.drawText(QPointF(plot.left() + 6, cy + fm.ascent() / 2), QCoreApplication.translate("charts", "no successful requests"))
                 continue
             half = min(band * 0.3, 22.0)
             # whiskers (min–max) and the box (quartiles)
@@ -227,7 +236,7 @@ class TtftChart(_Chart):
                 xm = x_of(median)
                 p.setPen(QPen(ink, 3))
                 p.drawLine(QPointF(xm, cy - half - 3), QPointF(xm, cy + half + 3))
-                text = f"median {median:.1f} ms"
+                text = QCoreApplication.translate("charts", "median {median} ms").format(median=f"{median:.1f}")
                 width = fm.horizontalAdvance(text)
                 tx = min(max(xm - width / 2, plot.left()), plot.right() - width)
                 p.setPen(ink)
@@ -238,13 +247,13 @@ class TtftChart(_Chart):
 class GpuMemoryChart(_Chart):
     """GPU memory used over the probe, per GPU UUID; ``set_data`` with a report's timeline."""
 
-    title = "GPU memory used over the probe"
+    title = QT_TRANSLATE_NOOP("charts", "GPU memory used over the probe")
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.series: dict[str, list[tuple[float, float]]] = {}
-        self.message = "No probe results yet"
-        self.setAccessibleName("GPU memory chart")
+        self.message = _tr("No probe results yet")
+        self.setAccessibleName(_tr("GPU memory chart"))
 
     def set_data(self, timeline: Sequence[Sequence[Any]] | None, unavailable: str | None = None) -> None:
         """``timeline``: ``[[t_s, uuid, used_mib], …]``; ``unavailable``: why there is none
@@ -262,21 +271,22 @@ class GpuMemoryChart(_Chart):
             points.sort()
         if unavailable:
             reason = unavailable.removeprefix("n/a: ")
-            self.message = f"GPU memory: n/a: {reason}"
+            self.message = QCoreApplication.translate("charts", "GPU memory: n/a: {reason}").format(reason=reason)
             self.series = {}
         elif not self.series:
-            self.message = ("GPU memory: no samples over time in this report "
-                            "(per-mode baseline and peak, where known, are in the table)")
+            self.message = QCoreApplication.translate("charts", "GPU memory: no samples over time in this report "
+                                                      "(per-mode baseline and peak, where known, are in the table)")
         else:
             self.message = ""
-        self.setAccessibleDescription(self.message or f"{len(self.series)} GPU(s) sampled")
+        self.setAccessibleDescription(self.message or QCoreApplication.translate("charts", "{count} GPU(s) sampled")
+                                      .format(count=len(self.series)))
         self.update()
 
     def has_data(self) -> bool:
         return bool(self.series)
 
-    def clear(self, message: str = "No probe results yet") -> None:
-        self.series, self.message = {}, message
+    def clear(self, message: str | None = None) -> None:
+        self.series, self.message = {}, message or _tr("No probe results yet")
         self.update()
 
     def _paint(self, p: QPainter, area: QRectF, fm: QFontMetrics) -> None:
@@ -318,7 +328,7 @@ class GpuMemoryChart(_Chart):
         p.setPen(QPen(ink, 1))
         p.drawLine(plot.bottomLeft(), plot.bottomRight())
         p.drawLine(plot.bottomLeft(), plot.topLeft())
-        axis = "time since the first sample (s)"
+        axis = QCoreApplication.translate("charts", "time since the first sample (s)")
         p.drawText(QPointF(plot.center().x() - fm.horizontalAdvance(axis) / 2,
                            plot.bottom() + fm.height() + fm.ascent() + 8), axis)
         p.drawText(QPointF(area.left(), plot.top() - fm.ascent() / 2 - 6), unit)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch_gui import jobs
+from kvswitch_gui.translations import QT_TRANSLATE_NOOP
 from kvswitch_gui.workers import Tasks
 
 if TYPE_CHECKING:
@@ -40,24 +41,35 @@ if TYPE_CHECKING:
 
 __all__ = ["DetectDialog"]
 
-COLUMNS = ("Client", "Settings file", "Program", "kvswitch")
-MAKE_ANY = "Make a profile from a client"
+COLUMNS = (QT_TRANSLATE_NOOP("DetectDialog", "Client"), QT_TRANSLATE_NOOP("DetectDialog", "Settings file"),
+           QT_TRANSLATE_NOOP("DetectDialog", "Program"), "kvswitch")
+"""The list's columns (English; shown translated)."""
+MAKE_ANY = QT_TRANSLATE_NOOP("DetectDialog", "&Make a profile from a client")
+"""The make button's text while no client is chosen (English; shown translated)."""
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("DetectDialog", text)
 
 
 def _file_text(c: Installed) -> str:
-    return str(c.file) if c.file_exists else f"{c.file} (not there yet)"
+    if c.file_exists:
+        return str(c.file)
+    return QCoreApplication.translate("DetectDialog", "{path} (not there yet)").format(path=c.file)
 
 
 def _program_text(c: Installed) -> str:
     if c.program is None:
-        return "not on PATH"
-    return f"{c.program.name} {c.version or '(version unknown)'}"
+        return QCoreApplication.translate("DetectDialog", "not on PATH")
+    return f"{c.program.name} {c.version or QCoreApplication.translate('DetectDialog', '(version unknown)')}"
 
 
 def _state_text(c: Installed) -> str:
     if c.registered:
-        return f"registered as {c.name}" if c.name else "registered"
-    return "register" if c.found else "not found"
+        return (QCoreApplication.translate("DetectDialog", "registered as {name}").format(name=c.name) if c.name
+                else QCoreApplication.translate("DetectDialog", "registered"))
+    return (QCoreApplication.translate("DetectDialog", "register") if c.found
+            else QCoreApplication.translate("DetectDialog", "not found"))
 
 
 class DetectDialog(QDialog):
@@ -72,39 +84,40 @@ class DetectDialog(QDialog):
 
     def __init__(self, found: jobs.Detected | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("kvswitch — Detect clients")
+        self.setWindowTitle(self.tr("kvswitch — Detect clients"))
         self.setMinimumWidth(760)
         self.detected: jobs.Detected | None = None
         self.rows: dict[str, QTreeWidgetItem] = {}  # by kind id
         self.just_registered: list[str] = []
         self._tasks = Tasks()
 
-        self.intro = QLabel("Clients installed here (their settings file where the client keeps it, their "
-                            "program on PATH). Registered clients follow every switch; their files are "
-                            "written at the next switch, never now.")
+        self.intro = QLabel(self.tr("Clients installed here (their settings file where the client keeps it, their "
+                                    "program on PATH). Registered clients follow every switch; their files are "
+                                    "written at the next switch, never now."))
         self.intro.setWordWrap(True)
         self.table = QTreeWidget()
         self.table.setColumnCount(len(COLUMNS))
-        self.table.setHeaderLabels(list(COLUMNS))
+        self.table.setHeaderLabels([_tr(c) for c in COLUMNS])
         self.table.setRootIsDecorated(False)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.header().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.header().setStretchLastSection(False)
         self.table.itemChanged.connect(lambda *_: self._update_buttons())
-        self.message = QLabel("looking for clients…")
+        self.message = QLabel(self.tr("looking for clients…"))
         self.message.setWordWrap(True)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        self.register_button = QPushButton("Register selected")
-        self.refresh_button = QPushButton("Look again")
+        self.buttons.button(QDialogButtonBox.StandardButton.Close).setText(self.tr("&Close"))
+        self.register_button = QPushButton(self.tr("&Register selected"))
+        self.refresh_button = QPushButton(self.tr("&Look again"))
         self.buttons.addButton(self.register_button, QDialogButtonBox.ButtonRole.ApplyRole)
         self.buttons.addButton(self.refresh_button, QDialogButtonBox.ButtonRole.ResetRole)
         self.register_button.clicked.connect(self.register_selected)
-        self.make_button = QPushButton(MAKE_ANY)
+        self.make_button = QPushButton(_tr(MAKE_ANY))
         self.make_button.clicked.connect(self.make_profile)
-        self.store_key_check = QCheckBox("Store the key it holds in the keyring")
-        self.store_key_check.setToolTip("off: the profile sends no key until you store one (API key…); "
-                                        "the key is never shown")
+        self.store_key_check = QCheckBox(self.tr("&Store the key it holds in the keyring"))
+        self.store_key_check.setToolTip(self.tr("off: the profile sends no key until you store one (API key…); "
+                                                "the key is never shown"))
         self.refresh_button.clicked.connect(self.refresh)
         self.buttons.rejected.connect(self.reject)
 
@@ -131,7 +144,7 @@ class DetectDialog(QDialog):
 
     def refresh(self) -> None:
         """Look for the clients again (in a worker)."""
-        self.message.setText("looking for clients…")
+        self.message.setText(self.tr("looking for clients…"))
         self._tasks.run(jobs.detect, on_done=self._on_detected, on_error=self._on_failed)
         self._update_buttons()
 
@@ -145,9 +158,10 @@ class DetectDialog(QDialog):
             item = QTreeWidgetItem([c.product, _file_text(c), _program_text(c), _state_text(c)])
             tip = [str(c.file)]
             if c.endpoint:
-                tip.append(f"uses {c.endpoint}" + (f" · model {c.model}" if c.model else ""))
+                tip.append(self.tr("uses {endpoint} · model {model}").format(endpoint=c.endpoint, model=c.model)
+                           if c.model else self.tr("uses {endpoint}").format(endpoint=c.endpoint))
             if c.problem:
-                tip.append(f"cannot read it: {c.problem}")
+                tip.append(self.tr("cannot read it: {problem}").format(problem=c.problem))
             item.setToolTip(1, "\n".join(tip))
             if c.program is not None:
                 item.setToolTip(2, str(c.program))
@@ -165,23 +179,26 @@ class DetectDialog(QDialog):
         self.table.blockSignals(False)
         present = len(found.found)
         if not present:
-            self.message.setText("No clients found (looked for: " + ", ".join(c.product for c in found.clients)
-                                 + "). Install one, or register a file with kvswitch client add.")
+            self.message.setText(self.tr("No clients found (looked for: {clients}). Install one, or register a file "
+                                         "with kvswitch client add.")
+                                 .format(clients=", ".join(c.product for c in found.clients)))
         elif found.candidates:
-            self.message.setText("Check the ones kvswitch should keep in step, then Register selected.")
+            self.message.setText(self.tr("Check the ones kvswitch should keep in step, then Register selected."))
         else:
-            self.message.setText("Every client found is registered.")
+            self.message.setText(self.tr("Every client found is registered."))
         if any(self._importable(c) for c in found.clients):
-            self.message.setText(f"{self.message.text()} To make a profile from a client's settings, "
-                                 "select it, then Make a profile.")
+            self.message.setText(self.message.text() + " "
+                                 + self.tr("To make a profile from a client's settings, select it, then Make a "
+                                           "profile."))
         if self.just_registered:
-            self.message.setText(f"Registered {', '.join(self.just_registered)}. {self.message.text()}")
+            self.message.setText(self.tr("Registered {clients}.").format(clients=", ".join(self.just_registered))
+                                 + " " + self.message.text())
             self.just_registered = []
         self._update_buttons()
         self.loaded.emit()
 
     def _on_failed(self, exc: BaseException) -> None:
-        self.message.setText(f"Cannot look for clients: {exc}")
+        self.message.setText(self.tr("Cannot look for clients: {problem}").format(problem=exc))
         self._update_buttons()
         self.failed.emit(str(exc))
 
@@ -210,13 +227,16 @@ class DetectDialog(QDialog):
         self.refresh_button.setEnabled(not self.busy)
         chosen = self.chosen()
         if chosen is not None and self._importable(chosen):
-            self.make_button.setText(f"Make a profile from {chosen.product}")
-            self.make_button.setToolTip(f"a profile from what {chosen.file} holds now: its endpoint "
-                                        f"{chosen.endpoint}" + (f", model {chosen.model}" if chosen.model else "")
-                                        + "; the file itself is not changed")
+            self.make_button.setText(self.tr("&Make a profile from {client}").format(
+                client=chosen.product.replace("&", "&&")))
+            self.make_button.setToolTip(
+                (self.tr("a profile from what {path} holds now: its endpoint {endpoint}, model {model}; the file "
+                         "itself is not changed") if chosen.model else
+                 self.tr("a profile from what {path} holds now: its endpoint {endpoint}; the file itself is not "
+                         "changed")).format(path=chosen.file, endpoint=chosen.endpoint, model=chosen.model))
         else:
-            self.make_button.setText(MAKE_ANY)
-            self.make_button.setToolTip("select a client whose settings file names an endpoint of its own")
+            self.make_button.setText(_tr(MAKE_ANY))
+            self.make_button.setToolTip(self.tr("select a client whose settings file names an endpoint of its own"))
         self.make_button.setEnabled(not self.busy and chosen is not None and self._importable(chosen))
         self.store_key_check.setEnabled(not self.busy)
 
@@ -225,7 +245,7 @@ class DetectDialog(QDialog):
         chosen = self.selected()
         if not chosen or self.busy:
             return
-        self.message.setText("registering " + ", ".join(c.product for c in chosen) + "…")
+        self.message.setText(self.tr("registering {clients}…").format(clients=", ".join(c.product for c in chosen)))
         self._tasks.run(jobs.register, chosen, on_done=self._on_registered, on_error=self._on_register_failed)
         self._update_buttons()
 
@@ -241,26 +261,28 @@ class DetectDialog(QDialog):
         chosen = self.chosen()
         if chosen is None or not self._importable(chosen) or self.busy:
             return
-        self.message.setText(f"making a profile from {chosen.product}'s settings…")
+        self.message.setText(self.tr("making a profile from {client}'s settings…").format(client=chosen.product))
         self._tasks.run(jobs.import_client, chosen.kind, self.store_key_check.isChecked(),
                         on_done=self._on_profile_made,
                         on_error=lambda exc: self._on_make_failed(chosen.product, exc))
         self._update_buttons()
 
     def _on_profile_made(self, made: jobs.ProfileMade) -> None:
-        active = " It is the active profile now." if made.activated else ""
-        self.message.setText(f"Made profile {made.name} from {made.product}'s settings ({made.model} at "
-                             f"{made.base_url}).{active} Render it into your clients with "
-                             f"Profile ▸ {made.name}.")
+        text = self.tr("Made profile {name} from {client}'s settings ({model} at {url}).").format(
+            name=made.name, client=made.product, model=made.model, url=made.base_url)
+        if made.activated:
+            text += " " + self.tr("It is the active profile now.")
+        text += " " + self.tr("Render it into your clients with Profile ▸ {name}.").format(name=made.name)
+        self.message.setText(text)
         self._update_buttons()
         self.profile_made.emit(made)
 
     def _on_make_failed(self, product: str, exc: BaseException) -> None:
-        self.message.setText(f"No profile made from {product}: {exc}")
+        self.message.setText(self.tr("No profile made from {client}: {problem}").format(client=product, problem=exc))
         self._update_buttons()
         self.failed.emit(str(exc))
 
     def _on_register_failed(self, exc: BaseException) -> None:
-        self.message.setText(f"Nothing registered: {exc}")
+        self.message.setText(self.tr("Nothing registered: {problem}").format(problem=exc))
         self._update_buttons()
         self.failed.emit(str(exc))

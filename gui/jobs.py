@@ -1,8 +1,9 @@
 """The work the tray hands to ``run_in_thread``: plain functions over the kvswitch library
-that touch files, the keyring or processes. No Qt here, and nothing here runs on the GUI
+that touch files, the keyring or processes. No widgets here, and nothing here runs on the GUI
 thread (the views and controllers only pass these functions to ``run_in_thread``).
 
-Each returns plain data (frozen dataclasses) the GUI renders.
+Each returns plain data (frozen dataclasses) the GUI renders. The words in it go through
+``QCoreApplication.translate`` (context ``jobs``; thread-safe), so they read in the tray's language.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QCoreApplication
 
 if TYPE_CHECKING:
     from kvswitch.backups import Backup
@@ -48,6 +51,8 @@ __all__ = [
     "register",
     "restore_backup",
     "save_form",
+    "save_language",
+    "set_autostart",
     "snapshot",
     "start_gateway",
     "start_watcher",
@@ -63,6 +68,7 @@ MENU_BACKUPS = 10
 """Backups listed per client in the Restore menu (newest first)."""
 DETECT_OFFERED = "tray-detect-offered"
 """The file in kvswitch's state directory that says the tray offered "Detect clients…" once."""
+translate = QCoreApplication.translate
 
 
 # -- the state the tray shows ------------------------------------------------------------
@@ -100,23 +106,25 @@ class ClientView:
         / ``no profile yet``; a pinned client's ``via gateway · split, in sync`` (``via gateway,
         not running, in sync`` while none runs)."""
         if not self.exists:
-            return "missing"
+            return translate("jobs", "missing")
         if self.problem is not None:
-            return f"invalid: {_short_problem(self.problem, self.path)}"
+            return translate("jobs", "invalid: {problem}").format(problem=_short_problem(self.problem, self.path))
         if self.no_profile:
-            return "no profile yet"
+            return translate("jobs", "no profile yet")
         if self.pinned:
-            mode = f"via gateway · {self.mode}" if self.mode else "via gateway, not running"
+            mode = (translate("jobs", "via gateway · {mode}").format(mode=self.mode) if self.mode
+                    else translate("jobs", "via gateway, not running"))
         else:
-            mode = self.mode or "no mode"
+            mode = self.mode or translate("jobs", "no mode")
         if self.in_sync:
-            return f"{mode}, in sync"
-        return f"{mode}, drifted: {', '.join(self.drift)}"
+            return translate("jobs", "{mode}, in sync").format(mode=mode)
+        return translate("jobs", "{mode}, drifted: {fields}").format(mode=mode, fields=", ".join(self.drift))
 
     @property
     def title(self) -> str:
         """``Claude Code — split, in sync``, with `` · changed outside`` when it was."""
-        return f"{self.label} — {self.state}" + (" · changed outside" if self.changed_outside else "")
+        title = f"{self.label} — {self.state}"
+        return translate("jobs", "{title} · changed outside").format(title=title) if self.changed_outside else title
 
     @property
     def ok(self) -> bool:
@@ -138,6 +146,12 @@ class Snapshot:
     error: str | None = None
     key_ref: str | None = None
     gateway: GatewayView | None = None
+    language: str | None = None
+    """The tray's language setting (``en``, ``zh_CN``; None: the system's)."""
+    system_language: str = "en"
+    """The language the system asks for (``KVSWITCH_LANG``, else the locale)."""
+    autostart: bool | None = None
+    """kvswitch-tray starts at login; None where ``kvswitch_gui.autostart`` is not installed."""
 
     @property
     def no_profile(self) -> bool:
@@ -169,7 +183,7 @@ def _short_problem(problem: str, path: Path) -> str:
     text = problem.removeprefix(f"{path}:")
     m = re.match(r"(\d+)(?::\d+)?: (.*)", text, re.S)
     if m:
-        text = f"{m.group(2)} (line {m.group(1)})"
+        text = translate("jobs", "{problem} (line {line})").format(problem=m.group(2), line=m.group(1))
     text = text.strip()
     return text if len(text) <= 90 else text[:89] + "…"
 
@@ -244,15 +258,17 @@ class GatewayView:
     def state(self) -> str:
         """``Gateway: on, split — http://127.0.0.1:18090`` / ``Gateway: off``."""
         if self.running:
-            return f"Gateway: on, {self.mode} — {self.url}"
-        return f"Gateway: unknown ({self.problem})" if self.problem else "Gateway: off"
+            return translate("jobs", "Gateway: on, {mode} — {url}").format(mode=self.mode, url=self.url)
+        if self.problem:
+            return translate("jobs", "Gateway: unknown ({problem})").format(problem=self.problem)
+        return translate("jobs", "Gateway: off")
 
     @property
     def route_line(self) -> str:
         """``route: default (split)``, or the route it was given (``route: auto``)."""
         if self.route is None:
-            return f"route: default ({self.mode})"
-        return f"route: {self.route}"
+            return translate("jobs", "route: default ({mode})").format(mode=self.mode)
+        return translate("jobs", "route: {route}").format(route=self.route)
 
     @property
     def live_lines(self) -> tuple[str, ...]:
@@ -260,7 +276,9 @@ class GatewayView:
         line saying why there are no figures."""
         if self.live is not None:
             return self.live.lines
-        return (f"no figures: {self.live_problem}",) if self.live_problem else ()
+        if self.live_problem:
+            return (translate("jobs", "no figures: {problem}").format(problem=self.live_problem),)
+        return ()
 
 
 def _gateway_view(info: Any, pinned: tuple[str, ...] = ()) -> GatewayView:
@@ -287,15 +305,17 @@ def _live(config: Config | None, view: GatewayView) -> GatewayView:
     from kvswitch.gateway.token import load_token
 
     if config is None:
-        return replace(view, live_problem="kvswitch.toml does not read, so the gateway's token is unknown")
+        return replace(view, live_problem=translate("jobs", "kvswitch.toml does not read, so the gateway's token "
+                                                            "is unknown"))
     try:
         token = load_token(config)
     except KvswitchError as exc:
-        return replace(view, live_problem=f"the gateway's token: {exc}")
+        return replace(view, live_problem=translate("jobs", "the gateway's token: {problem}").format(problem=exc))
     if token is None:
         ref = config.model.gateway.token
-        why = (f"${ref.removeprefix('env:')} (the gateway's token) is not set where the tray runs"
-               if ref.startswith("env:") else "the keyring holds no gateway token yet (kvswitch gateway pin makes one)")
+        why = (translate("jobs", "${name} (the gateway's token) is not set where the tray runs")
+               .format(name=ref.removeprefix("env:")) if ref.startswith("env:") else
+               translate("jobs", "the keyring holds no gateway token yet (kvswitch gateway pin makes one)"))
         return replace(view, live_problem=why)
     with _live_lock:
         if _live_samples is None:
@@ -381,8 +401,13 @@ def probe_summary(report: Mapping[str, Any]) -> str | None:
     for mode, data in modes.items():
         median = data.get("ttft_ms", {}).get("median") if isinstance(data, Mapping) else None
         parts.append(f"{mode} {median:.0f} ms" if isinstance(median, int | float) else f"{mode} n/a")
-    when = str(report.get("time", ""))[:16].replace("T", " ")
-    return f"last probe{' ' + when if when else ''}: TTFT median " + " · ".join(parts)
+    from kvswitch.times import local_minute
+
+    when = local_minute(report["time"]) if report.get("time") else ""
+    figures = " · ".join(parts)
+    if when:
+        return translate("jobs", "last probe {when}: TTFT median {figures}").format(when=when, figures=figures)
+    return translate("jobs", "last probe: TTFT median {figures}").format(figures=figures)
 
 
 def snapshot() -> Snapshot:
@@ -397,7 +422,8 @@ def snapshot() -> Snapshot:
     log = paths.dirs().logs / "watch.log"
     history = load_history(limit=1)
     last = probe_summary(history[-1]) if history else None
-    common: dict[str, Any] = {"log_path": log, "log_exists": log.exists(), "last_probe": last}
+    common: dict[str, Any] = {"log_path": log, "log_exists": log.exists(), "last_probe": last,
+                              **_tray_settings()}
     from kvswitch.transaction import recover
 
     try:
@@ -422,6 +448,41 @@ def snapshot() -> Snapshot:
     gateway = _gateway_of(config, tuple(c.label for c in clients if c.pinned))
     return Snapshot(st.profile, st.mode, tuple(config.model.profiles), tuple(clients), config.path,
                     key_ref=key_ref, gateway=gateway, **common)
+
+
+def _tray_settings() -> dict[str, Any]:
+    """The tray's own settings for the snapshot: its language, and whether it starts at login."""
+    from kvswitch_gui.translations import saved_language, system_language
+
+    try:
+        from kvswitch_gui import autostart  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:  # not installed with this version of the tray
+        enabled = None
+    else:
+        from kvswitch.errors import KvswitchError
+
+        try:
+            enabled = bool(autostart.is_enabled())
+        except (OSError, KvswitchError):  # unreadable: not an item the desktop runs either
+            enabled = False
+    return {"language": saved_language(), "system_language": system_language(), "autostart": enabled}
+
+
+def save_language(lang: str | None) -> None:
+    """Save the tray's language (None: the system's); it applies at the next start."""
+    from kvswitch_gui.translations import save_language as save
+
+    save(lang)
+
+
+def set_autostart(on: bool) -> Path | None:
+    """Start kvswitch-tray at login (the entry written: returned) or not (``None``)."""
+    from kvswitch_gui import autostart  # type: ignore[attr-defined,unused-ignore]
+
+    if on:
+        return Path(autostart.enable())
+    autostart.disable()
+    return None
 
 
 # -- switching -------------------------------------------------------------------------

@@ -37,33 +37,35 @@ class KeyDialog(QDialog):
 
     def __init__(self, profile: str | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("kvswitch — API key")
+        self.setWindowTitle(self.tr("kvswitch — API key"))
         self.setMinimumWidth(460)
         self.profile: str | None = profile
         self.info: jobs.KeyInfo | None = None
         self._tasks = Tasks()
         self._saving = False
 
-        self.title = QLabel("reading the profile…")
+        self.title = QLabel(self.tr("reading the profile…"))
         self.title.setWordWrap(True)
         self.current = QLabel("")
         self.key_edit = QLineEdit()
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.key_edit.setPlaceholderText("paste the API key")
+        self.key_edit.setPlaceholderText(self.tr("paste the API key"))
         self.key_edit.setEnabled(False)
         self.message = QLabel("")
         self.message.setWordWrap(True)
-        self.apply_check = QCheckBox("Write it into the clients now (files outside git repositories only)")
+        self.apply_check = QCheckBox(self.tr("&Write it into the clients now (files outside git repositories only)"))
         self.apply_check.setChecked(True)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Close)
         self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.save_button.setText(self.tr("&Save"))
+        self.buttons.button(QDialogButtonBox.StandardButton.Close).setText(self.tr("&Close"))
         self.save_button.setEnabled(False)
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
 
         form = QFormLayout()
-        form.addRow("Stored key", self.current)
-        form.addRow("New key", self.key_edit)
+        form.addRow(QLabel(self.tr("Stored key")), self.current)  # a label: nothing to focus
+        form.addRow(self.tr("&New key"), self.key_edit)
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addLayout(form)
@@ -84,14 +86,14 @@ class KeyDialog(QDialog):
         from kvswitch.validate import show_name
 
         self.info, self.profile = info, info.profile
-        self.title.setText(f"<b>API key of profile {html.escape(show_name(info.profile))}</b><br>"
-                           "Kept in the OS keyring; written only "
-                           "into the client files that need it.")
-        self.current.setText(info.masked or "none")
+        heading = self.tr("API key of profile {name}").format(name=html.escape(show_name(info.profile)))
+        self.title.setText(f"<b>{heading}</b><br>"
+                           + self.tr("Kept in the OS keyring; written only into the client files that need it."))
+        self.current.setText(info.masked or self.tr("none"))
         if info.reference != "keyring":
-            self._say(f"Profile {info.profile} reads its key from {info.reference}, not the keyring; set that "
-                      f"variable instead, or point the profile at the keyring: kvswitch profile edit "
-                      f"{info.profile} --key keyring", error=True)
+            self._say(self.tr("Profile {name} reads its key from {reference}, not the keyring; set that variable "
+                              "instead, or point the profile at the keyring: kvswitch profile edit {name} --key "
+                              "keyring").format(name=info.profile, reference=info.reference), error=True)
             self.key_edit.setEnabled(False)
         else:
             if info.problem:
@@ -101,7 +103,7 @@ class KeyDialog(QDialog):
         self.loaded.emit()
 
     def _on_load_failed(self, exc: BaseException) -> None:
-        self.title.setText("Cannot read the profile")
+        self.title.setText(self.tr("Cannot read the profile"))
         self._say(str(exc), error=True)
         self.failed.emit(str(exc))
 
@@ -131,7 +133,7 @@ class KeyDialog(QDialog):
             return
         self._saving = True
         self.save_button.setEnabled(False)
-        self._say("Storing…")
+        self._say(self.tr("Storing…"))
         self._tasks.run(jobs.store_key, self.profile, key, on_done=self._on_saved, on_error=self._on_save_failed)
 
     def _on_saved(self, masked: str) -> None:
@@ -140,14 +142,15 @@ class KeyDialog(QDialog):
         self.current.setText(masked)
         assert self.profile is not None
         apply = self.apply_check.isChecked()
-        self._say(f"Stored {masked} in the OS keyring." + (" Writing it into the clients…" if apply else ""))
+        self._say((self.tr("Stored {masked} in the OS keyring. Writing it into the clients…") if apply
+                   else self.tr("Stored {masked} in the OS keyring.")).format(masked=masked))
         self.key_saved.emit(self.profile, masked, apply)
 
     def _on_save_failed(self, exc: BaseException) -> None:
         self._saving = False
         self.save_button.setEnabled(bool(self.key_edit.text()))
         message = exc.message if isinstance(exc, KvswitchError) else f"{type(exc).__name__}"
-        self._say(f"Not stored: {message}", error=True)
+        self._say(self.tr("Not stored: {problem}").format(problem=message), error=True)
         self.failed.emit(message)
 
     def _say(self, text: str, error: bool = False) -> None:

@@ -2,7 +2,7 @@
 
 Everything that blocks — reading the config and the key, the probe itself, building the report,
 the history file, the export — runs through :func:`kvswitch_gui.workers.run_in_thread`; the
-GUI thread only reads the form and renders finished results (aesthetics §7, practice 14).
+GUI thread only reads the form and renders finished results.
 Settings are built by the CLI's own ``settings_from_args``, so a window run and
 ``kvswitch probe`` with the same choices send the same requests.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from kvswitch_gui.charts import GpuMemoryChart, TtftChart
+from kvswitch_gui.translations import QT_TRANSLATE_NOOP
 from kvswitch_gui.workers import Task, Tasks
 
 __all__ = ["COLUMNS", "ProbeWindow", "load_state", "prepare_probe", "run_probe_job", "verdict"]
@@ -56,17 +57,30 @@ __all__ = ["COLUMNS", "ProbeWindow", "load_state", "prepare_probe", "run_probe_j
 PROGRESS_EVERY_S = 0.05
 """The worker reports progress at most this often (the first and the last always)."""
 
-COLUMNS = ["mode", "ok / sent", "TTFT med", "TTFT p90", "TTFT p99", "TTFB med", "ITL p99", "TPOT med", "bg ITL p99",
-           "GPU peak Δ"]
+_C = "ProbeWindow"  # the translation context of this module's words
+COLUMNS = [QT_TRANSLATE_NOOP("ProbeWindow", "mode"), QT_TRANSLATE_NOOP("ProbeWindow", "ok / sent"), "TTFT med",
+           "TTFT p90", "TTFT p99", "TTFB med", "ITL p99", "TPOT med", "bg ITL p99",
+           QT_TRANSLATE_NOOP("ProbeWindow", "GPU peak Δ")]
+"""The result table's columns (English; the headers show them translated)."""
 
 COLUMN_TIPS = [
-    "how the mode was selected, and where its requests went", "successful requests / measured requests",
-    "median time to the first token-bearing delta", "90th percentile TTFT",
-    "99th percentile TTFT (the maximum below 100 samples)",
-    "median time to the first response byte (diagnostic)", "99th percentile gap between tokens",
-    "median time per output token after the first", "99th percentile ITL of the background decode streams",
-    "GPU memory: peak during the mode's own batches minus the baseline before the probe",
+    QT_TRANSLATE_NOOP("ProbeWindow", "how the mode was selected, and where its requests went"),
+    QT_TRANSLATE_NOOP("ProbeWindow", "successful requests / measured requests"),
+    QT_TRANSLATE_NOOP("ProbeWindow", "median time to the first token-bearing delta"),
+    QT_TRANSLATE_NOOP("ProbeWindow", "90th percentile TTFT"),
+    QT_TRANSLATE_NOOP("ProbeWindow", "99th percentile TTFT (the maximum below 100 samples)"),
+    QT_TRANSLATE_NOOP("ProbeWindow", "median time to the first response byte (diagnostic)"),
+    QT_TRANSLATE_NOOP("ProbeWindow", "99th percentile gap between tokens"),
+    QT_TRANSLATE_NOOP("ProbeWindow", "median time per output token after the first"),
+    QT_TRANSLATE_NOOP("ProbeWindow", "99th percentile ITL of the background decode streams"),
+    QT_TRANSLATE_NOOP("ProbeWindow", "GPU memory: peak during the mode's own batches minus the baseline before the "
+                                     "probe"),
 ]
+
+
+def _tr(text: str) -> str:
+    """``text`` (marked with QT_TRANSLATE_NOOP in this module's context) in the user's language."""
+    return QCoreApplication.translate(_C, text)
 
 
 # -- work done in the worker thread (plain functions: no widgets) --------------------------------
@@ -86,7 +100,7 @@ def load_state(history_limit: int = 50) -> dict[str, Any]:
         if split != merged:
             active += f" (split: {split})"
     except KvswitchError as exc:
-        active = f"unavailable: {exc}"
+        active = QCoreApplication.translate("ProbeWindow", "unavailable: {problem}").format(problem=exc)
     return {"history": load_history(history_limit), "profile": active}
 
 
@@ -170,10 +184,10 @@ def verdict(ratio: Mapping[str, Any]) -> str:
     """What a split/merged ratio's 95 % interval says, in words."""
     lo, hi = ratio["ci95"]
     if hi < 1:
-        return "split is faster"
+        return QCoreApplication.translate("ProbeWindow", "split is faster")
     if lo > 1:
-        return "merged is faster"
-    return "no difference the interval can show"
+        return QCoreApplication.translate("ProbeWindow", "merged is faster")
+    return QCoreApplication.translate("ProbeWindow", "no difference the interval can show")
 
 
 def comparison_text(report: Mapping[str, Any]) -> str:
@@ -182,17 +196,23 @@ def comparison_text(report: Mapping[str, Any]) -> str:
     r = comp.get("ttft_median_ratio")
     if r:
         lo, hi = r["ci95"]
-        lines.append(f"TTFT median split/merged = {r['split/merged']:.2f} (95 % bootstrap interval "
-                     f"{lo:.2f}–{hi:.2f}): {verdict(r)} to the first token.")
+        lines.append(QCoreApplication.translate(
+            "ProbeWindow", "TTFT median split/merged = {ratio} (95 % bootstrap interval {low}–{high}): {verdict} to "
+            "the first token.").format(ratio=f"{r['split/merged']:.2f}", low=f"{lo:.2f}", high=f"{hi:.2f}",
+                                       verdict=verdict(r)))
     r = comp.get("itl_p99_ratio")
     if r:
         lo, hi = r["ci95"]
-        lines.append(f"ITL p99 split/merged = {r['split/merged']:.2f} (95 % interval {lo:.2f}–{hi:.2f}): "
-                     f"{verdict(r)} between tokens.")
+        lines.append(QCoreApplication.translate(
+            "ProbeWindow", "ITL p99 split/merged = {ratio} (95 % interval {low}–{high}): {verdict} between "
+            "tokens.").format(ratio=f"{r['split/merged']:.2f}", low=f"{lo:.2f}", high=f"{hi:.2f}",
+                              verdict=verdict(r)))
     if not lines:
         modes = list(report.get("modes") or {})
-        lines.append("No comparison: it needs both modes with successful requests"
-                     + (f" (this run: {', '.join(modes)})." if modes else "."))
+        lines.append(QCoreApplication.translate(
+            "ProbeWindow", "No comparison: it needs both modes with successful requests (this run: {modes}).")
+            .format(modes=", ".join(modes)) if modes else
+            QCoreApplication.translate("ProbeWindow", "No comparison: it needs both modes with successful requests."))
     return "\n".join(lines)
 
 
@@ -201,14 +221,15 @@ def _gpu_cell(memory: Any) -> tuple[str, str]:
     if isinstance(memory, str):
         return "n/a", memory
     if not isinstance(memory, dict) or not memory:
-        return "n/a", "n/a: no GPU memory figures"
+        return "n/a", QCoreApplication.translate("ProbeWindow", "n/a: no GPU memory figures")
     texts, tips = [], []
     for uuid, g in memory.items():
         delta = g.get("delta_mib")
         texts.append("n/a" if delta is None else f"{delta:+.0f} MiB")
-        tips.append(f"{uuid} ({g.get('instance')}): baseline {g.get('baseline_mib')} MiB, "
-                    f"peak {g.get('peak_mib')} MiB, "
-                    f"Δ {delta} MiB")
+        tips.append(QCoreApplication.translate(
+            "ProbeWindow", "{gpu} ({instance}): baseline {baseline} MiB, peak {peak} MiB, Δ {delta} MiB").format(
+            gpu=uuid, instance=g.get("instance"), baseline=g.get("baseline_mib"), peak=g.get("peak_mib"),
+            delta=delta))
     return ", ".join(texts), "\n".join(tips)
 
 
@@ -218,9 +239,13 @@ def history_label(report: Mapping[str, Any]) -> str:
     for mode, m in (report.get("modes") or {}).items():
         median = (m.get("ttft_ms") or {}).get("median")
         parts.append(f"{mode} {median:.0f} ms" if median is not None else f"{mode} –")
-    when = str(report.get("time", "?"))[:16].replace("T", " ")
+    from kvswitch.times import local_minute
+
+    when = local_minute(report["time"]) if report.get("time") else "?"
     label = f"{when} · {s.get('model', '?')} · {' / '.join(parts)}"
-    return label + (" (cancelled)" if report.get("cancelled") else "")
+    if report.get("cancelled"):
+        return QCoreApplication.translate("ProbeWindow", "{label} (cancelled)").format(label=label)
+    return label
 
 
 def _identity(report: Mapping[str, Any]) -> str:
@@ -242,7 +267,7 @@ class ProbeWindow(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)  # a window of its own, even with a parent
-        self.setWindowTitle("kvswitch · probe")
+        self.setWindowTitle(self.tr("kvswitch · probe"))
         self.settings_overrides: dict[str, Any] = {}
         """ProbeSettings fields applied after the form (tests, or a caller that knows better)."""
         self.report: dict[str, Any] | None = None
@@ -256,12 +281,12 @@ class ProbeWindow(QWidget):
     # -- layout --------------------------------------------------------------------------------
 
     def _build(self) -> None:
-        form_box = QGroupBox("What to measure")
+        form_box = QGroupBox(self.tr("What to measure"))
         form = QFormLayout(form_box)
-        self.profile_radio = QRadioButton("Active profile")
-        self.profile_label = QLabel("reading the config…")
+        self.profile_radio = QRadioButton(self.tr("&Active profile"))
+        self.profile_label = QLabel(self.tr("reading the config…"))
         self.profile_label.setWordWrap(True)
-        self.url_radio = QRadioButton("Base URL")
+        self.url_radio = QRadioButton(self.tr("&Base URL"))
         self.profile_radio.setChecked(True)
         group = QButtonGroup(self)
         group.addButton(self.profile_radio)
@@ -269,24 +294,24 @@ class ProbeWindow(QWidget):
         self.base_url_edit = QLineEdit()
         self.base_url_edit.setPlaceholderText("http://127.0.0.1:8000/v1")
         self.model_edit = QLineEdit()
-        self.model_edit.setPlaceholderText("model id")
+        self.model_edit.setPlaceholderText(self.tr("model id"))
         self.key_env_edit = QLineEdit()
-        self.key_env_edit.setPlaceholderText("optional: variable holding the key")
+        self.key_env_edit.setPlaceholderText(self.tr("optional: variable holding the key"))
         form.addRow(self.profile_radio, self.profile_label)
         form.addRow(self.url_radio, self.base_url_edit)
-        form.addRow("Model", self.model_edit)
-        form.addRow("Key from $", self.key_env_edit)
+        form.addRow(self.tr("&Model"), self.model_edit)
+        form.addRow(self.tr("&Key from $"), self.key_env_edit)
         for w in (self.base_url_edit, self.model_edit, self.key_env_edit):
             w.setEnabled(False)
         self.url_radio.toggled.connect(self._on_target_toggled)
 
         modes_row = QHBoxLayout()
-        self.mode_checks = {m: QCheckBox(m) for m in ("merged", "split")}
+        self.mode_checks = {"merged": QCheckBox("m&erged"), "split": QCheckBox("&split")}  # the modes' own names
         for box in self.mode_checks.values():
             box.setChecked(True)
             modes_row.addWidget(box)
         modes_row.addStretch(1)
-        form.addRow("Modes", modes_row)
+        form.addRow(self.tr("Modes"), modes_row)
 
         def spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
             s = QSpinBox()
@@ -295,40 +320,44 @@ class ProbeWindow(QWidget):
             s.setToolTip(tip)
             return s
 
-        self.runs_spin = spin(1, 10_000, 10, "measured batches per mode (p99 of 20 samples is the maximum)")
-        self.warmup_spin = spin(0, 100, 2, "warm-up requests per mode, not measured")
-        self.prompt_spin = spin(1, 200_000, 256, "prompt length in words ≈ tokens")
-        self.article_check = QCheckBox("article's prompt")
-        self.article_check.setToolTip("the article's prompt, repeated 8 times (S-21), instead of N words")
+        self.runs_spin = spin(1, 10_000, 10, self.tr("measured batches per mode (p99 of 20 samples is the maximum)"))
+        self.warmup_spin = spin(0, 100, 2, self.tr("warm-up requests per mode, not measured"))
+        self.prompt_spin = spin(1, 200_000, 256, self.tr("prompt length in words ≈ tokens"))
+        self.article_check = QCheckBox(self.tr("Chinese sample &prompt"))
+        self.article_check.setToolTip(self.tr("a fixed Chinese question about the KV cache, repeated 8 times, "
+                                              "instead of N words"))
         self.article_check.toggled.connect(lambda on: self.prompt_spin.setEnabled(not on))
         prompt_row = QHBoxLayout()
         prompt_row.addWidget(self.prompt_spin)
         prompt_row.addWidget(self.article_check)
         self.max_tokens_spin = spin(1, 100_000, 128,
-                                    "output tokens per request (S-34: small, so decode does not hide TTFT)")
-        self.cache_bust_check = QCheckBox("nonce first (S-28)")
-        self.cache_bust_check.setToolTip("a unique nonce at the start of every prompt, so the prefix cache "
-                                         "cannot serve it (S-28); off: the same prompt every time")
+                                    self.tr("output tokens per request (small, so decode does not hide TTFT)"))
+        self.cache_bust_check = QCheckBox(self.tr("&Nonce first"))
+        self.cache_bust_check.setToolTip(self.tr("a unique nonce at the start of every prompt, so the prefix cache "
+                                                 "cannot serve it; off: the same prompt every time"))
         self.cache_bust_check.setChecked(True)
-        self.concurrency_spin = spin(1, 1024, 1, "requests per batch, sent together")
-        self.background_spin = spin(0, 1024, 0, "long generations kept running while TTFT is sampled (decode load)")
-        form.addRow("Runs", self.runs_spin)
-        form.addRow("Warm-up", self.warmup_spin)
-        form.addRow("Prompt tokens", prompt_row)
-        form.addRow("Max tokens", self.max_tokens_spin)
-        form.addRow("Cache busting", self.cache_bust_check)
-        form.addRow("Concurrency", self.concurrency_spin)
-        form.addRow("Background streams", self.background_spin)
+        self.concurrency_spin = spin(1, 1024, 1, self.tr("requests per batch, sent together"))
+        self.background_spin = spin(0, 1024, 0, self.tr("long generations kept running while TTFT is sampled "
+                                                        "(decode load)"))
+        form.addRow(self.tr("R&uns"), self.runs_spin)
+        form.addRow(self.tr("&Warm-up"), self.warmup_spin)
+        prompt_label = QLabel(self.tr("Prompt &tokens"))
+        prompt_label.setBuddy(self.prompt_spin)
+        form.addRow(prompt_label, prompt_row)
+        form.addRow(self.tr("Ma&x tokens"), self.max_tokens_spin)
+        form.addRow(QLabel(self.tr("Cache busting")), self.cache_bust_check)
+        form.addRow(self.tr("C&oncurrency"), self.concurrency_spin)
+        form.addRow(self.tr("Backgroun&d streams"), self.background_spin)
         self._inputs: list[QWidget] = [
             self.profile_radio, self.url_radio, *self.mode_checks.values(), self.runs_spin, self.warmup_spin,
             self.article_check, self.max_tokens_spin, self.cache_bust_check, self.concurrency_spin,
             self.background_spin,
         ]
 
-        self.run_button = QPushButton("Run")
+        self.run_button = QPushButton(self.tr("&Run"))
         self.run_button.setDefault(True)
         self.run_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button = QPushButton(self.tr("&Cancel"))
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
         buttons = QHBoxLayout()
@@ -337,12 +366,12 @@ class ProbeWindow(QWidget):
         self.progress_bar = QProgressBar()
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
-        self.progress_bar.setFormat("%v / %m requests")
-        self.status_label = QLabel("Ready.")
+        self.progress_bar.setFormat(self.tr("%v / %m requests"))
+        self.status_label = QLabel(self.tr("Ready."))
         self.status_label.setWordWrap(True)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        history_box = QGroupBox("History")
+        history_box = QGroupBox(self.tr("History"))
         self.history_list = QListWidget()
         self.history_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.history_list.currentItemChanged.connect(self._on_history_selected)
@@ -356,14 +385,14 @@ class ProbeWindow(QWidget):
         lv.addWidget(self.status_label)
         lv.addWidget(history_box, 1)
 
-        self.summary_label = QLabel("No results yet: choose what to measure and press Run.")
+        self.summary_label = QLabel(self.tr("No results yet: choose what to measure and press Run."))
         self.summary_label.setWordWrap(True)
         self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setHorizontalHeaderLabels([_tr(c) for c in COLUMNS])
         for col, tip in enumerate(COLUMN_TIPS):
             header = self.table.horizontalHeaderItem(col)
             if header is not None:
-                header.setToolTip(tip)
+                header.setToolTip(_tr(tip))
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -382,7 +411,7 @@ class ProbeWindow(QWidget):
         self.notes_label.setWordWrap(True)
         self.notes_label.setTextFormat(Qt.TextFormat.RichText)
         self.notes_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.export_button = QPushButton("Export JSON…")
+        self.export_button = QPushButton(self.tr("Export &JSON…"))
         self.export_button.setEnabled(False)
         self.export_button.clicked.connect(self.export_json)
         export_row = QHBoxLayout()
@@ -431,13 +460,13 @@ class ProbeWindow(QWidget):
 
     def _form_problem(self, form: Mapping[str, Any]) -> str | None:
         if not form["modes"]:
-            return "Choose at least one mode."
+            return self.tr("Choose at least one mode.")
         if form["target"] == "url":
             parts = urlsplit(form["base_url"])
             if parts.scheme not in ("http", "https") or not parts.netloc:
-                return "Enter a base URL such as http://127.0.0.1:8000/v1."
+                return self.tr("Enter a base URL such as http://127.0.0.1:8000/v1.")
             if not form["model"]:
-                return "Enter the model id the server serves."
+                return self.tr("Enter the model id the server serves.")
         return None
 
     # -- running ---------------------------------------------------------------------------------
@@ -456,7 +485,7 @@ class ProbeWindow(QWidget):
             return
         self._cancel_requested = False
         self._set_running(True)
-        self.status_label.setText("Preparing: reading the profile…")
+        self.status_label.setText(self.tr("Preparing: reading the profile…"))
         self.progress_bar.setRange(0, 0)  # busy until the first progress report
         self.task = self._background(prepare_probe, form, dict(self.settings_overrides),
                                      on_done=self._on_prepared, on_error=self._on_failed)
@@ -466,19 +495,21 @@ class ProbeWindow(QWidget):
 
         self.task = None
         if self._cancel_requested:
-            self._finish_idle("Cancelled before the probe started.")
+            self._finish_idle(self.tr("Cancelled before the probe started."))
             return
         remote, requests, tokens = prepared["remote"], prepared["requests"], prepared["tokens"]
-        spend = f"{requests} requests, up to {tokens:,} tokens, to {', '.join(remote)}"
+        spend = self.tr("{requests} requests, up to {tokens} tokens, to {hosts}").format(
+            requests=requests, tokens=f"{tokens:,}", hosts=", ".join(remote))
         if remote and tokens > ASK_ABOVE_TOKENS:
-            answer = QMessageBox.question(self, "Spend tokens?", f"This probe sends {spend}. Go ahead?",
+            answer = QMessageBox.question(self, self.tr("Spend tokens?"),
+                                          self.tr("This probe sends {spend}. Go ahead?").format(spend=spend),
                                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                           QMessageBox.StandardButton.No)
             if answer != QMessageBox.StandardButton.Yes:
-                self._finish_idle("Probe not run.")
+                self._finish_idle(self.tr("Probe not run."))
                 return
         self._spend = f" ({spend})" if remote else ""
-        self.status_label.setText(f"Running…{self._spend}")
+        self.status_label.setText(self.tr("Running…") + self._spend)
         self.task = self._background(run_probe_job, prepared["settings"], on_done=self._on_probe_done,
                                      on_error=self._on_failed, on_progress=self._on_progress)
 
@@ -489,7 +520,7 @@ class ProbeWindow(QWidget):
         self._cancel_requested = True
         self.task.cancel()
         self.cancel_button.setEnabled(False)
-        self.status_label.setText("Cancelling after the requests in flight…")
+        self.status_label.setText(self.tr("Cancelling after the requests in flight…"))
 
     def _on_progress(self, done: int, total: int, mode: str) -> None:
         if self.task is None:
@@ -498,21 +529,25 @@ class ProbeWindow(QWidget):
             self.progress_bar.setRange(0, max(total, 1))
         self.progress_bar.setValue(done)
         if not self._cancel_requested:
-            self.status_label.setText(f"Running: {mode} · {done} of {total} requests{self._spend}")
+            self.status_label.setText(self.tr("Running: {mode} · {done} of {total} requests").format(
+                mode=mode, done=done, total=total) + self._spend)
 
     def _on_probe_done(self, result: dict[str, Any]) -> None:
         self.task = None
         report = result["report"]
         sent = sum(m["requests"] for m in report["modes"].values())
         failed = sum(m["failures"] for m in report["modes"].values())
+        seconds = f"{result['seconds']:.1f}"
         if report.get("cancelled"):
-            text = f"Cancelled: {sent} measured requests before stopping ({result['seconds']:.1f} s)."
+            text = self.tr("Cancelled: {count} measured requests before stopping ({seconds} s).").format(
+                count=sent, seconds=seconds)
         else:
-            text = f"Done: {sent} measured requests in {result['seconds']:.1f} s" + \
-                   (f", {failed} failed." if failed else ".")
+            text = (self.tr("Done: {count} measured requests in {seconds} s, {failed} failed.") if failed else
+                    self.tr("Done: {count} measured requests in {seconds} s.")).format(
+                count=sent, seconds=seconds, failed=failed)
             self.progress_bar.setValue(self.progress_bar.maximum())
         if result.get("history_error"):
-            text += f" Not saved to the history: {result['history_error']}"
+            text += " " + self.tr("Not saved to the history: {problem}").format(problem=result["history_error"])
         self._finish_idle(text)
         if sent:
             self._add_history(report, select=True)
@@ -521,7 +556,7 @@ class ProbeWindow(QWidget):
 
     def _on_failed(self, exc: BaseException) -> None:
         self.task = None
-        self._finish_idle(f"Probe failed: {exc}")
+        self._finish_idle(self.tr("Probe failed: {problem}").format(problem=exc))
 
     def _finish_idle(self, text: str) -> None:
         self._set_running(False)
@@ -582,14 +617,15 @@ class ProbeWindow(QWidget):
             return
         stamp = time.strftime("%Y%m%d-%H%M%S")
         suggested = str(Path.home() / f"kvswitch-probe-{stamp}.json")
-        path, _ = QFileDialog.getSaveFileName(self, "Export the probe report", suggested,
-                                              "JSON files (*.json);;All files (*)")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export the probe report"), suggested,
+                                              self.tr("JSON files (*.json);;All files (*)"))
         if not path:
             return
-        self.status_label.setText(f"Exporting to {path}…")
+        self.status_label.setText(self.tr("Exporting to {path}…").format(path=path))
         self._background(export, self.report, path,
-                         on_done=lambda p: self.status_label.setText(f"Exported to {p}."),
-                         on_error=lambda exc: self.status_label.setText(f"Export failed: {exc}"))
+                         on_done=lambda p: self.status_label.setText(self.tr("Exported to {path}.").format(path=p)),
+                         on_error=lambda exc: self.status_label.setText(
+                             self.tr("Export failed: {problem}").format(problem=exc)))
 
     # -- rendering (GUI thread: plain data only) -------------------------------------------------
 
@@ -599,31 +635,36 @@ class ProbeWindow(QWidget):
         self.export_button.setEnabled(True)
         s = report.get("settings") or {}
         modes: dict[str, Any] = report.get("modes") or {}
-        summary = (f"{s.get('model', '?')} @ {s.get('base_url', '?')} · {s.get('runs', '?')} runs × "
-                   f"{s.get('concurrency', '?')} per mode (+{s.get('warmup', '?')} warm-up) · prompt "
-                   f"{s.get('prompt', '?')} · max_tokens {s.get('max_tokens', '?')} · cache busting "
-                   f"{'on' if s.get('cache_bust') else 'off'}"
-                   + (f" · {s['background']} background stream(s)" if s.get("background") else "")
-                   + f" · {report.get('time', '')}")
+        summary = self.tr("{model} @ {url} · {runs} runs × {concurrency} per mode (+{warmup} warm-up) · prompt "
+                          "{prompt} · max_tokens {max_tokens}").format(
+            model=s.get("model", "?"), url=s.get("base_url", "?"), runs=s.get("runs", "?"),
+            concurrency=s.get("concurrency", "?"), warmup=s.get("warmup", "?"), prompt=s.get("prompt", "?"),
+            max_tokens=s.get("max_tokens", "?"))
+        summary += " · " + (self.tr("cache busting on") if s.get("cache_bust") else self.tr("cache busting off"))
+        if s.get("background"):
+            summary += " · " + self.tr("{count} background stream(s)").format(count=s["background"])
+        summary += f" · {report.get('time', '')}"
         if report.get("cancelled"):
-            summary = "CANCELLED — partial results. " + summary
+            summary = self.tr("CANCELLED — partial results.") + " " + summary
         self.summary_label.setText(summary)
 
         self.table.setRowCount(len(modes))
         for row, (mode, m) in enumerate(modes.items()):
             ok = m.get("requests", 0) - m.get("failures", 0)
             gpu_text, gpu_tip = _gpu_cell(m.get("gpu_memory"))
-            causes = "\n".join(f"{n} failed: {c}" for c, n in (m.get("failure_causes") or {}).items())
+            causes = "\n".join(self.tr("{count} failed: {cause}").format(count=n, cause=c)
+                               for c, n in (m.get("failure_causes") or {}).items())
+            routed = self.tr("routed by {how} → {url}").format(how=m.get("routed_by", "?"), url=m.get("url", "?"))
             cells = [
-                (mode, f"routed by {m.get('routed_by', '?')} → {m.get('url', '?')}"),
-                (f"{ok} / {m.get('requests', 0)}", causes or "no failures"),
-                (_ms((m.get("ttft_ms") or {}).get("median")), "first token-bearing delta"),
+                (mode, routed),
+                (f"{ok} / {m.get('requests', 0)}", causes or self.tr("no failures")),
+                (_ms((m.get("ttft_ms") or {}).get("median")), self.tr("first token-bearing delta")),
                 (_ms((m.get("ttft_ms") or {}).get("p90")), ""),
-                (_ms((m.get("ttft_ms") or {}).get("p99")), "with few samples p99 is the maximum"),
-                (_ms((m.get("ttfb_ms") or {}).get("median")), "first response byte (diagnostic)"),
+                (_ms((m.get("ttft_ms") or {}).get("p99")), self.tr("with few samples p99 is the maximum")),
+                (_ms((m.get("ttfb_ms") or {}).get("median")), self.tr("first response byte (diagnostic)")),
                 (_ms((m.get("itl_ms") or {}).get("p99")), ""),
                 (_ms((m.get("tpot_ms") or {}).get("median")), ""),
-                (_ms((m.get("background_itl_ms") or {}).get("p99")), "ITL of the background streams"),
+                (_ms((m.get("background_itl_ms") or {}).get("p99")), self.tr("ITL of the background streams")),
                 (gpu_text, gpu_tip),
             ]
             for col, (text, tip) in enumerate(cells):
@@ -642,17 +683,18 @@ class ProbeWindow(QWidget):
 
         notes = list(report.get("notes") or [])
         for mode, m in modes.items():
-            notes.append(f"{mode}: routed by {m.get('routed_by', '?')} → {m.get('url', '?')}")
+            routed = self.tr("routed by {how} → {url}").format(how=m.get("routed_by", "?"), url=m.get("url", "?"))
+            notes.append(f"{mode}: {routed}")
             for cause, n in (m.get("failure_causes") or {}).items():
-                notes.append(f"{mode}: {n} failed: {cause}")
+                notes.append(f"{mode}: " + self.tr("{count} failed: {cause}").format(count=n, cause=cause))
             metrics = m.get("metrics")
             if isinstance(metrics, str):
-                notes.append(f"{mode}: backend metrics {metrics}")
+                notes.append(f"{mode}: " + self.tr("backend metrics {metrics}").format(metrics=metrics))
             elif isinstance(metrics, dict) and metrics:
-                notes.append(f"{mode}: backend metrics during the mode's runs: "
-                             + ", ".join(f"{k} {v:g}" for k, v in metrics.items()))
+                notes.append(f"{mode}: " + self.tr("backend metrics during the mode's runs: {metrics}").format(
+                    metrics=", ".join(f"{k} {v:g}" for k, v in metrics.items())))
             if isinstance(m.get("gpu_memory"), str):
-                notes.append(f"{mode}: GPU memory {m['gpu_memory']}")
+                notes.append(f"{mode}: " + self.tr("GPU memory {state}").format(state=m["gpu_memory"]))
         self.notes_label.setText("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
 
     # -- closing ---------------------------------------------------------------------------------

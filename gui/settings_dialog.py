@@ -54,7 +54,7 @@ class SettingsDialog(QDialog):
 
     def __init__(self, profile: str | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("kvswitch — profile settings")
+        self.setWindowTitle(self.tr("kvswitch — profile settings"))
         self.setMinimumWidth(520)
         self.resize(580, 760)
         self.profile: str | None = profile
@@ -66,38 +66,39 @@ class SettingsDialog(QDialog):
         self._saving = False
         self._status_from_check = False
 
-        self.title = QLabel("reading kvswitch.toml…")
+        self.title = QLabel(self.tr("reading kvswitch.toml…"))
         self.title.setWordWrap(True)
 
         self.chunk_size = QSpinBox()
         self.chunk_size.setRange(0, 1 << 24)
         self.chunk_size.setSingleStep(64)
-        self.chunk_size.setSuffix(" tokens")
-        self.chunk_size.setToolTip("Tokens per prefill chunk in merged mode: a multiple of 64; 512–1024 suits most 7B models")
+        self.chunk_size.setSuffix(self.tr(" tokens"))
+        self.chunk_size.setToolTip(self.tr("Tokens per prefill chunk in merged mode: a multiple of 64; 512–1024 suits "
+                                           "most 7B models"))
         self.kv_cache_dtype = QComboBox()
         self.kv_cache_dtype.setEditable(True)
         self.kv_cache_dtype.addItems(list(KV_DTYPES))
-        self.prefix_cache = QCheckBox("Reuse cached prefixes")
+        self.prefix_cache = QCheckBox(self.tr("&Reuse cached prefixes"))
         self.prefill = QLineEdit()
-        self.prefill.setPlaceholderText("default: the profile's base URL")
+        self.prefill.setPlaceholderText(self.tr("default: the profile's base URL"))
         self.decode = QLineEdit()
-        self.decode.setPlaceholderText("default: the profile's base URL")
+        self.decode.setPlaceholderText(self.tr("default: the profile's base URL"))
         self.protocol = QComboBox()
         self.protocol.addItems(["layer-wise", "request-wise"])
         self.concurrency = QSpinBox()
         self.concurrency.setRange(0, 100_000)
-        self.concurrency.setToolTip("KV layers transferred in parallel: 1–8, 4 is a stable start")
+        self.concurrency.setToolTip(self.tr("KV layers transferred in parallel: 1–8, 4 is a stable start"))
         self.temperature = QDoubleSpinBox()
         self.temperature.setRange(0.0, 2.0)
         self.temperature.setDecimals(2)
         self.temperature.setSingleStep(0.05)
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(1, 10_000_000)
-        self.stream = QCheckBox("Stream answers (needed to see TTFT)")
+        self.stream = QCheckBox(self.tr("Stream &answers (needed to see TTFT)"))
         self.timeout = QDoubleSpinBox()
         self.timeout.setRange(1.0, 86_400.0)
         self.timeout.setDecimals(0)
-        self.timeout.setSuffix(" s")
+        self.timeout.setSuffix(self.tr(" s"))
 
         self.editors: dict[str, QWidget] = {
             "cache.chunk_size": self.chunk_size,
@@ -114,14 +115,18 @@ class SettingsDialog(QDialog):
         }
         self.messages: dict[str, QLabel] = {}
         self._rows: dict[str, QFormLayout] = {}
-        groups = (
-            ("Merged mode", (("Chunk size", "cache.chunk_size"),)),
-            ("Both modes", (("KV cache dtype", "cache.kv_cache_dtype"), ("Prefix cache", "cache.prefix_cache"))),
-            ("Split mode", (("Prefill endpoint", "split.prefill_base_url"), ("Decode endpoint", "split.decode_base_url"),
-                            ("Transfer protocol", "split.transfer_protocol"),
-                            ("Transfer concurrency", "split.max_transfer_concurrency"))),
-            ("Requests", (("Temperature", "request.temperature"), ("Max tokens", "request.max_tokens"),
-                          ("Stream", "request.stream"), ("Timeout", "request.timeout_seconds"))),
+        groups = (  # a check box's row label is no buddy: the box carries the mnemonic
+            (self.tr("Merged mode"), ((self.tr("C&hunk size"), "cache.chunk_size"),)),
+            (self.tr("Both modes"), ((self.tr("&KV cache dtype"), "cache.kv_cache_dtype"),
+                                     (self.tr("Prefix cache"), "cache.prefix_cache"))),
+            (self.tr("Split mode"), ((self.tr("Pre&fill endpoint"), "split.prefill_base_url"),
+                                     (self.tr("&Decode endpoint"), "split.decode_base_url"),
+                                     (self.tr("&Transfer protocol"), "split.transfer_protocol"),
+                                     (self.tr("Transfer co&ncurrency"), "split.max_transfer_concurrency"))),
+            (self.tr("Requests"), ((self.tr("Te&mperature"), "request.temperature"),
+                                   (self.tr("Ma&x tokens"), "request.max_tokens"),
+                                   (self.tr("Stream"), "request.stream"),
+                                   (self.tr("T&imeout"), "request.timeout_seconds"))),
         )
         self.form = QWidget()
         form_layout = QVBoxLayout(self.form)
@@ -130,7 +135,11 @@ class SettingsDialog(QDialog):
             group = QGroupBox(title)
             group_layout = QFormLayout(group)
             for label, field in rows:
-                group_layout.addRow(label, self.editors[field])
+                editor = self.editors[field]
+                if isinstance(editor, QCheckBox):
+                    group_layout.addRow(QLabel(label), editor)
+                else:
+                    group_layout.addRow(label, editor)
                 message = QLabel()
                 message.setWordWrap(True)
                 message.setObjectName(f"message:{field}")
@@ -143,12 +152,14 @@ class SettingsDialog(QDialog):
         self.other = QLabel()
         self.other.setWordWrap(True)
         self.other.setVisible(False)
-        self.apply_check = QCheckBox("Apply to the clients after saving")
+        self.apply_check = QCheckBox(self.tr("A&pply to the clients after saving"))
         self.apply_check.setChecked(True)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Close)
         self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.save_button.setText(self.tr("&Save"))
+        self.buttons.button(QDialogButtonBox.StandardButton.Close).setText(self.tr("&Close"))
         self.save_button.setEnabled(False)
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
@@ -191,9 +202,11 @@ class SettingsDialog(QDialog):
     def _on_loaded(self, form: jobs.ProfileForm) -> None:
         self.config, self.profile = form.config, form.name
         other = "split" if form.mode == "merged" else "merged"
+        heading = self.tr("Profile {name}").format(name=_html(form.name))
         self.title.setText(
-            f"<b>Profile {_html(form.name)}</b> — {_html(form.base_url)} · {_html(form.model)}<br>"
-            f"The clients are in {form.mode} mode; the {other} settings take effect when you switch."
+            f"<b>{heading}</b> — {_html(form.base_url)} · {_html(form.model)}<br>"
+            + self.tr("The clients are in {mode} mode; the {other} settings take effect when you switch.")
+            .format(mode=form.mode, other=other)
         )
         self.set_values(form.values)
         self.form.setEnabled(True)
@@ -201,7 +214,7 @@ class SettingsDialog(QDialog):
         self._check()
 
     def _on_load_failed(self, exc: BaseException) -> None:
-        self.title.setText(f"Cannot edit the profile: {exc}")
+        self.title.setText(self.tr("Cannot edit the profile: {problem}").format(problem=exc))
         self._say(str(exc), error=True)
         self.failed.emit(str(exc))
 
@@ -266,8 +279,8 @@ class SettingsDialog(QDialog):
         self._show(self.other, [d for d in result.diagnostics if result.field_of(d) is None])
         if result.errors:
             n = len(result.errors)
-            self._say(f"{n} error{'s' if n != 1 else ''}: fix {'them' if n != 1 else 'it'} to save.", error=True,
-                      from_check=True)
+            self._say(self.tr("1 error: fix it to save.") if n == 1 else
+                      self.tr("{count} errors: fix them to save.").format(count=n), error=True, from_check=True)
         elif self._status_from_check:
             self._say("", from_check=True)
         self.save_button.setEnabled(self.can_save)
@@ -283,8 +296,8 @@ class SettingsDialog(QDialog):
     def _show(self, label: QLabel, found: list[Diagnostic]) -> None:
         prefix = f"profile {self.profile!r}: "
         lines = [
-            f'<span style="color:{_COLOURS.get(str(d.severity), "#374151")}">{d.code} {d.severity}: '
-            f"{_escape(d.message.removeprefix(prefix))}</span>"
+            f'<span style="color:{_COLOURS.get(str(d.severity), "#374151")}">'
+            + self._finding(d, _escape(d.message.removeprefix(prefix))) + "</span>"
             for d in found
         ]
         label.setText("<br>".join(lines))
@@ -296,7 +309,13 @@ class SettingsDialog(QDialog):
         if self.check is None:
             return ""
         found = self.check.diagnostics if field is None else self.check.for_field(field)
-        return "\n".join(f"{d.code} {d.severity}: {d.message}" for d in found)
+        return "\n".join(self._finding(d, d.message) for d in found)
+
+    def _finding(self, d: Diagnostic, message: str) -> str:
+        """``KVS101 warning: message``, the severity in the user's words (the code as it is)."""
+        words = {"error": self.tr("error"), "warning": self.tr("warning"), "info": self.tr("info")}
+        severity = words.get(str(d.severity), str(d.severity))
+        return self.tr("{code} {severity}: {message}").format(code=d.code, severity=severity, message=message)
 
     @property
     def can_save(self) -> bool:
@@ -311,11 +330,12 @@ class SettingsDialog(QDialog):
             return
         if self.check is not None and self.check.errors:
             first = self.check.errors[0]
-            self._say(f"Not saved: {first.code} {first.message}", error=True)
+            self._say(self.tr("Not saved: {code} {problem}").format(code=first.code, problem=first.message),
+                      error=True)
             return
         self._saving = True
         self.save_button.setEnabled(False)
-        self._say("Saving…")
+        self._say(self.tr("Saving…"))
         self._tasks.run(jobs.save_form, self.config, self.profile, self.values(),
                   on_done=self._on_saved, on_error=self._on_save_failed)
 
@@ -324,13 +344,14 @@ class SettingsDialog(QDialog):
         self.config = config
         assert self.profile is not None
         apply = self.apply_check.isChecked()
-        self._say(f"Saved in {config.path.name}." + (" Applying it to the clients…" if apply else ""))
+        self._say((self.tr("Saved in {file}. Applying it to the clients…") if apply
+                   else self.tr("Saved in {file}.")).format(file=config.path.name))
         self._check()
         self.saved.emit(self.profile, apply)
 
     def _on_save_failed(self, exc: BaseException) -> None:
         self._saving = False
-        self._say(f"Not saved: {exc}", error=True)
+        self._say(self.tr("Not saved: {problem}").format(problem=exc), error=True)
         self.failed.emit(str(exc))
         self._check()
 

@@ -31,8 +31,15 @@ arrives while it is open)::
     ─────────
     ✓ Watch files
     Open log
+    Language               ▸  ● System default / ○ English / ○ 简体中文   (applies at the next start)
+    ✓ Launch at login                        (shown where kvswitch_gui.autostart is installed)
     ─────────
     Quit
+
+Every label goes through Qt's translation (``self.tr``; the catalogue is
+``resources/i18n/kvswitch_zh_CN.ts``), and every actionable item has a keyboard mnemonic: the
+fixed ones in their text (``&Mode``, ``模式(&M)``), the ones made from data (profile names, client
+titles, backups) given the first free letter of their text by :func:`assign_mnemonics`.
 
 Without an active profile (Detect registered clients, none was made yet) the header reads
 "kvswitch — no profile yet", the icon is hollow with the warning corner, and every switch is
@@ -58,7 +65,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,12 +77,14 @@ from kvswitch.watch import WatcherBusyError
 from kvswitch_gui import jobs
 from kvswitch_gui.bridge import WatchBridge
 from kvswitch_gui.icons import mode_icon
+from kvswitch_gui.translations import QT_TRANSLATE_NOOP
 from kvswitch_gui.workers import Task, Tasks
 
 if TYPE_CHECKING:
     from kvswitch.watch import Watcher, WatchEvent
 
-__all__ = ["NO_DETECT_ENV", "NO_WATCH_ENV", "ClientItems", "Notice", "TrayController"]
+__all__ = ["NO_DETECT_ENV", "NO_WATCH_ENV", "ClientItems", "Notice", "TrayController", "assign_mnemonics",
+           "escape_mnemonic", "mnemonic_of", "plain_text"]
 
 NO_WATCH_ENV = "KVSWITCH_TRAY_NO_WATCH"
 NO_DETECT_ENV = "KVSWITCH_TRAY_NO_DETECT"
@@ -85,16 +94,75 @@ NOTICES_KEPT = 50
 EVENT_COALESCE_MS = 300
 """Watcher events arriving this close together make one notice (adopted + propagated + nudged)."""
 
-_EVENT_TITLES = {
-    "invalid": "A client file is invalid",
-    "error": "The watcher hit a problem",
-    "adopted": "Took an outside edit",
-    "reverted": "Put an outside edit back",
-    "fixed": "Fixed a client file",
-    "propagated": "Clients updated",
-    "drift": "A client drifted",
-    "nudged": "Restart to apply",
+_EVENT_TITLES = {  # translated where shown: self.tr(title)
+    "invalid": QT_TRANSLATE_NOOP("TrayController", "A client file is invalid"),
+    "error": QT_TRANSLATE_NOOP("TrayController", "The watcher hit a problem"),
+    "adopted": QT_TRANSLATE_NOOP("TrayController", "Took an outside edit"),
+    "reverted": QT_TRANSLATE_NOOP("TrayController", "Put an outside edit back"),
+    "fixed": QT_TRANSLATE_NOOP("TrayController", "Fixed a client file"),
+    "propagated": QT_TRANSLATE_NOOP("TrayController", "Clients updated"),
+    "drift": QT_TRANSLATE_NOOP("TrayController", "A client drifted"),
+    "nudged": QT_TRANSLATE_NOOP("TrayController", "Restart to apply"),
 }
+_LANGUAGE_NAMES = {"en": "English", "zh_CN": "简体中文"}
+"""Each language by its own name (never translated)."""
+
+
+def escape_mnemonic(text: str) -> str:
+    """``text`` (data: a name, a path, a message) shown as it is in a menu or button: ``&`` doubled."""
+    return text.replace("&", "&&")
+
+
+def plain_text(text: str) -> str:
+    """A label as the user reads it: the mnemonic marker gone (``&Mode`` → ``Mode``,
+    ``模式(&M)`` → ``模式``), ``&&`` back to ``&``."""
+    import re
+
+    text = re.sub(r"\(&([^&])\)", "", text)  # Qt's CJK convention: 打开(&O)
+    return re.sub(r"&(.)", r"\1", text)
+
+
+def mnemonic_of(text: str) -> str | None:
+    """The key of a label's mnemonic (lower case), or None when it has none."""
+    i = 0
+    while i < len(text) - 1:
+        if text[i] == "&":
+            if text[i + 1] != "&":
+                return text[i + 1].lower()
+            i += 1
+        i += 1
+    return None
+
+
+def _with_mnemonic(text: str, taken: set[str]) -> str:
+    """``text`` with a mnemonic on its first letter or digit not in ``taken`` (``&&`` kept as
+    it is); ``text (&K)`` when none of its own is free; unchanged when no key is left."""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "&":  # an escaped "&&"
+            i += 2
+            continue
+        if c.isascii() and c.isalnum() and c.lower() not in taken:
+            taken.add(c.lower())
+            return text[:i] + "&" + text[i:]
+        i += 1
+    free = next((k for k in "abcdefghijklmnopqrstuvwxyz0123456789" if k not in taken), None)
+    if free is None:
+        return text
+    taken.add(free)
+    return f"{text} (&{free.upper()})"
+
+
+def assign_mnemonics(menu: QMenu) -> None:
+    """Give every visible, enabled item of ``menu`` without a mnemonic one of its own: the
+    keys of the fixed items (their translations carry them) are kept, the rest (names,
+    titles, backups) get the first free letter of their text."""
+    items = [a for a in menu.actions() if not a.isSeparator() and a.isVisible() and a.isEnabled()]
+    taken = {key for a in items if (key := mnemonic_of(a.text())) is not None}
+    for action in items:
+        if mnemonic_of(action.text()) is None:
+            action.setText(_with_mnemonic(action.text(), taken))
 
 
 @dataclass(frozen=True)
@@ -193,6 +261,13 @@ class TrayController(QObject):
         self.gateway_doing: str | None = None
         """``starting`` / ``stopping`` while the gateway is being started or stopped."""
         self.actions: dict[str, QAction] = {}
+        self.language_items: list[tuple[str | None, QAction]] = []
+        """The tray menu's Language ▸ items (see ``_language_menu``)."""
+        self._window_language: list[tuple[str | None, QAction]] = []
+        self._autostart_busy = False
+        self.language_wanted: str | None = None
+        """The language chosen in this session, once chosen (it applies at the next start)."""
+        self._language_chosen = False
 
         self.tray = QSystemTrayIcon(self)
         if self.use_tray:
@@ -219,7 +294,7 @@ class TrayController(QObject):
             self.set_watch(True)
         if self.first_run:
             self._run(jobs.first_run_offer, on_done=self._on_first_run_offer,
-                      on_error=lambda exc: self.notify("Cannot look for clients", str(exc), error=True))
+                      on_error=lambda exc: self.notify(self.tr("Cannot look for clients"), str(exc), error=True))
 
     def shutdown(self) -> None:
         """Stop the watcher, let running work finish, close every window."""
@@ -246,7 +321,7 @@ class TrayController(QObject):
             self.window.raise_()
             self.window.activateWindow()
         else:
-            self.notify("kvswitch is already running", "Its icon is in the system tray.")
+            self.notify(self.tr("kvswitch is already running"), self.tr("Its icon is in the system tray."))
 
     def quit(self) -> None:
         self.quit_requested.emit()
@@ -287,7 +362,7 @@ class TrayController(QObject):
             self.refresh()
 
     def _on_snapshot_failed(self, exc: BaseException) -> None:
-        self._on_snapshot(jobs.Snapshot(error=f"cannot read kvswitch's state: {exc}"))
+        self._on_snapshot(jobs.Snapshot(error=self.tr("cannot read kvswitch's state: {problem}").format(problem=exc)))
 
     def _show_state(self) -> None:
         snap = self.snapshot
@@ -304,33 +379,36 @@ class TrayController(QObject):
     def tooltip(self) -> str:
         snap = self.snapshot
         if not self.loaded:
-            lines = ["kvswitch — reading the clients…"]
+            lines = [self.tr("kvswitch — reading the clients…")]
         elif snap.error is not None:
             lines = ["kvswitch", snap.error]
         elif snap.no_profile:
-            lines = ["kvswitch — no profile yet", self._clients_summary(),
-                     "make one from a client's settings: Profile ▸ Make a profile from a client…"]
+            lines = [self.tr("kvswitch — no profile yet"), self._clients_summary(),
+                     self.tr("make one from a client's settings: Profile ▸ Make a profile from a client…")]
         else:
             lines = [f"kvswitch — {snap.profile} · {snap.mode}", self._clients_summary()]
         probe = self.last_probe or snap.last_probe
-        lines.append(probe or "no probe run yet")
+        lines.append(probe or self.tr("no probe run yet"))
         if self.last_failure:
-            lines.append(f"last switch failed: {self.last_failure}")
+            lines.append(self.tr("last switch failed: {problem}").format(problem=self.last_failure))
         gw = snap.gateway
         if gw is not None and (gw.running or gw.pinned):
-            lines.append(gw.state if gw.running else f"{gw.state}: pinned clients reach nothing until it starts")
-        lines.append("watching files" if self._watcher is not None else "not watching files")
+            lines.append(gw.state if gw.running else
+                         self.tr("{state}: pinned clients reach nothing until it starts").format(state=gw.state))
+        lines.append(self.tr("watching files") if self._watcher is not None else self.tr("not watching files"))
         return "\n".join(lines)
 
     def _clients_summary(self) -> str:
         clients = self.snapshot.clients
+        n = len(clients)
         if not clients:
-            return "no clients registered"
+            return self.tr("no clients registered")
         if self.snapshot.no_profile:
-            return f"{len(clients)} client{'s' if len(clients) != 1 else ''} registered, waiting for a profile"
+            return (self.tr("1 client registered, waiting for a profile") if n == 1 else
+                    self.tr("{count} clients registered, waiting for a profile").format(count=n))
         bad = [c for c in clients if not c.ok]
         if not bad:
-            return f"{len(clients)} client{'s' if len(clients) != 1 else ''} in sync"
+            return self.tr("1 client in sync") if n == 1 else self.tr("{count} clients in sync").format(count=n)
         return "; ".join(f"{c.label}: {c.state}" for c in bad)
 
     # -- the menu -------------------------------------------------------------------------
@@ -341,11 +419,11 @@ class TrayController(QObject):
     def _header_text(self) -> str:
         snap = self.snapshot
         if not self.loaded:
-            return "kvswitch — reading…"
+            return self.tr("kvswitch — reading…")
         if snap.error is not None:
-            return "kvswitch — not ready"
+            return self.tr("kvswitch — not ready")
         if snap.no_profile:
-            return "kvswitch — no profile yet"
+            return self.tr("kvswitch — no profile yet")
         return f"{snap.profile} · {snap.mode}"
 
     def _build_menu(self) -> None:
@@ -358,20 +436,21 @@ class TrayController(QObject):
         self.mode_actions, self.profile_actions, self.client_menus, self.actions = {}, {}, {}, {}
         self.client_items = {}
 
-        self.header_action = menu.addAction(self._header_text())
+        self.header_action = menu.addAction(escape_mnemonic(self._header_text()))
         self.header_action.setEnabled(False)
         if snap.error is not None:
-            problem = menu.addAction(snap.error if len(snap.error) < 120 else snap.error[:119] + "…")
+            problem = menu.addAction(escape_mnemonic(snap.error if len(snap.error) < 120 else snap.error[:119] + "…"))
             problem.setEnabled(False)
         menu.addSeparator()
 
         self.mode_menu = self._submenu(menu, "")
         group = QActionGroup(self.mode_menu)
         group.setExclusive(True)
-        for mode, label in (("merged", "Merged"), ("split", "Split")):
-            action = self.mode_menu.addAction(label)
+        for mode in ("merged", "split"):
+            action = self.mode_menu.addAction(self._mode_label(mode))
             action.setCheckable(True)
-            action.setToolTip("chunked prefill on one instance" if mode == "merged" else "prefill/decode disaggregation")
+            action.setToolTip(self.tr("chunked prefill and continuous batching on one instance") if mode == "merged"
+                              else self.tr("prefill/decode disaggregation"))
             group.addAction(action)
             action.triggered.connect(lambda _=False, m=mode: self.switch_mode(m))
             self.mode_actions[mode] = action
@@ -380,95 +459,134 @@ class TrayController(QObject):
         group = QActionGroup(self.profile_menu)
         group.setExclusive(True)
         for name in snap.profiles:
-            action = self.profile_menu.addAction(name)
+            action = self.profile_menu.addAction(escape_mnemonic(name))
             action.setCheckable(True)
             group.addAction(action)
             action.triggered.connect(lambda _=False, n=name: self.switch_profile(n))
             self.profile_actions[name] = action
         if not snap.profiles:
-            self.profile_menu.addAction("no profiles").setEnabled(False)
+            self.profile_menu.addAction(self.tr("no profiles")).setEnabled(False)
             self.profile_menu.addSeparator()
-            self.actions["make_profile"] = self.profile_menu.addAction("Make a profile from a client…")
-            self.actions["make_profile"].setToolTip("a profile from the settings a client's file holds now "
-                                                    "(its endpoint and model; its key only if you ask)")
+            self.actions["make_profile"] = self.profile_menu.addAction(self.tr("&Make a profile from a client…"))
+            self.actions["make_profile"].setToolTip(self.tr("a profile from the settings a client's file holds now "
+                                                            "(its endpoint and model; its key only if you ask)"))
             self.actions["make_profile"].triggered.connect(self.open_detect)
 
         self.clients_menu = self._submenu(menu, "")
         for client in snap.clients:
-            sub = self._submenu(self.clients_menu, client.title)
+            sub = self._submenu(self.clients_menu, escape_mnemonic(client.title))
             self.client_menus[client.path] = sub
             self.client_items[client.path] = self._client_items(sub, client)
-            sub.addAction("Open file").triggered.connect(lambda _=False, p=client.path: self.open_file(p))
-            sub.addAction("Open folder").triggered.connect(lambda _=False, p=client.path: self.open_folder(p))
-            backups = self._submenu(sub, "Restore a backup")
+            sub.addAction(self.tr("&Open file")).triggered.connect(lambda _=False, p=client.path: self.open_file(p))
+            sub.addAction(self.tr("Open fol&der")).triggered.connect(
+                lambda _=False, p=client.path: self.open_folder(p))
+            backups = self._submenu(sub, self.tr("&Restore a backup"))
             for b in client.backups:
                 label = f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(b.created))} · {_size(b.size)}"
-                action = backups.addAction(label)
+                action = backups.addAction(escape_mnemonic(label))
                 action.setToolTip(b.id)
                 action.setData(b.id)
                 action.triggered.connect(lambda _=False, p=client.path, i=b.id: self.restore_backup(p, i))
             if not client.backups:
-                backups.addAction("no backups yet").setEnabled(False)
+                backups.addAction(self.tr("no backups yet")).setEnabled(False)
         if not snap.clients:
-            self.clients_menu.addAction("no clients registered").setEnabled(False)
+            self.clients_menu.addAction(self.tr("no clients registered")).setEnabled(False)
         self.clients_menu.addSeparator()
-        self.actions["detect"] = self.clients_menu.addAction("Detect clients…")
-        self.actions["detect"].setToolTip("find the clients installed here and choose which kvswitch keeps in step")
+        self.actions["detect"] = self.clients_menu.addAction(self.tr("&Detect clients…"))
+        self.actions["detect"].setToolTip(self.tr("find the clients installed here and choose which kvswitch "
+                                                  "keeps in step"))
         self.actions["detect"].triggered.connect(self.open_detect)
-        self.gateway_items = self._gateway_items(self._submenu(menu, "Gateway"))
+        self.gateway_items = self._gateway_items(self._submenu(menu, self.tr("&Gateway")))
 
         menu.addSeparator()
-        self.actions["probe"] = menu.addAction("Run probe…")
+        self.actions["probe"] = menu.addAction(self.tr("&Run probe…"))
         self.actions["probe"].triggered.connect(self.open_probe)
-        self.actions["settings"] = menu.addAction("Settings…")
+        self.actions["settings"] = menu.addAction(self.tr("&Settings…"))
         self.actions["settings"].triggered.connect(self.open_settings)
-        self.actions["key"] = menu.addAction("API key…")
+        self.actions["key"] = menu.addAction(self.tr("&API key…"))
         self.actions["key"].triggered.connect(self.open_key)
         menu.addSeparator()
-        watch = menu.addAction("Watch files")
+        watch = menu.addAction(self.tr("&Watch files"))
         watch.setCheckable(True)
+        watch.setToolTip(self.tr("keep the clients in step when a file is edited by hand"))
         watch.triggered.connect(self.set_watch)
         self.actions["watch"] = watch
-        self.actions["log"] = menu.addAction("Open log")
+        self.actions["log"] = menu.addAction(self.tr("&Open log"))
         self.actions["log"].triggered.connect(self.open_log)
+        self.language_items = self._language_menu(self._submenu(menu, self.tr("&Language")))
+        autostart = menu.addAction(self.tr("La&unch at login"))
+        autostart.setCheckable(True)
+        autostart.setToolTip(self.tr("start kvswitch-tray when you log in to this desktop"))
+        autostart.triggered.connect(self.set_autostart)
+        self.actions["autostart"] = autostart
         menu.addSeparator()
-        self.actions["quit"] = menu.addAction("Quit")
+        self.actions["quit"] = menu.addAction(self.tr("&Quit"))
         self.actions["quit"].triggered.connect(self.quit)
         self._built = snap.structure
         self._update_menu()
+
+    def _mode_label(self, mode: str, *, all_clients: bool = False) -> str:
+        """A mode's menu item: ``&Merged`` / ``&Split`` (``Switch all to &Merged`` once a
+        client has its own mode)."""
+        if all_clients:
+            return self.tr("Switch all to &Merged") if mode == "merged" else self.tr("Switch all to &Split")
+        return self.tr("&Merged") if mode == "merged" else self.tr("&Split")
+
+    def _language_menu(self, sub: QMenu) -> list[tuple[str | None, QAction]]:
+        """Fill Language ▸ (the tray's, or the window's): the system's, English, Simplified
+        Chinese; saved, applied at the next start. Its items by the setting they save (None:
+        the system's language; ``"note"``: the line saying when it applies)."""
+        items: list[tuple[str | None, QAction]] = []
+        group = QActionGroup(sub)
+        group.setExclusive(True)
+        labels = {None: self.tr("&System default"), "en": "&English", "zh_CN": "简体中文(&C)"}
+        for lang, label in labels.items():
+            action = sub.addAction(label)
+            action.setCheckable(True)
+            group.addAction(action)
+            action.triggered.connect(lambda _=False, v=lang: self.set_language(v))
+            items.append((lang, action))
+        sub.addSeparator()
+        note = sub.addAction(self.tr("applies at the next start"))
+        note.setEnabled(False)
+        items.append(("note", note))
+        return items
 
     def _client_items(self, sub: QMenu, client: jobs.ClientView) -> ClientItems:
         """The top of a client's submenu: its state, its own Merged / Split, Follow all."""
         state = sub.addAction("")
         state.setEnabled(False)
-        outside = sub.addAction("changed outside kvswitch")
+        outside = sub.addAction(self.tr("changed outside kvswitch"))
         outside.setEnabled(False)
-        outside.setToolTip("the file differs from what kvswitch last wrote there: edited by hand or by its client")
+        outside.setToolTip(self.tr("the file differs from what kvswitch last wrote there: edited by hand or by "
+                                   "its client"))
         sub.addSeparator()
         group = QActionGroup(sub)
         group.setExclusionPolicy(QActionGroup.ExclusionPolicy.ExclusiveOptional)  # a file may be in no mode
         modes: dict[str, QAction] = {}
-        for mode, label in (("merged", "Merged"), ("split", "Split")):
-            action = sub.addAction(label)
+        for mode in ("merged", "split"):
+            action = sub.addAction(self._mode_label(mode))
             action.setCheckable(True)
-            action.setToolTip(f"switch this client alone to {mode}; the others stay as they are")
+            action.setToolTip(self.tr("switch this client alone to {mode}; the others stay as they are")
+                              .format(mode=mode))
             group.addAction(action)
             action.triggered.connect(lambda _=False, p=client.path, m=mode: self.switch_client(p, m))
             modes[mode] = action
-        follow = sub.addAction("Follow all")
-        follow.setToolTip("put it back in every client's mode; later switches of all clients include it again")
+        follow = sub.addAction(self.tr("&Follow all"))
+        follow.setToolTip(self.tr("put it back in every client's mode; later switches of all clients include it "
+                                  "again"))
         follow.triggered.connect(lambda _=False, p=client.path: self.follow_all(p))
-        via = sub.addAction("via gateway: it chooses the mode (Mode ▸ switches all, or per request)")
+        via = sub.addAction(self.tr("via gateway: it chooses the mode (Mode ▸ switches all, or per request)"))
         via.setEnabled(False)
-        via.setToolTip("pinned to kvswitch's gateway: a switch of all clients tells the gateway, and a "
-                       "request picks its own mode with a /merged or /split path prefix or an "
-                       "X-Cache-Mode header (kvswitch gateway unpin gives it a mode of its own)")
+        via.setToolTip(self.tr("pinned to kvswitch's gateway: a switch of all clients tells the gateway, and a "
+                               "request picks its own mode with a /merged or /split path prefix or an "
+                               "X-Cache-Mode header (kvswitch gateway unpin gives it a mode of its own)"))
         sub.addSeparator()
         return ClientItems(sub, state, outside, modes, follow, via)
 
     def _gateway_items(self, sub: QMenu) -> GatewayItems:
         """The Gateway submenu: its state, what it serves, Start / Stop."""
-        state = sub.addAction("Gateway: off")
+        state = sub.addAction(self.tr("Gateway: off"))
         state.setEnabled(False)
         detail = sub.addAction("")
         detail.setEnabled(False)
@@ -478,18 +596,18 @@ class TrayController(QObject):
         for action in live:
             action.setEnabled(False)
         sub.addSeparator()
-        start = sub.addAction("Start gateway")
-        start.setToolTip("kvswitch's local gateway for the active profile, in the background "
-                         "(kvswitch gateway --detach): it keeps running when the tray quits")
+        start = sub.addAction(self.tr("&Start gateway"))
+        start.setToolTip(self.tr("kvswitch's local gateway for the active profile, in the background "
+                                 "(kvswitch gateway --detach): it keeps running when the tray quits"))
         start.triggered.connect(self.start_gateway)
-        stop = sub.addAction("Stop gateway")
-        stop.setToolTip("stop it (kvswitch gateway stop); streams in flight get up to 10 s to finish")
+        stop = sub.addAction(self.tr("S&top gateway"))
+        stop.setToolTip(self.tr("stop it (kvswitch gateway stop); streams in flight get up to 10 s to finish"))
         stop.triggered.connect(self.stop_gateway)
         return GatewayItems(sub, state, detail, route, live, start, stop)
 
     def _client_state(self, client: jobs.ClientView) -> str:
         """The disabled first line of a client's submenu."""
-        return f"{client.state} · its own mode" if client.own_mode else client.state
+        return self.tr("{state} · its own mode").format(state=client.state) if client.own_mode else client.state
 
     def _client_view(self, path: Path | None) -> jobs.ClientView | None:
         """The client at ``path`` in the current snapshot (``None``: not there, or no path)."""
@@ -499,7 +617,7 @@ class TrayController(QObject):
         client = self._client_view(path)
         if client is not None:
             return client.label
-        return path.name if path is not None else "the client"
+        return path.name if path is not None else self.tr("the client")
 
     def _submenu(self, parent: QMenu, title: str) -> QMenu:
         sub = QMenu(title, parent)
@@ -513,50 +631,84 @@ class TrayController(QObject):
         snap = self.snapshot
         ready = self.loaded and snap.error is None and not snap.no_profile  # a switch needs a profile
         if self.header_action is not None:
-            self.header_action.setText(self._header_text())
+            self.header_action.setText(escape_mnemonic(self._header_text()))
         own = ready and any(c.own_mode for c in snap.clients)
         if self.mode_menu is not None:
-            self.mode_menu.setTitle(f"Mode — {snap.mode}" if ready else "Mode")
+            self.mode_menu.setTitle(self.tr("&Mode — {mode}").format(mode=snap.mode) if ready else self.tr("&Mode"))
             for mode, action in self.mode_actions.items():
-                label = mode.capitalize()
-                action.setText(f"Switch all to {label}" if own else label)  # the clients' own modes too
+                action.setText(self._mode_label(mode, all_clients=own))  # the clients' own modes too
                 action.setChecked(ready and snap.mode == mode)
                 action.setEnabled(self.busy is None and ready)
         for name in ("settings", "key"):  # both edit the active profile
             if name in self.actions:
                 self.actions[name].setEnabled(not snap.no_profile)
         if self.profile_menu is not None:
-            title = "Profile — none yet" if snap.no_profile else f"Profile — {snap.profile}" if ready else "Profile"
+            title = (self.tr("&Profile — none yet") if snap.no_profile else
+                     self.tr("&Profile — {name}").format(name=escape_mnemonic(snap.profile or "")) if ready else
+                     self.tr("&Profile"))
             self.profile_menu.setTitle(title)
             for name, action in self.profile_actions.items():
                 action.setChecked(snap.profile == name)
                 action.setEnabled(self.busy is None and ready)
         if self.clients_menu is not None:
             bad = sum(1 for c in snap.clients if not c.ok)
-            summary = "all in sync" if not bad else f"{bad} need{'s' if bad == 1 else ''} attention"
+            summary = (self.tr("all in sync") if not bad else self.tr("1 needs attention") if bad == 1 else
+                       self.tr("{count} need attention").format(count=bad))
             if snap.no_profile:
-                summary = "no profile yet"
-            self.clients_menu.setTitle(f"Clients — {summary}" if snap.clients else "Clients")
+                summary = self.tr("no profile yet")
+            self.clients_menu.setTitle(self.tr("&Clients — {summary}").format(summary=summary) if snap.clients
+                                       else self.tr("&Clients"))
             for client in snap.clients:
                 items = self.client_items.get(client.path)
                 if items is None:
                     continue
-                items.menu.setTitle(client.title)
-                items.state.setText(self._client_state(client))
-                items.state.setToolTip("make a profile first: Profile ▸ Make a profile from a client…"
+                items.menu.setTitle(escape_mnemonic(client.title))
+                items.state.setText(escape_mnemonic(self._client_state(client)))
+                items.state.setToolTip(self.tr("make a profile first: Profile ▸ Make a profile from a client…")
                                        if client.no_profile else "")
                 items.outside.setVisible(client.changed_outside)
                 for mode, action in items.modes.items():
                     action.setChecked(client.exists and client.problem is None and client.mode == mode)
                     action.setEnabled(self.busy is None and ready)
                     action.setVisible(not client.pinned)
-                items.follow.setText(f"Follow all ({snap.mode})" if ready else "Follow all")
+                items.follow.setText(self.tr("&Follow all ({mode})").format(mode=snap.mode) if ready
+                                     else self.tr("&Follow all"))
                 items.follow.setVisible(client.own_mode and not client.pinned)
                 items.follow.setEnabled(self.busy is None and ready)
                 items.via.setVisible(client.pinned)
         self._update_gateway_items(ready)
         if "watch" in self.actions:
             self.actions["watch"].setChecked(self.watch_wanted)
+        self._update_settings_items()
+        for sub in (self.menu, *self._submenus):
+            assign_mnemonics(sub)
+
+    def _update_settings_items(self) -> None:
+        """Language ▸'s check mark and note, and Launch at login's (hidden where the autostart
+        module is not installed)."""
+        snap = self.snapshot
+        wanted = self.language_wanted if self._language_chosen else snap.language
+        from kvswitch_gui.translations import installed_language
+
+        running = installed_language()
+        pending = self._language_chosen and (wanted or snap.system_language) != running
+        system = _LANGUAGE_NAMES.get(snap.system_language, snap.system_language)
+        for lang, action in (*self.language_items, *self._window_language):
+            if lang == "note":
+                action.setText(self.tr("restart kvswitch-tray to apply") if pending
+                               else self.tr("applies at the next start"))
+                action.setToolTip(self.tr("in use now: {language}").format(
+                    language=_LANGUAGE_NAMES.get(running, running)))
+                continue
+            action.setChecked(lang == wanted)
+            if lang is None:
+                action.setToolTip(self.tr("the desktop's language ({language}), or KVSWITCH_LANG when it is set")
+                                  .format(language=system))
+        autostart = self.actions.get("autostart")
+        if autostart is not None:
+            autostart.setVisible(snap.autostart is not None)
+            autostart.setChecked(bool(snap.autostart))
+            autostart.setEnabled(not self._autostart_busy)
 
     def _update_gateway_items(self, ready: bool) -> None:
         items = self.gateway_items
@@ -567,24 +719,31 @@ class TrayController(QObject):
         pinned = gw.pinned if gw is not None else ()
         doing = self.gateway_doing
         if doing is not None:
-            items.menu.setTitle(f"Gateway — {doing}…")
-            items.state.setText(f"Gateway: {doing}…")
+            starting = doing == "starting"
+            items.menu.setTitle(self.tr("&Gateway — starting…") if starting else self.tr("&Gateway — stopping…"))
+            items.state.setText(self.tr("Gateway: starting…") if starting else self.tr("Gateway: stopping…"))
         elif running:
             assert gw is not None
-            items.menu.setTitle(f"Gateway — on, {gw.mode}")
-            items.state.setText(gw.state)
+            items.menu.setTitle(self.tr("&Gateway — on, {mode}").format(mode=gw.mode))
+            items.state.setText(escape_mnemonic(gw.state))
         else:
             n = len(pinned)
-            need = f" ({n} pinned client{'s' if n != 1 else ''} need{'s' if n == 1 else ''} it)" if n else ""
-            items.menu.setTitle(f"Gateway — off{need}")
-            items.state.setText(gw.state if gw is not None else "Gateway: off")
-        who = f"pinned: {', '.join(pinned)}" if pinned else "no client pinned (kvswitch gateway pin)"
+            items.menu.setTitle(self.tr("&Gateway — off") if not n else
+                                self.tr("&Gateway — off (1 pinned client needs it)") if n == 1 else
+                                self.tr("&Gateway — off ({count} pinned clients need it)").format(count=n))
+            items.state.setText(escape_mnemonic(gw.state) if gw is not None else self.tr("Gateway: off"))
+        who = (self.tr("pinned: {clients}").format(clients=", ".join(pinned)) if pinned
+               else self.tr("no client pinned (kvswitch gateway pin)"))
         if running:
             assert gw is not None
-            serving = f"profile {gw.profile}" if gw.profile else "upstreams given outright"
-            items.detail.setText(f"{serving} · {who}" + (f" · {gw.in_flight} in flight" if gw.in_flight else ""))
+            serving = (self.tr("profile {name}").format(name=gw.profile) if gw.profile
+                       else self.tr("upstreams given outright"))
+            line = f"{serving} · {who}"
+            if gw.in_flight:
+                line += " · " + self.tr("{count} in flight").format(count=gw.in_flight)
+            items.detail.setText(escape_mnemonic(line))
         else:
-            items.detail.setText(who)
+            items.detail.setText(escape_mnemonic(who))
         self._update_live_items(items, gw if running and doing is None else None)
         items.state.setToolTip((gw.url or "") if gw is not None else "")
         items.start.setVisible(not running)
@@ -592,25 +751,26 @@ class TrayController(QObject):
         items.start.setEnabled(self.busy is None and ready)
         items.stop.setEnabled(self.busy is None)
 
-    @staticmethod
-    def _update_live_items(items: GatewayItems, gw: jobs.GatewayView | None) -> None:
+    def _update_live_items(self, items: GatewayItems, gw: jobs.GatewayView | None) -> None:
         """The route and per-mode lines: shown while a gateway runs (``gw``), hidden otherwise."""
         items.route.setVisible(gw is not None)
         lines: tuple[str, ...] = ()
         if gw is not None:
-            items.route.setText(gw.route_line)
-            items.route.setToolTip("requests that ask for no mode (no /merged, /split or /auto path, no "
-                                   "X-Cache-Mode header) go " + ("where auto decides: their new prompt tokens "
-                                   "and the load" if gw.route is not None else "to the gateway's mode"))
+            items.route.setText(escape_mnemonic(gw.route_line))
+            items.route.setToolTip(
+                self.tr("requests that ask for no mode (no /merged, /split or /auto path, no X-Cache-Mode header) "
+                        "go where auto decides: by their new prompt tokens and the load") if gw.route is not None
+                else self.tr("requests that ask for no mode (no /merged, /split or /auto path, no X-Cache-Mode "
+                             "header) go to the gateway's mode"))
             lines = gw.live_lines
         for n, action in enumerate(items.live):
             text = lines[n] if n < len(lines) else ""
             action.setVisible(bool(text))
-            action.setText(text if len(text) <= 100 else text[:99] + "…")
+            action.setText(escape_mnemonic(text if len(text) <= 100 else text[:99] + "…"))
             if gw is not None and gw.live is not None:
                 how = gw.live[("merged", "split")[n]].detail
-                action.setToolTip("the gateway's TTFT (request in → first token out) over its latest answers"
-                                  + (f"; {how}" if how else ""))
+                tip = self.tr("the gateway's TTFT (request in → first token out) over its latest answers")
+                action.setToolTip(f"{tip}; {how}" if how else tip)
             else:
                 action.setToolTip(text)  # why there are no figures, in full
 
@@ -638,6 +798,8 @@ class TrayController(QObject):
         w.key_button.clicked.connect(self.open_key)
         w.log_button.clicked.connect(self.open_log)
         w.watch_check.clicked.connect(self.set_watch)
+        w.autostart_check.clicked.connect(self.set_autostart)
+        self._window_language = self._language_menu(w.language_menu)
         w.quit_button.clicked.connect(self.quit)
 
     def selected_client(self) -> Path | None:
@@ -663,11 +825,13 @@ class TrayController(QObject):
         menu.clear()
         client = self._client_view(self.selected_client())
         if client is None or not client.backups:
-            menu.addAction("no backups yet").setEnabled(False)
+            menu.addAction(self.tr("no backups yet")).setEnabled(False)
             return
         for b in client.backups:
             label = f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(b.created))} · {_size(b.size)}"
-            menu.addAction(label).triggered.connect(lambda _=False, p=client.path, i=b.id: self.restore_backup(p, i))
+            menu.addAction(escape_mnemonic(label)).triggered.connect(
+                lambda _=False, p=client.path, i=b.id: self.restore_backup(p, i))
+        assign_mnemonics(menu)
 
     def _fill_window_client_mode_menu(self) -> None:
         """The selected client's Merged / Split (this client alone) and Follow all."""
@@ -675,16 +839,17 @@ class TrayController(QObject):
         menu.clear()
         client = self._client_view(self.selected_client())
         if client is None:
-            menu.addAction("choose a client").setEnabled(False)
+            menu.addAction(self.tr("choose a client")).setEnabled(False)
             return
         for mode in ("merged", "split"):
-            action = menu.addAction(f"{mode.capitalize()} (this client alone)")
+            action = menu.addAction(self.tr("&Merged (this client alone)") if mode == "merged"
+                                    else self.tr("&Split (this client alone)"))
             action.setCheckable(True)
             action.setChecked(client.exists and client.problem is None and client.mode == mode)
             action.setEnabled(not client.no_profile)  # a switch needs a profile
             action.triggered.connect(lambda _=False, p=client.path, m=mode: self.switch_client(p, m))
         if client.own_mode:
-            menu.addAction(f"Follow all ({self.snapshot.mode})").triggered.connect(
+            menu.addAction(self.tr("&Follow all ({mode})").format(mode=self.snapshot.mode)).triggered.connect(
                 lambda _=False, p=client.path: self.follow_all(p))
 
     def _update_window(self) -> None:
@@ -692,6 +857,9 @@ class TrayController(QObject):
         snap = self.snapshot
         ready = self.loaded and snap.error is None and not snap.no_profile  # a switch needs a profile
         w.header.setText(self._header_text() if snap.error is None else f"kvswitch — {snap.error}")
+        w.autostart_check.setVisible(snap.autostart is not None)
+        w.autostart_check.setChecked(bool(snap.autostart))
+        w.autostart_check.setEnabled(not self._autostart_busy)
         w.setToolTip(self.tooltip())
         w.mode_group.setExclusive(False)
         w.merged_button.setChecked(ready and snap.mode == "merged")
@@ -710,7 +878,9 @@ class TrayController(QObject):
         selected = self.selected_client()
         w.clients.clear()
         for client in snap.clients:
-            state = self._client_state(client) + (" · changed outside" if client.changed_outside else "")
+            state = self._client_state(client)
+            if client.changed_outside:
+                state = self.tr("{state} · changed outside").format(state=state)
             item = QTreeWidgetItem([client.label, state])
             item.setData(0, _PATH_ROLE, str(client.path))
             item.setToolTip(0, str(client.path))
@@ -722,9 +892,9 @@ class TrayController(QObject):
         if self.gateway_items is not None:  # the window says what the Gateway submenu says
             items = self.gateway_items
             lines = [items.state, items.detail, items.route, *items.live]
-            w.gateway_label.setText("\n".join(a.text() for a in lines if a.isVisible()))
+            w.gateway_label.setText("\n".join(plain_text(a.text()) for a in lines if a.isVisible()))
             running = snap.gateway is not None and snap.gateway.running
-            w.gateway_button.setText("Stop gateway" if running else "Start gateway")
+            w.gateway_button.setText(self.tr("Stop &gateway") if running else self.tr("Start &gateway"))
             w.gateway_button.setEnabled(self.busy is None and (running or ready))
         w.watch_check.setChecked(self.watch_wanted)
 
@@ -760,10 +930,12 @@ class TrayController(QObject):
 
     def _switch(self, what: str, target: str, fn: Callable[..., Any], path: Path | None = None) -> None:
         who = self._client_label(path) if path is not None else ""
-        doing = {"mode": f"switch to {target}", "profile": f"profile {target}",
-                 "client": f"the switch of {who} to {target}", "follow": f"putting {who} back in step"}[what]
+        doing = {"mode": self.tr("the switch to {mode}"), "profile": self.tr("the change to profile {name}"),
+                 "client": self.tr("the switch of {client} to {mode}"),
+                 "follow": self.tr("putting {client} back in step")}[what].format(mode=target, name=target, client=who)
         if self.busy is not None:
-            self.notify("Please wait", f"{self.busy} is still running; try again in a moment.", error=True)
+            self.notify(self.tr("Please wait"), self.tr("{work} is still running; try again in a moment.")
+                        .format(work=self.busy), error=True)
             self._update_menu()
             return
         self.busy = doing
@@ -781,36 +953,42 @@ class TrayController(QObject):
         self.last_failure = None
         changed = outcome.changed
         who = self._client_label(outcome.client)
+        target = outcome.target
         if outcome.what == "mode":
-            title = f"Switched to {outcome.target}" if changed else f"Already {outcome.target}"
+            title = (self.tr("Switched to {mode}") if changed else self.tr("Already {mode}")).format(mode=target)
         elif outcome.what == "client":
-            title = f"{who} switched to {outcome.target}" if changed else f"{who} already {outcome.target}"
+            title = (self.tr("{client} switched to {mode}") if changed else self.tr("{client} already {mode}")
+                     ).format(client=who, mode=target)
         elif outcome.what == "follow":
-            title = f"{who} follows all again ({outcome.target})"
+            title = self.tr("{client} follows all again ({mode})").format(client=who, mode=target)
         else:
-            title = f"Profile {outcome.target} applied"
+            title = self.tr("Profile {name} applied").format(name=target)
         lines = []
         if changed:
             for c in changed:
-                how = f"{c.old_mode or 'no mode'} → {c.new_mode}" if c.old_mode != c.new_mode else "updated"
-                key = " (key written, file made 0600)" if c.key_written else ""
-                lines.append(f"{self._client_label(c.path)}: {how}{key}")
+                how = (f"{c.old_mode or self.tr('no mode')} → {c.new_mode}" if c.old_mode != c.new_mode
+                       else self.tr("updated"))
+                if c.key_written:
+                    how = self.tr("{change} (key written, file made 0600)").format(change=how)
+                lines.append(f"{self._client_label(c.path)}: {how}")
         elif outcome.what in ("client", "follow") and outcome.changes:
-            lines.append(f"its file is already {outcome.target}; nothing written to it")
+            lines.append(self.tr("its file is already {mode}; nothing written to it").format(mode=target))
         elif outcome.changes:
-            lines.append(f"every client already matches ({outcome.target}); nothing written")
+            lines.append(self.tr("every client already matches ({mode}); nothing written").format(mode=target))
         else:
-            lines.append("no clients are registered (Clients ▸ Detect clients…)")
+            lines.append(self.tr("no clients are registered (Clients ▸ Detect clients…)"))
         if outcome.what == "client":
-            lines.append(f"the other clients stay as they are; a switch of all clients includes {who} again")
+            lines.append(self.tr("the other clients stay as they are; a switch of all clients includes {client} "
+                                 "again").format(client=who))
         lines += [n.message for n in outcome.restart]
         if outcome.gateway is not None:
-            lines.append(f"gateway: now {outcome.gateway.mode} for pinned clients and new requests"
-                         if outcome.what == "mode" else
-                         f"gateway: now serving profile {outcome.gateway.profile} for new requests")
+            lines.append(self.tr("gateway: now {mode} for pinned clients and new requests")
+                         .format(mode=outcome.gateway.mode) if outcome.what == "mode" else
+                         self.tr("gateway: now serving profile {name} for new requests")
+                         .format(name=outcome.gateway.profile))
         elif outcome.gateway_problem:
-            lines.append(f"the running gateway did not take it: {outcome.gateway_problem}; its pinned "
-                         "clients stay as they were until the switch is made again")
+            lines.append(self.tr("the running gateway did not take it: {problem}; its pinned clients stay as they "
+                                 "were until the switch is made again").format(problem=outcome.gateway_problem))
         if outcome.recovered:
             lines.append(outcome.recovered)
         self.notify(title, "\n".join(lines), error=outcome.gateway_problem is not None)
@@ -819,10 +997,11 @@ class TrayController(QObject):
     def _on_switch_failed(self, what: str, target: str, exc: BaseException, who: str = "") -> None:
         self.busy = None
         self.last_failure = str(exc)
-        title = {"mode": f"Switch to {target} failed", "profile": f"Profile {target} not applied",
-                 "client": f"Switch of {who} to {target} failed",
-                 "follow": f"{who} not put back in step"}[what]
-        self.notify(title, f"{exc}\nNothing was changed.", error=True)
+        title = {"mode": self.tr("Switch to {mode} failed"), "profile": self.tr("Profile {name} not applied"),
+                 "client": self.tr("Switch of {client} to {mode} failed"),
+                 "follow": self.tr("{client} not put back in step")}[what].format(mode=target, name=target,
+                                                                                  client=who)
+        self.notify(title, f"{exc}\n{self.tr('Nothing was changed.')}", error=True)
         self._show_state()
         self.refresh()
 
@@ -837,10 +1016,12 @@ class TrayController(QObject):
 
     def _gateway(self, doing: str, fn: Callable[[], Any], on_done: Callable[[Any], None]) -> None:
         if self.busy is not None:
-            self.notify("Please wait", f"{self.busy} is still running; try again in a moment.", error=True)
+            self.notify(self.tr("Please wait"), self.tr("{work} is still running; try again in a moment.")
+                        .format(work=self.busy), error=True)
             self._update_menu()
             return
-        self.busy = f"{doing} the gateway"  # a switch meanwhile could miss a gateway not answering yet
+        # a switch meanwhile could miss a gateway not answering yet
+        self.busy = self.tr("starting the gateway") if doing == "starting" else self.tr("stopping the gateway")
         self.gateway_doing = doing
         self._update_menu()
         if self.window is not None:
@@ -858,45 +1039,51 @@ class TrayController(QObject):
     def _on_gateway_started(self, view: jobs.GatewayView) -> None:
         self._gateway_done()
         pinned = self.snapshot.gateway.pinned if self.snapshot.gateway is not None else ()
-        lines = [f"{view.url} · mode {view.mode} · profile {view.profile} (pid {view.pid})",
-                 f"pinned clients: {', '.join(pinned)}" if pinned else
-                 "no client is pinned to it yet (kvswitch gateway pin)",
-                 "it keeps running when the tray quits; Gateway ▸ Stop gateway stops it"]
-        self.notify("Gateway started", "\n".join(lines))
+        lines = [self.tr("{url} · mode {mode} · profile {name} (pid {pid})").format(
+                     url=view.url, mode=view.mode, name=view.profile, pid=view.pid),
+                 self.tr("pinned clients: {clients}").format(clients=", ".join(pinned)) if pinned else
+                 self.tr("no client is pinned to it yet (kvswitch gateway pin)"),
+                 self.tr("it keeps running when the tray quits; Gateway ▸ Stop gateway stops it")]
+        self.notify(self.tr("Gateway started"), "\n".join(lines))
 
     def _on_gateway_stopped(self, was_running: bool) -> None:
         self._gateway_done()
         if was_running:
             pinned = self.snapshot.gateway.pinned if self.snapshot.gateway is not None else ()
-            self.notify("Gateway stopped", f"{', '.join(pinned)} reach{'es' if len(pinned) == 1 else ''} nothing "
-                        "until it is started again (Gateway ▸ Start gateway)." if pinned else
-                        "No client is pinned to it.")
+            if not pinned:
+                text = self.tr("No client is pinned to it.")
+            elif len(pinned) == 1:
+                text = self.tr("{client} reaches nothing until it is started again (Gateway ▸ Start gateway).")
+            else:
+                text = self.tr("{client} reach nothing until it is started again (Gateway ▸ Start gateway).")
+            self.notify(self.tr("Gateway stopped"), text.format(client=", ".join(pinned)))
         else:
-            self.notify("The gateway was not running", "nothing to stop.")
+            self.notify(self.tr("The gateway was not running"), self.tr("nothing to stop."))
 
     def _on_gateway_failed(self, doing: str, exc: BaseException) -> None:
         self._gateway_done()
-        title = "Gateway not started" if doing == "starting" else "Gateway not stopped"
+        title = self.tr("Gateway not started") if doing == "starting" else self.tr("Gateway not stopped")
         self.notify(title, str(exc), error=True)
 
     # -- per-client actions ----------------------------------------------------------------
     def open_file(self, path: Path) -> None:
-        self._open(path, "the file")
+        self._open(path, self.tr("Cannot open the file"))
 
     def open_folder(self, path: Path) -> None:
-        self._open(path.parent, "the folder")
+        self._open(path.parent, self.tr("Cannot open the folder"))
 
     def open_log(self) -> None:
         snap = self.snapshot
         if snap.log_path is None or not snap.log_exists:
-            where = f" ({snap.log_path})" if snap.log_path is not None else ""
-            self.notify("No log yet", f"The watcher writes its log{where} once it runs.")
+            self.notify(self.tr("No log yet"), self.tr("The watcher writes its log ({path}) once it runs.")
+                        .format(path=snap.log_path) if snap.log_path is not None else
+                        self.tr("The watcher writes its log once it runs."))
             return
-        self._open(snap.log_path, "the log")
+        self._open(snap.log_path, self.tr("Cannot open the log"))
 
-    def _open(self, path: Path, what: str) -> None:
+    def _open(self, path: Path, failed: str) -> None:
         if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
-            self.notify(f"Cannot open {what}", f"No application opened {path}.", error=True)
+            self.notify(failed, self.tr("No application opened {path}.").format(path=path), error=True)
 
     def restore_backup(self, path: Path, backup_id: str) -> None:
         """Put a backup back. No confirmation: the version it replaces is backed up first,
@@ -905,12 +1092,16 @@ class TrayController(QObject):
                   on_error=lambda exc: self._on_restore_failed(path, exc))
 
     def _on_restored(self, outcome: jobs.RestoreOutcome) -> None:
-        kept = f"; the version it replaced is backup {outcome.backup_of_current.stem}" if outcome.backup_of_current else ""
-        self.notify(f"Restored {outcome.path.name}", f"backup {outcome.backup_id} is back in place{kept}.")
+        if outcome.backup_of_current:
+            text = self.tr("backup {id} is back in place; the version it replaced is backup {kept}.").format(
+                id=outcome.backup_id, kept=outcome.backup_of_current.stem)
+        else:
+            text = self.tr("backup {id} is back in place.").format(id=outcome.backup_id)
+        self.notify(self.tr("Restored {file}").format(file=outcome.path.name), text)
         self.refresh()
 
     def _on_restore_failed(self, path: Path, exc: BaseException) -> None:
-        self.notify(f"Cannot restore {path.name}", str(exc), error=True)
+        self.notify(self.tr("Cannot restore {file}").format(file=path.name), str(exc), error=True)
         self.refresh()
 
     # -- the watcher -----------------------------------------------------------------------
@@ -964,10 +1155,11 @@ class TrayController(QObject):
             return
         self._show_watch()
         if isinstance(exc, WatcherBusyError):
-            self.notify("Not watching files",
-                        f"{exc.message}. Stop that one (kvswitch watch) to watch from the tray.", error=True)
+            self.notify(self.tr("Not watching files"),
+                        self.tr("{problem}. Stop that one (kvswitch watch) to watch from the tray.")
+                        .format(problem=exc.message), error=True)
         else:
-            self.notify("Cannot watch files", str(exc), error=True)
+            self.notify(self.tr("Cannot watch files"), str(exc), error=True)
 
     def _on_watch_stopped(self, _: Any = None) -> None:
         self._watch_busy = False
@@ -1002,7 +1194,8 @@ class TrayController(QObject):
             order = list(_EVENT_TITLES)
             first = min(kinds, key=lambda k: order.index(k) if k in order else len(order))
             error = any(k in ("invalid", "error") for k in kinds)
-            self.notify(_EVENT_TITLES.get(first, "Watcher"), "\n".join(lines), error)
+            title = _EVENT_TITLES.get(first)
+            self.notify(self.tr(title) if title else self.tr("Watcher"), "\n".join(lines), error)
         self.refresh()
 
     # -- windows ---------------------------------------------------------------------------
@@ -1012,8 +1205,9 @@ class TrayController(QObject):
             try:
                 from kvswitch_gui.probe_window import ProbeWindow
             except ImportError as exc:
-                self.notify("The probe is not available", f"kvswitch_gui.probe_window cannot be loaded ({exc}); "
-                            "run kvswitch probe in a terminal instead.", error=True)
+                self.notify(self.tr("The probe is not available"),
+                            self.tr("kvswitch_gui.probe_window cannot be loaded ({problem}); run kvswitch probe in "
+                                    "a terminal instead.").format(problem=exc), error=True)
                 return
             self._probe = ProbeWindow(parent=None)
             self._probe.report_ready.connect(self._on_probe_report)
@@ -1023,7 +1217,7 @@ class TrayController(QObject):
         summary = jobs.probe_summary(report)
         if summary is not None:
             self.last_probe = summary
-        self.notify("Probe finished", summary or "the report has no timings")
+        self.notify(self.tr("Probe finished"), summary or self.tr("the report has no timings"))
         self._show_state()
         self.refresh()
 
@@ -1048,29 +1242,33 @@ class TrayController(QObject):
             return
         n = len(found.candidates)
         self._show_detect(found)  # not a new one when one was opened from the menu meanwhile
-        self.notify("Clients found", f"{n} client{'s' if n != 1 else ''} installed here "
-                    f"{'are' if n != 1 else 'is'} not kept in step yet: choose which in the window "
-                    "(later: Clients ▸ Detect clients…).")
+        self.notify(self.tr("Clients found"),
+                    self.tr("1 client installed here is not kept in step yet: choose which in the window "
+                            "(later: Clients ▸ Detect clients…).") if n == 1 else
+                    self.tr("{count} clients installed here are not kept in step yet: choose which in the window "
+                            "(later: Clients ▸ Detect clients…).").format(count=n))
 
     def _on_clients_registered(self, names: list[str]) -> None:
-        self.notify("Clients registered", f"{', '.join(names)}: kvswitch keeps them in step from now on "
-                    "(their files are written at the next switch). To make a profile from one's settings, "
-                    "select it in the Detect window, then Make a profile.")
+        self.notify(self.tr("Clients registered"),
+                    self.tr("{clients}: kvswitch keeps them in step from now on (their files are written at the "
+                            "next switch). To make a profile from one's settings, select it in the Detect window, "
+                            "then Make a profile.").format(clients=", ".join(names)))
         self.refresh()
 
     def _on_profile_made(self, made: jobs.ProfileMade) -> None:
         """A profile made from a client's settings (Detect): say what it holds, never the key."""
-        lines = [f"{made.model} at {made.base_url}"]
+        lines = [self.tr("{model} at {url}").format(model=made.model, url=made.base_url)]
         if made.activated:
-            lines.append(f"{made.name} is the active profile now.")
+            lines.append(self.tr("{name} is the active profile now.").format(name=made.name))
         if made.key_stored:
-            lines.append("The key in its file is stored in the OS keyring.")
+            lines.append(self.tr("The key in its file is stored in the OS keyring."))
         elif made.key_left:
-            lines.append("The key in its file was not stored: the profile sends none until you store one "
-                         "(API key…).")
+            lines.append(self.tr("The key in its file was not stored: the profile sends none until you store one "
+                                 "(API key…)."))
         lines += list(made.notes)
-        lines.append(f"Render it into your clients with Profile ▸ {made.name}.")
-        self.notify(f"Profile {made.name} made from {made.product}", "\n".join(lines))
+        lines.append(self.tr("Render it into your clients with Profile ▸ {name}.").format(name=made.name))
+        self.notify(self.tr("Profile {name} made from {client}").format(name=made.name, client=made.product),
+                    "\n".join(lines))
         self.refresh()
 
     def open_settings(self) -> None:
@@ -1085,11 +1283,13 @@ class TrayController(QObject):
 
     def _on_profile_saved(self, name: str, apply: bool) -> None:
         if apply:
-            self.notify("Profile saved", f"{name} saved in kvswitch.toml; applying it to the clients…")
+            self.notify(self.tr("Profile saved"), self.tr("{name} saved in kvswitch.toml; applying it to the "
+                                                          "clients…").format(name=name))
             self.switch_profile(name)
         else:
-            self.notify("Profile saved", f"{name} saved in kvswitch.toml; the clients follow when you apply it "
-                        "(Profile menu) or the watcher propagates it.")
+            self.notify(self.tr("Profile saved"), self.tr("{name} saved in kvswitch.toml; the clients follow when "
+                                                          "you apply it (Profile menu) or the watcher propagates "
+                                                          "it.").format(name=name))
             self.refresh()
 
     def open_key(self) -> None:
@@ -1103,10 +1303,60 @@ class TrayController(QObject):
         self._raise(self._key)
 
     def _on_key_saved(self, name: str, masked: str, apply: bool) -> None:
-        self.notify("API key stored", f"the key of {name} ({masked}) is in the OS keyring"
-                    + ("; writing it into the clients…" if apply else "."))
+        self.notify(self.tr("API key stored"),
+                    (self.tr("the key of {name} ({masked}) is in the OS keyring; writing it into the clients…")
+                     if apply else self.tr("the key of {name} ({masked}) is in the OS keyring."))
+                    .format(name=name, masked=masked))
         if apply:
             self.switch_profile(name)
+
+    # -- the tray's own settings -----------------------------------------------------------
+    def set_language(self, lang: str | None) -> None:
+        """Save the tray's language (None: the system's), in a worker; it applies at the next start."""
+        self.language_wanted, self._language_chosen = lang, True
+        self._update_settings_items()
+        self._run(jobs.save_language, lang, on_done=lambda _: self._on_language_saved(lang),
+                  on_error=lambda exc: self._on_setting_failed(self.tr("Language not saved"), exc))
+
+    def _on_language_saved(self, lang: str | None) -> None:
+        from kvswitch_gui.translations import installed_language
+
+        shown = _LANGUAGE_NAMES[lang] if lang is not None else self.tr("the system's language")
+        if (lang or self.snapshot.system_language) == installed_language():
+            text = self.tr("kvswitch-tray uses {language}.").format(language=shown)
+        else:
+            text = self.tr("kvswitch-tray uses {language} from its next start: quit it and start it again.") \
+                .format(language=shown)
+        self.notify(self.tr("Language saved"), text)
+        self.refresh()
+
+    def set_autostart(self, on: bool) -> None:
+        """Start kvswitch-tray at login, or not (``kvswitch_gui.autostart``), in a worker."""
+        self._autostart_busy = True
+        self._update_settings_items()
+        if self.window is not None:
+            self._update_window()
+        self._run(jobs.set_autostart, bool(on), on_done=lambda where: self._on_autostart_set(bool(on), where),
+                  on_error=lambda exc: self._on_setting_failed(self.tr("Launch at login not changed"), exc))
+
+    def _on_autostart_set(self, on: bool, where: Path | None) -> None:
+        self._autostart_busy = False
+        self.snapshot = replace(self.snapshot, autostart=on)
+        self._update_settings_items()
+        if self.window is not None:
+            self._update_window()
+        if on:
+            self.notify(self.tr("Launch at login on"), self.tr("kvswitch-tray starts when you log in ({path}).")
+                        .format(path=where))
+        else:
+            self.notify(self.tr("Launch at login off"), self.tr("kvswitch-tray no longer starts when you log in."))
+        self.refresh()
+
+    def _on_setting_failed(self, title: str, exc: BaseException) -> None:
+        self._autostart_busy = False
+        self._language_chosen = False
+        self.notify(title, str(exc), error=True)
+        self.refresh()
 
     @staticmethod
     def _raise(w: Any) -> None:

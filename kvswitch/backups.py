@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvswitch import paths
+from kvswitch.i18n import tr
 
 __all__ = ["KEEP", "Backup", "backup_dir", "list_backups", "prune", "save_backup"]
 
@@ -61,7 +62,7 @@ def save_backup(target: Path, data: bytes) -> Path:
     try:
         has_source = source.exists()
     except OSError as exc:
-        raise WriteError(f"cannot keep a backup: {_why(exc)}", Location(directory)) from exc
+        raise WriteError(tr("cannot keep a backup: {reason}").format(reason=_why(exc)), Location(directory)) from exc
     if not has_source:
         write_private(source, real.encode("utf-8", "surrogateescape") + b"\n")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -77,7 +78,7 @@ def save_backup(target: Path, data: bytes) -> Path:
                 n += 1
                 continue
             except OSError as exc:
-                raise WriteError(f"cannot keep a backup: {_why(exc)}", Location(dest)) from exc
+                raise WriteError(tr("cannot keep a backup: {reason}").format(reason=_why(exc)), Location(dest)) from exc
             break
     finally:
         prepared.abort()

@@ -40,6 +40,7 @@ from kvswitch.errors import (
     Location,
     ReadError,
 )
+from kvswitch.i18n import ntr, tr
 
 if TYPE_CHECKING:
     from kvswitch.kinds.base import ClientSettings
@@ -176,7 +177,8 @@ def provider_settings(p: CcSwitchProvider) -> ClientSettings | None:
     try:
         data = kind.cc_switch_data(p.settings, p.id)
     except ValueError as exc:
-        raise CcSwitchError(f"CC Switch provider {p.name!r} ({p.app}): {exc}") from exc
+        raise CcSwitchError(tr("CC Switch provider {name} ({app}): {error}").format(
+            name=repr(p.name), app=p.app, error=exc)) from exc
     found = kind.current(data) if data is not None else None
     if found is None:
         return None
@@ -194,20 +196,20 @@ def provider_settings(p: CcSwitchProvider) -> ClientSettings | None:
 def _probe(path: Path) -> bytes:
     """The first 100 bytes of ``path``, after proving it is a non-empty regular SQLite file
     (opened without blocking: a FIFO or a device is refused, never waited on)."""
-    fd, st = _open_regular(path, missing=(
+    fd, st = _open_regular(path, missing=tr(
         "no CC Switch database here (no such file); CC Switch keeps it in "
         "~/.cc-switch/cc-switch.db, and --db names another"))
     try:
         if st.st_size == 0:
-            raise CcSwitchReadError("is empty, not a SQLite database", Location(path))
+            raise CcSwitchReadError(tr("is empty, not a SQLite database"), Location(path))
         header = os.read(fd, 100)
     except OSError as exc:
-        raise CcSwitchReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
+        raise CcSwitchReadError(_cannot_read(exc), Location(path)) from exc
     finally:
         os.close(fd)
     if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
         raise CcSwitchReadError(
-            "not a SQLite database (CC Switch keeps its providers in a SQLite file, cc-switch.db)",
+            tr("not a SQLite database (CC Switch keeps its providers in a SQLite file, cc-switch.db)"),
             Location(path),
         )
     return header
@@ -225,7 +227,7 @@ def _open_regular(path: Path, *, missing: str | None = None) -> tuple[int, os.st
         raise CcSwitchReadError(said, Location(path)) from exc.__cause__
     try:
         if not stat.S_ISREG(st.st_mode):
-            raise CcSwitchReadError(f"{_not_regular(st.st_mode)}, not a database file", Location(path))
+            raise CcSwitchReadError(_not_regular(st.st_mode), Location(path))
     except BaseException:
         os.close(fd)
         raise
@@ -279,8 +281,8 @@ def _snapshot(path: Path, wal_path: Path) -> bytes:
             return bytes(image)
         time.sleep(0.05 * (attempt + 1))
     raise CcSwitchBusyError(
-        "CC Switch's database kept changing while kvswitch read it (CC Switch is writing to "
-        "it); try again in a moment", Location(path),
+        tr("CC Switch's database kept changing while kvswitch read it (CC Switch is writing to "
+           "it); try again in a moment"), Location(path),
     )
 
 
@@ -347,14 +349,15 @@ def _read_all(path: Path, *, missing_ok: bool = False) -> bytes:
     try:
         if st.st_size > _MAX_SNAPSHOT:
             raise CcSwitchReadError(
-                f"too large to read safely while CC Switch may be using it ({st.st_size >> 20} MiB "
-                "in WAL mode); quit CC Switch so it folds its write-ahead log in, then try again",
+                tr("too large to read safely while CC Switch may be using it ({size} MiB "
+                   "in WAL mode); quit CC Switch so it folds its write-ahead log in, then try again").format(
+                    size=st.st_size >> 20),
                 Location(path),
             )
         return read_rest(fd, st.st_size, _MAX_SNAPSHOT, lambda _: CcSwitchBusyError(
-            "grew while kvswitch read it; try again", Location(path)))
+            tr("grew while kvswitch read it; try again"), Location(path)))
     except OSError as exc:
-        raise CcSwitchReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
+        raise CcSwitchReadError(_cannot_read(exc), Location(path)) from exc
     finally:
         os.close(fd)
 
@@ -406,19 +409,20 @@ def _check_version(version: Any, path: Path) -> None:
         return
     if isinstance(version, int) and version > KNOWN_VERSIONS[-1]:
         raise CcSwitchError(
-            f"CC Switch database schema version {version} is newer than kvswitch reads "
-            f"({known}); nothing was imported. A newer kvswitch may read it; until then, add "
-            "the profile by hand (kvswitch profile add)", Location(path),
+            tr("CC Switch database schema version {version} is newer than kvswitch reads "
+               "({known}); nothing was imported. A newer kvswitch may read it; until then, add "
+               "the profile by hand (kvswitch profile add)").format(version=version, known=known),
+            Location(path),
         )
     if version == 0:
         raise CcSwitchError(
-            f"schema version 0 is not one kvswitch reads ({known}): this is not a database CC "
-            "Switch has set up (it sets version 1 or later when it opens its database); "
-            "nothing was imported", Location(path),
+            tr("schema version 0 is not one kvswitch reads ({known}): this is not a database CC "
+               "Switch has set up (it sets version 1 or later when it opens its database); "
+               "nothing was imported").format(known=known), Location(path),
         )
     raise CcSwitchError(
-        f"CC Switch database schema version {version} is not one kvswitch knows ({known}); "
-        "nothing was imported", Location(path),
+        tr("CC Switch database schema version {version} is not one kvswitch knows ({known}); "
+           "nothing was imported").format(version=version, known=known), Location(path),
     )
 
 
@@ -428,26 +432,28 @@ def _provider_columns(con: sqlite3.Connection, path: Path) -> set[str]:
     ).fetchone()
     if table is None:
         raise CcSwitchError(
-            "has no providers table: not CC Switch's database? nothing was imported", Location(path)
+            tr("has no providers table: not CC Switch's database? nothing was imported"), Location(path)
         )
     if table[0] != "table" or not table[1]:
         raise CcSwitchError(
-            f"its providers table is a {table[0] if table[0] != 'table' else 'virtual table'}, "
-            "not a table as CC Switch creates it; nothing was imported", Location(path),
+            tr("its providers table is a {what}, not a table as CC Switch creates it; nothing was imported").format(
+                what=table[0] if table[0] != "table" else tr("virtual table")), Location(path),
         )
     info = {str(r[1]).lower(): r[6] for r in con.execute("PRAGMA table_xinfo(providers)")}
     computed = [c for c in (*REQUIRED_COLUMNS, *_OPTIONAL_COLUMNS) if info.get(c) in (2, 3)]
     if computed:
         raise CcSwitchError(
-            f"its providers table computes {', '.join(computed)} (a generated column), which "
-            "CC Switch never does; nothing was imported", Location(path),
+            tr("its providers table computes {columns} (a generated column), which "
+               "CC Switch never does; nothing was imported").format(columns=", ".join(computed)),
+            Location(path),
         )
     columns = {c for c, hidden in info.items() if hidden == 0}
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     if missing:
         raise CcSwitchError(
-            f"its providers table has no {', '.join(missing)} column{'s' if len(missing) > 1 else ''}"
-            f" (kvswitch reads {', '.join(REQUIRED_COLUMNS)}); nothing was imported",
+            ntr("its providers table has no {columns} column (kvswitch reads {required}); nothing was imported",
+                "its providers table has no {columns} columns (kvswitch reads {required}); nothing was imported",
+                len(missing)).format(columns=", ".join(missing), required=", ".join(REQUIRED_COLUMNS)),
             Location(path),
         )
     return columns
@@ -459,9 +465,9 @@ def _row(row: tuple[Any, ...]) -> CcSwitchProvider | SkippedRow:
     ident = _text(raw_id)
     name = _text(raw_name) or ident or "?"
     if ident is None or _text(raw_app) is None:
-        return SkippedRow(app, ident or "?", name, "its id or app is not text")
+        return SkippedRow(app, ident or "?", name, tr("its id or app is not text"))
     if max(len(ident), len(app), len(name)) > _MAX_TEXT:
-        return SkippedRow(app, ident[:_MAX_TEXT], name[:_MAX_TEXT], "its id, app or name is too long")
+        return SkippedRow(app, ident[:_MAX_TEXT], name[:_MAX_TEXT], tr("its id, app or name is too long"))
     settings = _settings(raw_settings)
     if isinstance(settings, str):
         return SkippedRow(app, ident, name, settings)
@@ -479,20 +485,22 @@ def _settings(raw: Any) -> dict[str, Any] | str:
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError:
-            return "its settings are not UTF-8 text"
+            return tr("its settings are not UTF-8 text")
     if not isinstance(raw, str):
-        return "it has no settings"
+        return tr("it has no settings")
     if len(raw) > _MAX_SETTINGS:
-        return f"its settings are larger than {_MAX_SETTINGS >> 20} MiB"
+        return tr("its settings are larger than {size} MiB").format(size=_MAX_SETTINGS >> 20)
     try:
         data = json.loads(raw)
     except RecursionError:
-        return "its settings are nested too deeply"
+        return tr("its settings are nested too deeply")
     except ValueError as exc:
-        where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
-        return f"its settings are not valid JSON{where}"
+        if isinstance(exc, json.JSONDecodeError):
+            return tr("its settings are not valid JSON (line {line}, column {column})").format(
+                line=exc.lineno, column=exc.colno)
+        return tr("its settings are not valid JSON")
     if not isinstance(data, dict):
-        return "its settings are not a JSON object"
+        return tr("its settings are not a JSON object")
     return data
 
 
@@ -549,40 +557,48 @@ def _sqlite_error(exc: sqlite3.Error, path: Path) -> CcSwitchError:
     where = Location(path)
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
         return CcSwitchBusyError(
-            "CC Switch's database is locked: CC Switch is writing to it right now; try again "
-            "in a moment", where,
+            tr("CC Switch's database is locked: CC Switch is writing to it right now; try again "
+               "in a moment"), where,
         )
     if name.startswith("SQLITE_READONLY"):
         return CcSwitchBusyError(
-            "CC Switch's database has an unfinished write (CC Switch stopped while writing, or "
-            "is writing now); start CC Switch once so it completes it, then try again", where,
+            tr("CC Switch's database has an unfinished write (CC Switch stopped while writing, or "
+               "is writing now); start CC Switch once so it completes it, then try again"), where,
         )
     if name == "SQLITE_INTERRUPT":
         return CcSwitchError(
-            f"reading took longer than {_DEADLINE_S:.0f} s and was stopped; nothing was imported",
+            tr("reading took longer than {seconds} s and was stopped; nothing was imported").format(
+                seconds=f"{_DEADLINE_S:.0f}"),
             where,
         )
     if name == "SQLITE_TOOBIG":
         return CcSwitchError(
-            f"a value in it is larger than {_MAX_VALUE >> 20} MiB, more than CC Switch writes; "
-            "nothing was imported", where,
+            tr("a value in it is larger than {size} MiB, more than CC Switch writes; "
+               "nothing was imported").format(size=_MAX_VALUE >> 20), where,
         )
     if name == "SQLITE_AUTH":
-        return CcSwitchError("its schema asks for more than reading; nothing was imported", where)
+        return CcSwitchError(tr("its schema asks for more than reading; nothing was imported"), where)
     if name == "SQLITE_NOTADB":
-        return CcSwitchReadError("not a SQLite database", where)
+        return CcSwitchReadError(tr("not a SQLite database"), where)
     if name.startswith("SQLITE_CORRUPT"):
-        return CcSwitchReadError("the database is damaged (SQLite says it is malformed)", where)
-    return CcSwitchReadError(f"cannot be read (SQLite: {exc})", where)
+        return CcSwitchReadError(tr("the database is damaged (SQLite says it is malformed)"), where)
+    return CcSwitchReadError(tr("cannot be read (SQLite: {error})").format(error=exc), where)
 
 
-def _why(exc: OSError) -> str:
+def _cannot_read(exc: OSError) -> str:
     from kvswitch.io import _why as why
 
-    return why(exc)
+    return tr("cannot read: {reason}").format(reason=why(exc))
 
 
 def _not_regular(mode: int) -> str:
-    from kvswitch.io import _not_regular as what
-
-    return what(mode).removesuffix(", not a regular file")
+    """What a file that is not a regular one is, as a database file should be."""
+    if stat.S_ISDIR(mode):
+        return tr("is a directory, not a database file")
+    if stat.S_ISFIFO(mode):
+        return tr("is a named pipe (FIFO), not a database file")
+    if stat.S_ISSOCK(mode):
+        return tr("is a socket, not a database file")
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return tr("is a device, not a database file")
+    return tr("is a special file, not a database file")

@@ -19,6 +19,7 @@ from kvswitch.config import Config, client_path, edited_text, read_config
 from kvswitch.document import ConfigFile, parse_config
 from kvswitch.edits import Delete, Edit, Set
 from kvswitch.errors import ConfigError, EditError, KvswitchError, Location, ReadError
+from kvswitch.i18n import tr
 from kvswitch.literals import CacheMode
 from kvswitch.switching import refuse_on_errors, render_diff, secrets_in
 
@@ -132,9 +133,13 @@ def find_client(config: Config, spec: str | Path) -> ClientEntry:
         return entry
     from kvswitch.validate import show
 
-    names = ", ".join(e.name or str(client_path(e)) for e in config.model.clients) or "none"
-    more = f" ({len(by_kind)} clients are of that kind: name one)" if len(by_kind) > 1 else ""
-    raise ConfigError(f"no registered client {show(text)}{more} (clients: {names})", Location(config.path))
+    names = ", ".join(e.name or str(client_path(e)) for e in config.model.clients) or tr("none")
+    if len(by_kind) > 1:
+        message = tr("no registered client {client} ({count} clients are of that kind: name one) "
+                     "(clients: {clients})").format(client=show(text), count=len(by_kind), clients=names)
+    else:
+        message = tr("no registered client {client} (clients: {clients})").format(client=show(text), clients=names)
+    raise ConfigError(message, Location(config.path))
 
 
 def add_client(entry: ClientEntry, config: Config | None = None) -> Config:
@@ -147,10 +152,12 @@ def add_client(entry: ClientEntry, config: Config | None = None) -> Config:
     path = os.path.abspath(client_path(entry))
     other = registered(config, path)
     if other is not None:
-        same = "" if os.path.abspath(client_path(other)) == path else f" as {client_path(other)}"
-        raise ConfigError(
-            f"registered already{same} (the same file); nothing was changed", Location(Path(path))
-        )
+        if os.path.abspath(client_path(other)) == path:
+            message = tr("registered already (the same file); nothing was changed")
+        else:
+            message = tr("registered already as {path} (the same file); nothing was changed").format(
+                path=client_path(other))
+        raise ConfigError(message, Location(Path(path)))
     return edit_config([add_client_edit(config, entry.model_copy(update={"path": path}))], config)
 
 
@@ -167,8 +174,8 @@ def _client_files(
         real = os.path.realpath(path)
         if real in seen:  # one file written twice in one commit would fail as "changed on disk"
             raise ConfigError(
-                f"clients {seen[real]} and {path} are the same file; unregister one "
-                f"(kvswitch client remove {path}). Nothing was changed.",
+                tr("clients {first} and {second} are the same file; unregister one "
+                   "(kvswitch client remove {second}). Nothing was changed.").format(first=seen[real], second=path),
                 Location(config.path),
             )
         seen[real] = path
@@ -181,7 +188,8 @@ def _client_files(
             raw = read_bytes(path)
         except ReadError as exc:
             product = get_kind(entry.kind).product
-            raise ReadError(f"registered client ({product}): {exc.message}", exc.location) from exc
+            raise ReadError(tr("registered client ({product}): {error}").format(product=product, error=exc.message),
+                            exc.location) from exc
         out.append((entry, path, parse_config(raw, entry.kind, path)))
     return out
 
@@ -264,7 +272,8 @@ def plan_clients(
             edits, mode_plan = _render(base, profile_name, source, mode, use_key, profile_wins, drop)
             new_text = base.doc.apply(edits) if edits else base.text
         except (ValueError, TypeError) as exc:
-            raise EditError(f"cannot render profile {profile_name!r} into it: {exc}", Location(path)) from exc
+            raise EditError(tr("cannot render profile {name} into it: {error}").format(name=repr(profile_name), error=exc),
+                            Location(path)) from exc
         checks.append((base, new_text, edits))
         key_written = use_key is not None and _writes_key(base, edits)
         secrets = [*secrets_in(cf), *([use_key] if use_key else []), *([drop_key] if drop_key else []),
@@ -299,7 +308,9 @@ def plan_clients(
 
 
 def _what(profile_name: str, mode: CacheMode, profile_wins: bool) -> str:
-    return f"profile {profile_name!r} ({mode})" if profile_wins else f"switch to {mode}"
+    if profile_wins:
+        return tr("profile {name} ({mode})").format(name=repr(profile_name), mode=mode)
+    return tr("switch to {mode}").format(mode=mode)
 
 
 def commit_plan(plan: ClientPlan, extra: list[Any] | None = None) -> list[ClientChange]:
@@ -458,15 +469,20 @@ def switch_clients(
                 from kvswitch.validate import shell_word
 
                 who = entry.name or str(client_path(entry))
-                raise ConfigError(
-                    f"{'client ' + entry.name if entry.name else 'this client'} is pinned to the "
-                    "gateway, which chooses the mode per request: "
-                    f"kvswitch switch {mode} (without --client) sets it for every pinned client; "
-                    "one request picks its own with a /merged or /split path prefix or an "
-                    "X-Cache-Mode header; kvswitch gateway unpin "
-                    f"{shell_word(who)} gives it a mode of its own. Nothing was changed.",
-                    Location(client_path(entry)),
-                )
+                if entry.name:
+                    message = tr("client {name} is pinned to the gateway, which chooses the mode per request: "
+                                 "kvswitch switch {mode} (without --client) sets it for every pinned client; "
+                                 "one request picks its own with a /merged or /split path prefix or an "
+                                 "X-Cache-Mode header; kvswitch gateway unpin {client} gives it a mode of its own. "
+                                 "Nothing was changed.")
+                else:
+                    message = tr("this client is pinned to the gateway, which chooses the mode per request: "
+                                 "kvswitch switch {mode} (without --client) sets it for every pinned client; "
+                                 "one request picks its own with a /merged or /split path prefix or an "
+                                 "X-Cache-Mode header; kvswitch gateway unpin {client} gives it a mode of its own. "
+                                 "Nothing was changed.")
+                raise ConfigError(message.format(name=entry.name, mode=mode, client=shell_word(who)),
+                                  Location(client_path(entry)))
         keep = frozenset(client_path(e) for e in config.model.clients if not any(e is c for c in chosen))
         plan = plan_clients(config, name, profile, mode, profile_wins=False, with_keys=False,
                             exclude=keep, own_modes=False)
@@ -625,16 +641,17 @@ def _restore(path: Path, backup_id: str | None) -> tuple[Backup, WriteResult]:
 
     backups = list_backups(path)
     if not backups:
-        raise KvswitchError("no backups of this file", Location(path))
+        raise KvswitchError(tr("no backups of this file"), Location(path))
     current = read_optional(path)
     if backup_id is not None:
         chosen = next((b for b in backups if b.id == backup_id), None)
         if chosen is None:
-            raise KvswitchError(f"no backup {backup_id!r} (see kvswitch restore --list)", Location(path))
+            raise KvswitchError(tr("no backup {id} (see kvswitch restore --list)").format(id=repr(backup_id)),
+                                Location(path))
     else:
         chosen = next((b for b in backups if b.path.read_bytes() != current), None)
         if chosen is None:
-            raise KvswitchError("every backup equals the file as it is now; nothing to restore", Location(path))
+            raise KvswitchError(tr("every backup equals the file as it is now; nothing to restore"), Location(path))
     data = chosen.path.read_bytes()
     result = atomic_write(path, data, expected=current if current is not None else b"")
     record_writes([path], {path: data})

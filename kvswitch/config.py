@@ -17,6 +17,7 @@ from kvswitch import paths
 from kvswitch.document import ConfigFile, parse_config
 from kvswitch.edits import Edit
 from kvswitch.errors import ConfigError, ConfigValidationError, ConfigVersionError, Location
+from kvswitch.i18n import tr
 from kvswitch.kinds import CONFIG
 
 if TYPE_CHECKING:
@@ -69,16 +70,16 @@ class Config:
         """A profile by name (default, ``None``: the active one; ``""`` is a name, never that)."""
         name = self.model.active_profile if name is None else name
         if name is None:
-            raise ConfigError("no active profile; choose one with: kvswitch profile use NAME "
-                              "(or make one from a client's settings: kvswitch import CLIENT)",
+            raise ConfigError(tr("no active profile; choose one with: kvswitch profile use NAME "
+                                 "(or make one from a client's settings: kvswitch import CLIENT)"),
                               Location(self.path))
         try:
             return name, self.model.profiles[name]
         except KeyError:
             from kvswitch.validate import NAME_MAX, show, show_name
 
-            known = ", ".join(show_name(n) for n in sorted(self.model.profiles)) or "none"
-            message = f"no profile {show(name, NAME_MAX)} (profiles: {known})"
+            known = ", ".join(show_name(n) for n in sorted(self.model.profiles)) or tr("none")
+            message = tr("no profile {name} (profiles: {profiles})").format(name=show(name, NAME_MAX), profiles=known)
             raise ConfigError(message, Location(self.path)) from None
 
 
@@ -138,26 +139,28 @@ def _validate(cf: ConfigFile) -> KvswitchConfig:
     from kvswitch.literals import CONFIG_VERSION
     from kvswitch.models import KvswitchConfig
     from kvswitch.rules import check
+    from kvswitch.schema_check import error_message
 
     version = cf.data.get("version") if isinstance(cf.data, dict) else None
     if isinstance(version, int) and not isinstance(version, bool) and version > CONFIG_VERSION:
         raise ConfigVersionError(
-            f"written by a newer kvswitch (config version {version}; this one reads up to {CONFIG_VERSION}); "
-            "upgrade kvswitch",
+            tr("written by a newer kvswitch (config version {version}; this one reads up to {supported}); "
+               "upgrade kvswitch").format(version=version, supported=CONFIG_VERSION),
             cf.locate(("version",)),
         )
     errors = [d for d in check(cf, git=False) if str(d.severity) == "error"]
     if errors:
         first = errors[0]
-        more = f" (and {len(errors) - 1} more; see kvswitch lint {cf.path})" if len(errors) > 1 else ""
+        more = tr(" (and {count} more; see kvswitch lint {path})").format(
+            count=len(errors) - 1, path=cf.path) if len(errors) > 1 else ""
         raise ConfigValidationError(f"{first.code} {first.message}{more}", first.location, tuple(errors))
     try:
         return KvswitchConfig.model_validate(cf.data)
     except ValidationError as exc:  # check() reports most first; a field's own rule lands here
-        err = exc.errors(include_url=False, include_input=False, include_context=False)[0]
+        err = exc.errors(include_url=False, include_input=False)[0]
         where = tuple(err["loc"])
-        message = str(err["msg"]).removeprefix("Value error, ")
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        message = error_message(err["type"], str(err["msg"]), err.get("ctx"))
+        more = tr(" (and {count} more)").format(count=exc.error_count() - 1) if exc.error_count() > 1 else ""
         raise ConfigValidationError(
             f"{'.'.join(str(p) for p in where)}: {message}{more}", _located(cf, where)
         ) from None
@@ -180,7 +183,7 @@ def read_config(path: Path | None = None) -> Config:
     path = path or config_file()
     config = _read_optional(path)
     if config is None:
-        raise ConfigError("kvswitch is not set up yet: run kvswitch init", Location(path))
+        raise ConfigError(tr("kvswitch is not set up yet: run kvswitch init"), Location(path))
     return config
 
 
@@ -306,10 +309,11 @@ def new_config_text(name: str, profile: Profile, clients: Sequence[ClientEntry],
 
     table = profile_table(profile)
     quoted = _toml_key(name)
+    head = tr("kvswitch config. Edit it by hand or with kvswitch profile/client commands;\n"
+              "comments you add are kept. API keys are never stored here: a profile's `key` is\n"
+              '"keyring" (the OS keyring: kvswitch key set PROFILE), "env:NAME" or "none" (no key).')
     lines = [
-        "# kvswitch config. Edit it by hand or with kvswitch profile/client commands;",
-        "# comments you add are kept. API keys are never stored here: a profile's `key` is",
-        '# "keyring" (the OS keyring: kvswitch key set PROFILE), "env:NAME" or "none" (no key).',
+        *(f"# {line}" for line in head.splitlines()),
         f"version = {CONFIG_VERSION}",
         f"active_profile = {_toml_value(name)}",
         f"mode = {_toml_value(mode)}   # merged | split",
@@ -321,16 +325,16 @@ def new_config_text(name: str, profile: Profile, clients: Sequence[ClientEntry],
     if not profile.mode_header:
         lines.append("mode_header = false")
     notes = {
-        "merged": "# merged mode: chunked prefill on one instance (S-11)",
-        "split": "# split mode: prefill/decode endpoints (default: base_url) and KV transfer (S-12, S-17)",
-        "cache": "# both modes",
-        "request": "# what clients send (S-10, S-16)",
+        "merged": tr("merged mode: chunked prefill on one instance"),
+        "split": tr("split mode: prefill/decode endpoints (default: base_url) and KV transfer"),
+        "cache": tr("both modes"),
+        "request": tr("what clients send"),
     }
     for sub in ("merged", "split", "cache", "request"):
-        lines += ["", f"[profiles.{quoted}.{sub}]", notes[sub]]
+        lines += ["", f"[profiles.{quoted}.{sub}]", f"# {notes[sub]}"]
         lines += [f"{k} = {_toml_value(v)}" for k, v in table[sub].items()]
     if profile.headers:
-        lines += ["", f"[profiles.{quoted}.headers]", "# extra headers the clients send"]
+        lines += ["", f"[profiles.{quoted}.headers]", "# " + tr("extra headers the clients send")]
         lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in profile.headers.items()]
     for entry in clients:
         lines += ["", "[[clients]]"]

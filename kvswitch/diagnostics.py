@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch.errors import Location
+from kvswitch.i18n import N_
 
 __all__ = ["CODES", "Diagnostic", "Fix", "Severity"]
 
@@ -37,7 +38,10 @@ class Fix:
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
-    """One finding, with where it is (1-based line and column) and, maybe, its fix."""
+    """One finding, with where it is (1-based line and column) and, maybe, its fix.
+
+    ``message`` (and a fix's ``description``) are in the user's language, made when the
+    finding is; ``code``, ``severity`` and ``key_path`` are data and never translated."""
 
     code: str
     severity: Severity
@@ -70,27 +74,29 @@ class Diagnostic:
 
 
 CODES: dict[str, tuple[Severity, str]] = {
-    "KVS001": (Severity.ERROR, "file does not parse"),
-    "KVS002": (Severity.ERROR, "wrong type or invalid value"),
-    "KVS003": (Severity.WARNING, "unknown key"),
-    "KVS004": (Severity.WARNING, "duplicate key (the last one wins)"),
-    "KVS005": (Severity.ERROR, "kvswitch config written by a newer kvswitch"),
-    "KVS006": (Severity.WARNING, "profile or client name kvswitch does not allow"),
-    "KVS101": (Severity.WARNING, "chunk_size is not a multiple of 64"),
-    "KVS102": (Severity.WARNING, "chunk_size below 256 slows TTFT"),
-    "KVS103": (Severity.INFO, "setting of the other mode is ignored"),
-    "KVS104": (Severity.WARNING, "kv_cache_dtype no engine knows"),
-    "KVS105": (Severity.INFO, "kv_cache_dtype int8 is not a plain option in vLLM/SGLang"),
-    "KVS110": (Severity.ERROR, "split endpoint missing or not an http(s) URL"),
-    "KVS111": (Severity.WARNING, "prefill and decode endpoints are the same address"),
-    "KVS112": (Severity.WARNING, "max_transfer_concurrency outside 1..8"),
-    "KVS201": (Severity.WARNING, "base URL ends with '/'"),
-    "KVS202": (Severity.ERROR, "base URL has a query or fragment, or is not http(s)"),
-    "KVS203": (Severity.WARNING, "plain http to a non-loopback host while a key is set"),
-    "KVS210": (Severity.ERROR, "API key has surrounding whitespace or a line break"),
-    "KVS211": (Severity.ERROR, "API key is a placeholder"),
-    "KVS212": (Severity.ERROR, "plaintext API key in a file tracked by git"),
-    "KVS213": (Severity.ERROR, "kvswitch config holds a plaintext key instead of a reference"),
-    "KVS220": (Severity.WARNING, "model name missing or a placeholder"),
+    "KVS001": (Severity.ERROR, N_("file does not parse")),
+    "KVS002": (Severity.ERROR, N_("wrong type or invalid value")),
+    "KVS003": (Severity.WARNING, N_("unknown key")),
+    "KVS004": (Severity.WARNING, N_("duplicate key (the last one wins)")),
+    "KVS005": (Severity.ERROR, N_("kvswitch config written by a newer kvswitch")),
+    "KVS006": (Severity.WARNING, N_("profile or client name kvswitch does not allow")),
+    "KVS101": (Severity.WARNING, N_("chunk_size is not a multiple of 64")),
+    "KVS102": (Severity.WARNING, N_("chunk_size below 256 slows TTFT")),
+    "KVS103": (Severity.INFO, N_("setting of the other mode is ignored")),
+    "KVS104": (Severity.WARNING, N_("kv_cache_dtype no engine knows")),
+    "KVS105": (Severity.INFO, N_("kv_cache_dtype int8 is not a plain option in vLLM/SGLang")),
+    "KVS110": (Severity.ERROR, N_("split endpoint missing or not an http(s) URL")),
+    "KVS111": (Severity.WARNING, N_("prefill and decode endpoints are the same address")),
+    "KVS112": (Severity.WARNING, N_("max_transfer_concurrency outside 1..8")),
+    "KVS201": (Severity.WARNING, N_("base URL ends with '/'")),
+    "KVS202": (Severity.ERROR, N_("base URL has a query or fragment, or is not http(s)")),
+    "KVS203": (Severity.WARNING, N_("plain http to a non-loopback host while a key is set")),
+    "KVS210": (Severity.ERROR, N_("API key has surrounding whitespace or a line break")),
+    "KVS211": (Severity.ERROR, N_("API key is a placeholder")),
+    "KVS212": (Severity.ERROR, N_("plaintext API key in a file tracked by git")),
+    "KVS213": (Severity.ERROR, N_("kvswitch config holds a plaintext key instead of a reference")),
+    "KVS220": (Severity.WARNING, N_("model name missing or a placeholder")),
 }
-"""Every code, its usual severity and its one-line meaning."""
+"""Every code, its usual severity and its one-line meaning, in English (marked for the catalogue: a
+reader shows it translated with ``tr(meaning)``, as SARIF's rule texts do; the messages of the
+findings themselves are made in the user's language)."""

@@ -1,7 +1,9 @@
-"""``kvswitch doctor``: the article's troubleshooting (S-24…S-29) as live checks.
+"""``kvswitch doctor``: the known errors of a merged/split setup, as live checks.
 
-Every check returns data, a :class:`Check` (name, pass|warn|fail|skip, what it saw, the fix);
-nothing here prints. The checks, in order:
+Every check returns data, a :class:`Check` (name, pass|warn|fail|skip, what it saw, the fix and
+where to read more); nothing here prints. Texts are in the user's language
+(:mod:`kvswitch.i18n`); check names and statuses are not translated. The checks, in order
+(the S-nn tags name the source digest's facts, for maintainers):
 
 - ``config``: kvswitch lint of ``kvswitch.toml`` and every registered client (errors → fail).
 - ``key-variables``: the environment variables registered clients read the active profile's
@@ -10,7 +12,7 @@ nothing here prints. The checks, in order:
 - ``chunk-size``: chunk_size changed in split mode, where it is ignored (KVS103), or not a
   multiple of 64 (KVS101) → warn (S-26).
 - ``reachable``: an HTTP GET of the base URL (the profile's merged URL); refused or no
-  answer → fail.
+  answer → fail. It says when the request went through a proxy.
 - ``url-convention``: which of ``<base>/v1/models`` and ``<base>/models`` answers, against the
   profile's ``url_convention`` (D-12).
 - ``auth``: the requests with the key; 401/403 → fail with the S-24 hints (whitespace or a line
@@ -31,7 +33,9 @@ and the split endpoints), or to the ``--base-url`` given together with ``--api-k
 to an address found in a client file, and redirects are not followed (one rule for probe and
 doctor: :mod:`kvswitch.key_scope`). No key is in any check's text, in any form a server may echo it
 (:mod:`kvswitch.redact`). Every request has a short timeout and a whole-answer deadline, and
-every answer a size cap, so doctor never hangs and no server can exhaust its memory.
+every answer a size cap, so doctor never hangs and no server can exhaust its memory. Requests go
+through :func:`kvswitch.network.async_client`, the probe's transport: the same proxies and the
+same trusted certificates as ``kvswitch probe``.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from kvswitch.addresses import is_loopback_url
+from kvswitch.i18n import language, ntr, tr
 from kvswitch.key_scope import KeyScope, key_for
 from kvswitch.key_scope import origin as _origin
 from kvswitch.kinds.base import MODE_HEADER
@@ -58,6 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKS",
+    "DOCS",
     "Check",
     "CheckStatus",
     "DoctorReport",
@@ -76,26 +82,48 @@ CHECKS = (
 )
 """Every check's name, in the order doctor runs them (``--skip`` takes these)."""
 
+DOCS = "docs/background.md"
+"""The page that explains what the checks look for; a check's ``source`` is an anchor in it."""
+_KNOWN = f"{DOCS}#known-errors"
+_CHUNK = f"{DOCS}#chunk-size"
+_MEASURING = f"{DOCS}#measuring"
+
 SWING = 0.5
 """TTFT spread ((max − min) / median) above which TTFT is said to swing (S-28)..."""
 SWING_MIN_MS = 30.0
 """...provided max − min is at least this many milliseconds (below it, a swing is noise)."""
 
-_SPLIT_FIX = (
-    "split needs two real instance groups; with one instance use merged: kvswitch switch merged (S-25). "
-    "Two instance groups: a prefill and a decode deployment on their own GPUs, with a router in front"
-)
-_PREFIX_FIX = (
-    "fix the prompt or turn the prefix cache off for comparisons: kvswitch probe sends one prompt with "
-    "--no-cache-bust (or a unique one per request by default); turning the cache off takes "
-    "kvswitch profile edit {profile} --prefix-cache false and the server's own flag "
-    "(vLLM --no-enable-prefix-caching, SGLang --disable-radix-cache) (S-28)"
-)
+
+def _split_fix() -> str:
+    return tr("split needs two real instance groups; with one instance use merged: kvswitch switch merged. "
+              "Two instance groups: a prefill and a decode deployment on their own GPUs, with a router in front")
+
+
+def _prefix_fix() -> str:
+    return tr("fix the prompt or turn the prefix cache off for comparisons: kvswitch probe sends one prompt with "
+              "--no-cache-bust (or a unique one per request by default); turning the cache off takes "
+              "kvswitch profile edit {profile} --prefix-cache false and the server's own flag "
+              "(vLLM --no-enable-prefix-caching, SGLang --disable-radix-cache)")
+
+
+def _not_sent() -> str:
+    return tr("not sent: the HTTP library refuses a header value (the key) with whitespace or a line break")
+
+
+def _join(parts: Sequence[str]) -> str:
+    """Clauses joined with a semicolon: full-width in Chinese."""
+    return ("；" if language() == "zh_CN" else "; ").join(parts)
+
+
+def _paren(text: str) -> str:
+    """``text`` in parentheses: full-width in Chinese."""
+    return f"（{text}）" if language() == "zh_CN" else f" ({text})"
 
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """One check's outcome: what it looked at and saw, and the fix when it is not a pass."""
+    """One check's outcome: what it looked at and saw, the fix when it is not a pass, and where
+    to read more (``source``: a page and anchor, or empty)."""
 
     name: str
     status: CheckStatus
@@ -178,12 +206,16 @@ class DoctorReport:
     def get(self, name: str) -> Check | None:
         return next((c for c in self.checks if c.name == name), None)
 
+    def counts(self) -> dict[str, int]:
+        """How many checks passed, warned, failed and were skipped."""
+        return {status: sum(c.status == status for c in self.checks) for status in ("pass", "warn", "fail", "skip")}
+
     def as_dict(self) -> dict[str, Any]:
+        """The report as ``kvswitch doctor --format json`` puts it in the envelope's ``data``."""
         return {
-            "kvswitch_doctor": 1,
             "target": self.target.as_dict() if self.target else None,
-            "ok": not self.failed,
             "checks": [c.as_dict() for c in self.checks],
+            "counts": self.counts(),
         }
 
 
@@ -241,9 +273,9 @@ def _target_from_settings(s: DoctorSettings, config: Config | None) -> tuple[Tar
         try:
             key = env_key(s.api_key_env) if s.api_key_env else None
             if s.api_key_env and not key:
-                note = f"${s.api_key_env} is not set"
+                note = tr("${name} is not set").format(name=s.api_key_env)
             elif not s.api_key_env:
-                note = "--api-key-env not given, and a profile's key never goes to another address"
+                note = tr("--api-key-env not given, and a profile's key never goes to another address")
         except KvswitchError as exc:  # a key that would break the request header
             key, note = None, str(exc)
         origin = _origin(s.base_url)
@@ -258,15 +290,21 @@ def _target_from_settings(s: DoctorSettings, config: Config | None) -> tuple[Tar
     try:
         name, profile = config.profile(s.profile)
     except KvswitchError as exc:
-        return None, Check("config", "fail", str(exc), "choose a profile: kvswitch profile list; kvswitch profile use NAME")
+        return None, Check("config", "fail", str(exc),
+                           tr("choose a profile: kvswitch profile list; kvswitch profile use NAME"))
     try:
         from kvswitch.keys import resolve_key
 
         key = resolve_key(name, profile.key)
         if key is None:
-            note = (f"no key stored for profile {name!r} (kvswitch key set {name})" if profile.key == "keyring"
-                    else f"profile {name!r} sends no key (key = \"none\")" if profile.key == "none"
-                    else f"{profile.key.removeprefix('env:')} is not set (the profile's key is {profile.key})")
+            if profile.key == "keyring":
+                note = tr("no key stored for profile {profile} (kvswitch key set {name})").format(
+                    profile=show_name(name), name=name)
+            elif profile.key == "none":
+                note = tr('profile {profile} sends no key (key = "none")').format(profile=show_name(name))
+            else:
+                note = tr("{variable} is not set (the profile's key is {reference})").format(
+                    variable=profile.key.removeprefix("env:"), reference=profile.key)
     except KvswitchError as exc:
         note = str(exc)
     prefill = profile.split.prefill_base_url or profile.base_url
@@ -275,9 +313,9 @@ def _target_from_settings(s: DoctorSettings, config: Config | None) -> tuple[Tar
     urls = (profile.base_url, prefill, decode, merged_url, split_url)
     allowed = KeyScope.of(key, urls).origins
     return Target(
-        label=f"profile {show_name(name)}", profile=name, base_url=merged_url, model=profile.model,
-        mode=s.mode or config.model.mode, url_convention=profile.url_convention, prefill=prefill,
-        decode=decode, split_url=split_url,
+        label=tr("profile {name}").format(name=show_name(name)), profile=name, base_url=merged_url,
+        model=profile.model, mode=s.mode or config.model.mode, url_convention=profile.url_convention,
+        prefill=prefill, decode=decode, split_url=split_url,
         split_header=profile.mode_header and split_url == merged_url,
         prefix_cache=profile.cache.prefix_cache, key=key, key_note=note, key_ref=profile.key,
         allowed=allowed,
@@ -296,15 +334,17 @@ def _lint_all(s: DoctorSettings) -> tuple[Config | None, list[LintResult], list[
     path = config_file()
     if not path.exists():
         if s.base_url:
-            return None, [], [], Check("config", "skip", f"no kvswitch config at {path}; checking --base-url only")
-        return None, [], [], Check("config", "fail", f"kvswitch is not set up yet: no {path}",
-                                   "run kvswitch init (or check an address with --base-url URL --model M)")
+            return None, [], [], Check("config", "skip", tr("no kvswitch config at {path}; checking --base-url only")
+                                       .format(path=path))
+        return None, [], [], Check("config", "fail", tr("kvswitch is not set up yet: no {path}").format(path=path),
+                                   tr("run kvswitch init (or check an address with --base-url URL --model M)"))
     results: list[LintResult] = []
     unreadable: list[str] = []
     try:
         results.append(lint(path, CONFIG))
     except KvswitchError as exc:
-        return None, [], [], Check("config", "fail", f"cannot read {path}: {exc}", "fix the file's permissions")
+        return None, [], [], Check("config", "fail", tr("cannot read {path}: {reason}").format(path=path, reason=exc),
+                                   tr("fix the file's permissions"))
     try:
         config = read_config(path)
     except KvswitchError:
@@ -330,21 +370,27 @@ def _config_check(results: list[LintResult], unreadable: list[str]) -> Check:
     errors = [d for d in diags if str(d.severity) == "error"]
     warnings = [d for d in diags if str(d.severity) == "warning" and not _is_chunk_finding(d)]
     files = len(results)
-    what = f"kvswitch.toml and {files - 1} client{'s' if files != 2 else ''}" if files else "nothing"
+    what = (ntr("kvswitch.toml and {count} client", "kvswitch.toml and {count} clients", files - 1)
+            .format(count=files - 1) if files else tr("no files were linted"))
     if errors or unreadable:
         shown = [f"{d.location}: {d.code} {d.message}" for d in errors[:3]] + unreadable[:3]
         more = len(errors) + len(unreadable) - len(shown)
-        fix = ("kvswitch lint --fix PATH applies the fixable ones (KVS101, KVS201, KVS210); the codes are "
-               "explained in docs/diagnostics.md")
+        fix = tr("kvswitch lint --fix PATH applies the fixable ones (KVS101, KVS201, KVS210); the codes are "
+                 "explained in docs/diagnostics.md")
         if unreadable:
-            fix += "; a registered client that is gone: kvswitch client remove PATH"
-        return Check("config", "fail", f"{len(errors) + len(unreadable)} error(s) in {what}: " + "; ".join(shown)
-                     + (f" (and {more} more)" if more > 0 else ""), fix)
+            fix = _join([fix, tr("a registered client that is gone: kvswitch client remove PATH")])
+        count = len(errors) + len(unreadable)
+        saw = ntr("{count} error in {what}: {found}", "{count} errors in {what}: {found}", count).format(
+            count=count, what=what, found=_join(shown))
+        if more > 0:
+            saw += _paren(tr("and {count} more").format(count=more))
+        return Check("config", "fail", saw, fix)
     if warnings:
         shown = [f"{d.location}: {d.code} {d.message}" for d in warnings[:3]]
-        return Check("config", "warn", f"{len(warnings)} warning(s) in {what}: " + "; ".join(shown),
-                     "see kvswitch lint PATH (and --fix for the fixable ones)")
-    return Check("config", "pass", f"{what}: no errors or warnings")
+        return Check("config", "warn", ntr("{count} warning in {what}: {found}", "{count} warnings in {what}: {found}",
+                                           len(warnings)).format(count=len(warnings), what=what, found=_join(shown)),
+                     tr("see kvswitch lint PATH (and --fix for the fixable ones)"))
+    return Check("config", "pass", tr("{what}: no errors or warnings").format(what=what))
 
 
 def _key_variables_check(config: Config | None) -> Check:
@@ -354,41 +400,41 @@ def _key_variables_check(config: Config | None) -> Check:
     from kvswitch.key_variables import key_variables
 
     if config is None:
-        return Check("key-variables", "skip", "no kvswitch config")
+        return Check("key-variables", "skip", tr("no kvswitch config"))
     try:
         found = key_variables(config)
     except KvswitchError as exc:
-        return Check("key-variables", "warn", f"cannot read the key to compare: {exc}",
-                     "check the keyring: kvswitch key get PROFILE")
+        return Check("key-variables", "warn", tr("cannot read the key to compare: {reason}").format(reason=exc),
+                     tr("check the keyring: kvswitch key get PROFILE"))
     if not found:
         return Check("key-variables", "skip",
-                     "no registered client reads its key from an environment variable")
+                     tr("no registered client reads its key from an environment variable"))
     said = [v.describe() for v in found]
-    saw = "; ".join(text for text, _ in said)
+    saw = _join([text for text, _ in said])
     if all(v.ok for v in found):
         return Check("key-variables", "pass", saw)
-    return Check("key-variables", "warn", saw, "; ".join(fix for _, fix in said if fix))
+    return Check("key-variables", "warn", saw, _join([fix for _, fix in said if fix]))
 
 
 def _chunk_check(results: list[LintResult], mode: str) -> Check:
     found = [d for r in results for d in r.diagnostics if _is_chunk_finding(d)]
     if not results:
-        return Check("chunk-size", "skip", "no files were linted", source="S-26")
+        return Check("chunk-size", "skip", tr("no files were linted"), source=_CHUNK)
     ignored = [d for d in found if d.code == "KVS103"]
     rounding = [d for d in found if d.code == "KVS101"]
     if not found:
-        return Check("chunk-size", "pass", f"no chunk_size is set where it is ignored (mode {mode}), and every "
-                     "chunk_size is a multiple of 64", source="S-26")
+        return Check("chunk-size", "pass", tr("no chunk_size is set where it is ignored (mode {mode}), and every "
+                                              "chunk_size is a multiple of 64").format(mode=mode), source=_CHUNK)
     saw = [f"{d.location}: {d.message}" for d in (ignored + rounding)[:3]]
     fixes = []
     if ignored:
-        fixes.append("chunk_size only takes effect in merged mode: switch to merged (kvswitch switch merged) to use "
-                     "it, or tune the prefill instance's own chunking (vLLM --max-num-batched-tokens / "
-                     "--long-prefill-token-threshold, SGLang --chunked-prefill-size)")
+        fixes.append(tr("chunk_size only takes effect in merged mode: switch to merged (kvswitch switch merged) to "
+                        "use it, or tune the prefill instance's own chunking (vLLM --max-num-batched-tokens / "
+                        "--long-prefill-token-threshold, SGLang --chunked-prefill-size)"))
     if rounding:
-        fixes.append("use a multiple of 64 (kvswitch lint --fix rounds it, 500 → 512): some endpoints require it "
-                     "and round silently")
-    return Check("chunk-size", "warn", "; ".join(saw), "; ".join(fixes) + " (S-26)", "S-26")
+        fixes.append(tr("use a multiple of 64 (kvswitch lint --fix rounds it, 500 → 512): some endpoints require it "
+                        "and round silently"))
+    return Check("chunk-size", "warn", _join(saw), _join(fixes), _CHUNK)
 
 
 # -- network ------------------------------------------------------------------------------
@@ -410,7 +456,7 @@ class _Answer:
 
     def describe(self) -> str:
         if self.refused:
-            return "not sent: the HTTP library refuses a header value (the key) with whitespace or a line break"
+            return _not_sent()
         if self.error:
             return self.error
         message = ""
@@ -453,15 +499,15 @@ class _Net:
                     async for chunk in response.aiter_bytes():  # decoded, so a gzip bomb meets the cap
                         body += chunk
                         if len(body) > _MAX_ANSWER:
-                            return _Answer(error=f"HTTP {response.status_code} with an answer over "
-                                                 f"{_MAX_ANSWER // (1024 * 1024)} MiB (not read)")
+                            return _Answer(error=tr("HTTP {status} with an answer over {size} MiB (not read)")
+                                           .format(status=response.status_code, size=_MAX_ANSWER // (1024 * 1024)))
                     status = response.status_code
         except httpx.LocalProtocolError:
             return _Answer(refused=True, error="refused")
         except httpx.ConnectError as exc:
-            return _Answer(error=f"cannot connect ({self.redact(_reason(exc))})")
+            return _Answer(error=self.redact(_reason(exc)))  # the transport says "cannot connect to …" and why
         except (httpx.TimeoutException, TimeoutError):
-            return _Answer(error=f"no answer within {self.timeout:g} s")
+            return _Answer(error=tr("no answer within {seconds} s").format(seconds=f"{self.timeout:g}"))
         except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
             return _Answer(error=f"{type(exc).__name__}")
         data: Any = None
@@ -480,7 +526,7 @@ class _Net:
         result = await stream_chat(self.client, url, body, headers, mode=(extra_headers or {}).get("X-Cache-Mode", "plain"),
                                    stall_timeout=self.timeout, total_timeout=self.timeout * 2, redact=self.redact.text)
         if result.error and "LocalProtocolError" in result.error:
-            result.error = "not sent: the HTTP library refuses a header value (the key) with whitespace or a line break"
+            result.error = _not_sent()
         return result
 
 
@@ -490,15 +536,27 @@ _MAX_ANSWER = 4 * 1024 * 1024
 
 def _reason(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
-    return text[:120]
+    return text[:160]
 
 
 def _refused(r: RequestResult) -> bool:
-    return bool(r.error and r.error.startswith("not sent:"))
+    return r.error == _not_sent()
+
+
+def _like(template: str, text: str) -> bool:
+    """Whether ``text`` is ``template`` with its placeholders filled in (any language)."""
+    pattern = ".*?".join(re.escape(part) for part in re.split(r"\{[^{}]*\}", template))
+    return re.fullmatch(pattern, text, re.DOTALL) is not None
 
 
 def _stalled(r: RequestResult) -> bool:
-    return bool(r.error and (r.error.startswith("stalled") or r.error.startswith("no complete answer")))
+    """Whether the request stalled or ran past its deadline (the probe client's own words)."""
+    if not r.error:
+        return False
+    return any(_like(template, r.error) for template in (
+        tr("stalled: no data for {seconds} s"), tr("stalled: no complete response head within {seconds} s"),
+        tr("no complete answer within {seconds} s"),
+    )) or r.error.startswith("stalled")
 
 
 _PROMPT_WORDS = ["cache", "prefill", "decode", "token", "batch", "chunk", "layer", "model", "server", "prompt", "stream", "memory", "transfer", "latency", "request", "engine", "kernel", "tensor", "vector", "matrix", "attention", "head", "query", "key", "value", "block", "page", "slot", "queue", "budget"]
@@ -537,42 +595,45 @@ def assess_prefix_cache(
     varying prompts that the repeated prompt does not show → warn (S-28)."""
     repeats = list(fixed[1:]) if len(fixed) > 2 else list(fixed)
     if len(varying) < 2 or len(repeats) < 2:
-        return Check("prefix-cache", "skip", f"too few answers to compare ({len(varying)} varying, "
-                     f"{len(fixed)} fixed)", source="S-28")
+        return Check("prefix-cache", "skip", tr("too few answers to compare ({varying} varying, {fixed} fixed)")
+                     .format(varying=len(varying), fixed=len(fixed)), source=_KNOWN)
     v = [t.ttft_ms for t in varying]
     r = [t.ttft_ms for t in repeats]
     vs, rs = _spread(v), _spread(r)
     cached_v = [t.cached_tokens for t in varying if t.cached_tokens is not None]
     cached_r = [t.cached_tokens for t in repeats if t.cached_tokens is not None]
-    saw = (f"prompts that share more or less of a prefix: TTFT {min(v):.0f}–{max(v):.0f} ms (spread {vs:.0%}); "
-           f"one prompt repeated: TTFT {min(r):.0f}–{max(r):.0f} ms (spread {rs:.0%})")
+    saw = tr("prompts that share more or less of a prefix: TTFT {low}–{high} ms (spread {spread}); one prompt "
+             "repeated: TTFT {repeat_low}–{repeat_high} ms (spread {repeat_spread})").format(
+        low=f"{min(v):.0f}", high=f"{max(v):.0f}", spread=f"{vs:.0%}", repeat_low=f"{min(r):.0f}",
+        repeat_high=f"{max(r):.0f}", repeat_spread=f"{rs:.0%}")
     if cached_v or cached_r:
-        saw += (f"; cached_tokens: varying {', '.join(map(str, cached_v)) or '–'}, "
-                f"repeated {', '.join(map(str, cached_r)) or '–'}")
+        saw = _join([saw, tr("cached_tokens: varying {varying}, repeated {repeated}").format(
+            varying=", ".join(map(str, cached_v)) or "–", repeated=", ".join(map(str, cached_r)) or "–")])
     else:
-        saw += "; the server reports no cached_tokens"
+        saw = _join([saw, tr("the server reports no cached_tokens")])
     partial_hits = len(set(cached_v)) > 1
     v_range, r_range = max(v) - min(v), max(r) - min(r)
     swings = vs > SWING and v_range >= SWING_MIN_MS and v_range > 2 * r_range
     name = profile or "PROFILE"
     if swings and prefix_cache is False:
-        return Check("prefix-cache", "warn", saw + "; the profile turns the prefix cache off, yet TTFT follows how "
-                     "much of each prompt was seen before — the server still caches (vLLM V1 turns it on by default)",
-                     "turn it off on the server too (vLLM --no-enable-prefix-caching, SGLang --disable-radix-cache), "
-                     "or fix the prompt for comparisons (S-28)", "S-28")
+        return Check("prefix-cache", "warn", _join([saw, tr(
+            "the profile turns the prefix cache off, yet TTFT follows how much of each prompt was seen before — "
+            "the server still caches (vLLM V1 turns it on by default)")]),
+            tr("turn it off on the server too (vLLM --no-enable-prefix-caching, SGLang --disable-radix-cache), "
+               "or fix the prompt for comparisons"), _MEASURING)
     if swings or (partial_hits and vs > SWING and v_range >= SWING_MIN_MS):
-        state = "on" if prefix_cache else "on or unknown"
-        return Check("prefix-cache", "warn", f"{saw}; prefix cache {state}: TTFT swings with each prompt's cache "
-                     "hit rate", _PREFIX_FIX.format(profile=name), "S-28")
+        state = (tr("prefix cache on: TTFT swings with each prompt's cache hit rate") if prefix_cache
+                 else tr("prefix cache on or unknown: TTFT swings with each prompt's cache hit rate"))
+        return Check("prefix-cache", "warn", _join([saw, state]), _prefix_fix().format(profile=name), _MEASURING)
     if vs > SWING and rs > SWING and r_range >= SWING_MIN_MS:
-        return Check("prefix-cache", "warn", saw + "; the repeated prompt swings as much, so it is not the prefix "
-                     "cache: load or the network", "measure with more runs at a quieter time (kvswitch probe --runs 20)",
-                     "S-28")
-    return Check("prefix-cache", "pass", saw, source="S-28")
+        return Check("prefix-cache", "warn", _join([saw, tr(
+            "the repeated prompt swings as much, so it is not the prefix cache: load or the network")]),
+            tr("measure with more runs at a quieter time (kvswitch probe --runs 20)"), _MEASURING)
+    return Check("prefix-cache", "pass", saw, source=_MEASURING)
 
 
 async def _network_checks(t: Target, s: DoctorSettings) -> list[Check]:
-    import httpx
+    from kvswitch.network import NetworkSettingsError, async_client, proxy_for
 
     out: list[Check] = []
     skip = s.skip
@@ -582,20 +643,30 @@ async def _network_checks(t: Target, s: DoctorSettings) -> list[Check]:
             out.append(Check(name, "skip", why, source=source))
 
     names = ("url-convention", "auth", "model", "split", "prefix-cache")
-    async with httpx.AsyncClient(timeout=s.timeout, trust_env=False, follow_redirects=False) as client:
+    async with async_client(timeout=s.timeout) as client:
         net = _Net(client, t, s.timeout)
         # reachable ---------------------------------------------------------------------------
-        reach = await net.get(t.base_url) if _origin(t.base_url) else _Answer(error="not an http(s) URL")
+        reach = await net.get(t.base_url) if _origin(t.base_url) else _Answer(error=tr("not an http(s) URL"))
+        try:
+            proxy = proxy_for(t.base_url)
+        except NetworkSettingsError:
+            proxy = None  # the request itself failed and says why
         if reach.status is None:
-            out.append(Check("reachable", "fail", f"GET {_show_url(t.base_url)}: {reach.describe()}",
-                             "start the server, or correct the address and port"
-                             + (f": kvswitch profile edit {t.profile} --base-url URL" if t.profile else "")
-                             + "; check that no firewall or proxy is in the way"))
+            fix = (tr("start the server, or correct the address and port: kvswitch profile edit {profile} --base-url "
+                      "URL").format(profile=t.profile) if t.profile
+                   else tr("start the server, or correct the address and port"))
+            fix = _join([fix, tr("check that no firewall or proxy is in the way (kvswitch honours HTTPS_PROXY, "
+                                 "HTTP_PROXY and NO_PROXY for addresses that are not this machine)")])
+            out.append(Check("reachable", "fail", f"GET {_show_url(t.base_url)}: {reach.describe()}", fix))
             for name in names:
-                skipped(name, "the base URL is not reachable")
+                skipped(name, tr("the base URL is not reachable"))
             return out
-        out.append(Check("reachable", "pass", f"GET {_show_url(t.base_url)} answered HTTP {reach.status} in "
-                         f"{reach.ms:.0f} ms"))
+        saw = tr("GET {url} answered HTTP {status} in {ms} ms").format(
+            url=_show_url(t.base_url), status=reach.status, ms=f"{reach.ms:.0f}")
+        if proxy is not None:
+            saw += _paren(tr("through the proxy {proxy} from {variable}").format(proxy=proxy.shown,
+                                                                                variable=proxy.variable))
+        out.append(Check("reachable", "pass", saw))
         # URL convention --------------------------------------------------------------------
         base = t.base_url  # joined as clients join it: a trailing '/' gives '//' (S-24)
         answers = {conv: await net.get(base + _paths(conv)[0], t.key) for conv in ("append-v1", "includes-v1")}
@@ -605,14 +676,15 @@ async def _network_checks(t: Target, s: DoctorSettings) -> list[Check]:
         if len(works) == 1:
             detected = works[0]
             other = "includes-v1" if detected == "append-v1" else "append-v1"
-            how = (f"{_show_url(base + _paths(detected)[0])} lists models, "
-                   f"{_show_url(base + _paths(other)[0])} does not")
+            how = tr("{works} lists models, {fails} does not").format(
+                works=_show_url(base + _paths(detected)[0]), fails=_show_url(base + _paths(other)[0]))
         elif len(works) == 2:
             detected = guessed
-            how = f"both <base>/v1/models and <base>/models answer; going by the base URL's ending: {detected}"
+            how = tr("both <base>/v1/models and <base>/models answer; going by the base URL's ending: {convention}") \
+                .format(convention=detected)
         else:
-            how = ("neither <base>/v1/models nor <base>/models lists models ("
-                   + ", ".join(f"{c}: {a.describe()}" for c, a in answers.items()) + ")")
+            how = tr("neither <base>/v1/models nor <base>/models lists models ({answers})").format(
+                answers=", ".join(f"{c}: {a.describe()}" for c, a in answers.items()))
         if "url-convention" not in skip:
             denied = all(a.refused or a.status in (401, 403) for a in answers.values())
             out.append(_convention_check(t, detected, how, ambiguous=len(works) == 2, denied=denied))
@@ -626,7 +698,7 @@ async def _network_checks(t: Target, s: DoctorSettings) -> list[Check]:
             out.append(auth)
         if auth.status == "fail":
             for name in ("model", "split", "prefix-cache"):
-                skipped(name, "the server refused the request (see auth)")
+                skipped(name, tr("the server refused the request (see auth)"))
             return out
         model = _model_check(t, listing, chat, base + chat_path)
         if "model" not in skip:
@@ -637,7 +709,7 @@ async def _network_checks(t: Target, s: DoctorSettings) -> list[Check]:
         # prefix cache --------------------------------------------------------------------
         if "prefix-cache" not in skip:
             if model.status == "fail":
-                skipped("prefix-cache", "the model check failed, so no request can be timed", "S-28")
+                skipped("prefix-cache", tr("the model check failed, so no request can be timed"), _MEASURING)
             else:
                 out.append(await _prefix_check(net, t, s, base + chat_path))
     return out
@@ -645,21 +717,23 @@ async def _network_checks(t: Target, s: DoctorSettings) -> list[Check]:
 
 def _convention_check(t: Target, detected: str | None, how: str, *, ambiguous: bool, denied: bool) -> Check:
     if detected is None and denied:
-        return Check("url-convention", "skip", "the server refused both model-list requests, so the convention "
-                     "cannot be told (see auth)")
+        return Check("url-convention", "skip", tr("the server refused both model-list requests, so the convention "
+                                                  "cannot be told (see auth)"))
     if detected is None:
-        return Check("url-convention", "skip", how + "; the convention cannot be told from here",
-                     "a base ending in /v1 takes includes-v1, a gateway base like https://host/api takes append-v1 "
-                     "(D-12)")
+        return Check("url-convention", "skip", _join([how, tr("the convention cannot be told from here")]),
+                     tr("a base ending in /v1 takes includes-v1, a gateway base like https://host/api takes "
+                        "append-v1"))
     if t.url_convention is None:
-        return Check("url-convention", "pass", f"{how} → {detected} (for kvswitch probe: --url-convention {detected})")
+        return Check("url-convention", "pass", tr("{how} → {convention} (for kvswitch probe: --url-convention "
+                                                  "{convention})").format(how=how, convention=detected))
     if t.url_convention == detected:
-        return Check("url-convention", "pass", f"{how}; the profile says {t.url_convention}: they agree")
-    why = "; clients would call " + _show_url(t.base_url + _paths(t.url_convention)[1])
-    return Check("url-convention", "warn",
-                 f"{how}; the profile says {t.url_convention}{why}" + (" (a lenient server answers both; a strict "
-                                                                       "one would not)" if ambiguous else ""),
-                 f"kvswitch profile edit {t.profile} --url-convention {detected}")
+        return Check("url-convention", "pass", _join([how, tr("the profile says {convention}: they agree").format(
+            convention=t.url_convention)]))
+    saw = _join([how, tr("the profile says {convention}").format(convention=t.url_convention),
+                 tr("clients would call {url}").format(url=_show_url(t.base_url + _paths(t.url_convention)[1]))])
+    if ambiguous:
+        saw += _paren(tr("a lenient server answers both; a strict one would not"))
+    return Check("url-convention", "warn", saw, f"kvswitch profile edit {t.profile} --url-convention {detected}")
 
 
 async def _auth_check(net: _Net, t: Target, listing: _Answer, chat: RequestResult, models_path: str,
@@ -672,34 +746,40 @@ async def _auth_check(net: _Net, t: Target, listing: _Answer, chat: RequestResul
     slash = t.base_url.endswith("/")
     if not denied_chat and not denied_list:
         if rate:
-            return Check("auth", "warn", "the server accepted the request but answered 429 (rate limited or out of "
-                         "quota)", "check the key's status and quota with the provider (S-29)", "S-29")
-        what = "with the key" if key else f"without a key ({t.key_note})" if t.key_note else "without a key"
+            return Check("auth", "warn", tr("the server accepted the request but answered 429 (rate limited or out "
+                                            "of quota)"),
+                         tr("check the key's status and quota with the provider"), _KNOWN)
+        if key:
+            what = tr("the server accepted the request with the key")
+        elif t.key_note:
+            what = tr("the server accepted the request without a key ({reason})").format(reason=t.key_note)
+        else:
+            what = tr("the server accepted the request without a key")
         if key_ws:
-            return Check("auth", "warn", f"the server accepted the request {what}, but the key has whitespace or a "
-                         "line break (KVS210): other clients will send it as it is and get 401",
-                         _key_fix(t), "S-24")
-        return Check("auth", "pass", f"the server accepted the request {what} "
-                     f"(GET …{models_path}: {listing.describe()}; POST …{chat_path}: "
-                     f"{'HTTP 200' if chat.ok else chat.error})")
-    first = chat if denied_chat else None
-    seen = (f"POST {_show_url(t.base_url + chat_path)}: {first.error}" if first is not None
+            return Check("auth", "warn", _join([what, tr(
+                "but the key has whitespace or a line break (KVS210): other clients will send it as it is and get "
+                "401")]), _key_fix(t), _KNOWN)
+        return Check("auth", "pass", what + _paren(_join([f"GET …{models_path}: {listing.describe()}",
+                                                          f"POST …{chat_path}: "
+                                                          + ("HTTP 200" if chat.ok else str(chat.error))])))
+    seen = (f"POST {_show_url(t.base_url + chat_path)}: {chat.error}" if denied_chat
             else f"GET {_show_url(t.base_url + models_path)}: {listing.describe()}")
     saw = [seen]
     fixes = []
     if key is None:
-        saw.append(f"no key was sent: {t.key_note or 'none is set'}")
-        fixes.append(f"set the key: kvswitch key set {t.profile}" if t.profile else "give --api-key-env NAME")
+        saw.append(tr("no key was sent: {reason}").format(reason=t.key_note or tr("none is set")))
+        fixes.append(tr("set the key: kvswitch key set {profile}").format(profile=t.profile) if t.profile
+                     else tr("give --api-key-env NAME"))
     if key_ws:
-        saw.append("the key has leading/trailing whitespace or a line break (S-24, KVS210)")
+        saw.append(tr("the key has leading/trailing whitespace or a line break (KVS210)"))
         fixes.append(_key_fix(t))
     if slash:
-        saw.append("the base URL ends with '/', so clients join it into a path with '//', which breaks auth "
-                   "(S-24, KVS201)")
+        saw.append(tr("the base URL ends with '/', so clients join it into a path with '//', which breaks auth "
+                      "(KVS201)"))
         fixed_url = t.base_url.rstrip("/")
-        fixes.append("remove the trailing slash: "
-                     + (f"kvswitch profile edit {t.profile} --base-url {fixed_url}" if t.profile
-                        else f"--base-url {fixed_url}") + " (or kvswitch lint --fix)")
+        command = (f"kvswitch profile edit {t.profile} --base-url {fixed_url}" if t.profile
+                   else f"--base-url {fixed_url}")
+        fixes.append(tr("remove the trailing slash: {command} (or kvswitch lint --fix)").format(command=command))
     if key_ws or slash:
         retry_base = t.base_url.rstrip("/") if slash else t.base_url
         retry_key = _clean_key(key) if key is not None and key_ws else key
@@ -708,27 +788,35 @@ async def _auth_check(net: _Net, t: Target, listing: _Answer, chat: RequestResul
         if again.status == 404:
             r2 = await net.chat(retry_base + chat_path, t.model, "Say OK.", retry_key)
             accepted = r2.status not in (None, 401, 403) and not _refused(r2)
-        fixed_what = " and ".join(w for w, on in (("the whitespace removed from the key", key_ws),
-                                                  ("the trailing '/' removed", slash)) if on)
-        saw.append(f"with {fixed_what} the server accepts the request" if accepted
-                   else f"with {fixed_what} the server still refuses it")
-    tail = ""
+        if key_ws and slash:
+            saw.append(tr("with the whitespace removed from the key and the trailing '/' removed the server accepts "
+                          "the request") if accepted
+                       else tr("with the whitespace removed from the key and the trailing '/' removed the server "
+                               "still refuses it"))
+        elif key_ws:
+            saw.append(tr("with the whitespace removed from the key the server accepts the request") if accepted
+                       else tr("with the whitespace removed from the key the server still refuses it"))
+        else:
+            saw.append(tr("with the trailing '/' removed the server accepts the request") if accepted
+                       else tr("with the trailing '/' removed the server still refuses it"))
+    last = tr("if that is not it: check the key's status and quota with the provider first, and that it is this "
+              "gateway's or instance's key")
     if t.key_ref and t.key_ref.startswith("env:"):
-        tail = f"; then set ${t.key_ref.removeprefix('env:')} to the right key"
+        last = _join([last, tr("then set ${name} to the right key").format(name=t.key_ref.removeprefix("env:"))])
     elif t.profile:
-        tail = f"; then store it tail: kvswitch key set {t.profile}"
-    fixes.append("if that is not it: check the key's status and quota with the provider first (S-29), and that it is "
-                 "this gateway's or instance's key (S-04)" + tail)
-    return Check("auth", "fail", "; ".join(saw), "; ".join(fixes), "S-24, S-29")
+        last = _join([last, tr("then store it: kvswitch key set {profile}").format(profile=t.profile)])
+    fixes.append(last)
+    return Check("auth", "fail", _join(saw), _join(fixes), _KNOWN)
 
 
 def _key_fix(t: Target) -> str:
     if t.key_ref and t.key_ref.startswith("env:"):
-        return f"fix ${t.key_ref.removeprefix('env:')}: no whitespace or line breaks around or inside the key"
+        return tr("fix ${name}: no whitespace or line breaks around or inside the key").format(
+            name=t.key_ref.removeprefix("env:"))
     if t.profile:
-        return (f"paste the key again without whitespace or line breaks: kvswitch key set {t.profile} "
-                "(for an env:NAME key, fix the variable's value)")
-    return "fix the environment variable's value: no whitespace or line breaks in the key"
+        return tr("paste the key again without whitespace or line breaks: kvswitch key set {profile} "
+                  "(for an env:NAME key, fix the variable's value)").format(profile=t.profile)
+    return tr("fix the environment variable's value: no whitespace or line breaks in the key")
 
 
 def _model_check(t: Target, listing: _Answer, chat: RequestResult, chat_url: str) -> Check:
@@ -738,43 +826,47 @@ def _model_check(t: Target, listing: _Answer, chat: RequestResult, chat_url: str
     shown_ids = ""
     if ids:
         close = difflib.get_close_matches(t.model, ids, n=3, cutoff=0.3)
-        names = close or ids[:5]
-        label = "similar ids" if close else "it lists"
-        shown_ids = f"; {label}: {', '.join(names)}" + (f" ({len(ids)} in all)" if len(ids) > len(names) else "")
+        names = ", ".join(close or ids[:5])
+        shown_ids = (tr("similar ids: {ids}") if close else tr("it lists: {ids}")).format(ids=names)
+        if len(ids) > len(close or ids[:5]):
+            shown_ids += _paren(tr("{count} in all").format(count=len(ids)))
     name = t.profile or "PROFILE"
-    fix = (f"use an id the server lists: kvswitch profile edit {name} --model ID" if t.profile
-           else "use an id the server lists (--model ID)")
+    model = repr(t.model)
+    fix = (tr("use an id the server lists: kvswitch profile edit {profile} --model ID").format(profile=t.profile)
+           if t.profile else tr("use an id the server lists (--model ID)"))
     if chat.ok:
         if ids is None:
-            return Check("model", "pass", f"{t.model!r} answers a chat request; the server has no model list"
-                         + ctx, source="S-08")
+            return Check("model", "pass", _join([tr("{model} answers a chat request; the server has no model list")
+                                                 .format(model=model), *ctx]), source=_KNOWN)
         if not listed:
-            return Check("model", "warn", f"{t.model!r} answers but is not in the server's model list (an alias?)"
-                         + shown_ids, fix + " (S-08)", "S-08")
-        return Check("model", "pass", f"{t.model!r} is listed and answers (TTFT {(chat.ttft or 0) * 1000:.0f} ms)"
-                     + ctx, source="S-08")
+            return Check("model", "warn", _join([tr("{model} answers but is not in the server's model list (an "
+                                                    "alias?)").format(model=model), shown_ids]), fix, _KNOWN)
+        return Check("model", "pass", _join([tr("{model} is listed and answers (TTFT {ms} ms)").format(
+            model=model, ms=f"{(chat.ttft or 0) * 1000:.0f}"), *ctx]), source=_KNOWN)
     where = f"POST {_show_url(chat_url)}: {chat.error}"
     if ids is None and chat.status == 404:
-        return Check("model", "fail", f"{where}; the server has no model list to compare with, so either the model "
-                     f"id {t.model!r} or the path is wrong",
-                     "check the id against the provider's model list (S-08) and the URL convention: "
-                     f"kvswitch profile edit {name} --url-convention append-v1|includes-v1", "S-08")
+        return Check("model", "fail", _join([where, tr(
+            "the server has no model list to compare with, so either the model id {model} or the path is wrong")
+            .format(model=model)]),
+            tr("check the id against the provider's model list and the URL convention: kvswitch profile edit "
+               "{profile} --url-convention append-v1|includes-v1").format(profile=name), _KNOWN)
     if chat.status == 404 or (ids is not None and not listed):
-        return Check("model", "fail", f"{where}; {t.model!r} is not in the server's model list" + shown_ids,
-                     fix + "; check the context length there too (S-08)", "S-08")
-    return Check("model", "fail", f"{t.model!r} is listed, but a one-token chat request failed: {chat.error}",
-                 "see the server's log for the cause", "S-08")
+        return Check("model", "fail", _join([where, tr("{model} is not in the server's model list").format(
+            model=model), shown_ids]), _join([fix, tr("check the context length there too")]), _KNOWN)
+    return Check("model", "fail", tr("{model} is listed, but a one-token chat request failed: {error}").format(
+        model=model, error=chat.error), tr("see the server's log for the cause"), _KNOWN)
 
 
-def _context_length(listing: _Answer, model: str) -> str:
+def _context_length(listing: _Answer, model: str) -> list[str]:
+    """``["context length N"]`` when the model list says, else nothing."""
     if not isinstance(listing.data, dict) or not isinstance(listing.data.get("data"), list):
-        return ""
+        return []
     for m in listing.data["data"]:
         if isinstance(m, dict) and m.get("id") == model:
             for k in ("max_model_len", "context_length", "context_window", "max_context_length"):
                 if isinstance(m.get(k), int):
-                    return f"; context length {m[k]}"
-    return ""
+                    return [tr("context length {tokens}").format(tokens=m[k])]
+    return []
 
 
 async def _split_check(net: _Net, t: Target, convention: str) -> Check:
@@ -782,45 +874,52 @@ async def _split_check(net: _Net, t: Target, convention: str) -> Check:
     has_endpoints = own_url or (
         t.prefill is not None and t.decode is not None and not (t.prefill == t.decode == t.base_url))
     if t.mode != "split":
-        return Check("split", "skip", f"mode is {t.mode}: no split request sent"
-                     + (" (the profile has split endpoints; check them with --mode split)" if has_endpoints else ""),
-                     source="S-25")
+        saw = tr("mode is {mode}: no split request sent").format(mode=t.mode)
+        if has_endpoints:
+            saw += _paren(tr("the profile has split endpoints; check them with --mode split"))
+        return Check("split", "skip", saw, source=_KNOWN)
     prefill, decode = t.prefill or t.base_url, t.decode or t.base_url
     unreachable = []
-    for label, url in (("prefill", prefill), ("decode", decode)):
+    for label, url in ((tr("prefill endpoint {url}: {problem}"), prefill), (tr("decode endpoint {url}: {problem}"),
+                                                                              decode)):
         if url == t.base_url:
             continue
         answer = await net.get(url)
         if answer.status is None:
-            unreachable.append(f"{label} endpoint {_show_url(url)}: {answer.describe()}")
+            unreachable.append(label.format(url=_show_url(url), problem=answer.describe()))
+    profile = t.profile or "PROFILE"
     if unreachable:
-        return Check("split", "fail", "; ".join(unreachable),
-                     "start the instance or correct its address: kvswitch profile edit "
-                     f"{t.profile or 'PROFILE'} --prefill-base-url URL --decode-base-url URL (S-25)", "S-25")
+        return Check("split", "fail", _join(unreachable),
+                     tr("start the instance or correct its address: kvswitch profile edit {profile} "
+                        "--prefill-base-url URL --decode-base-url URL").format(profile=profile), _KNOWN)
     same = _same_address(prefill, decode)
     route_base = t.split_url or t.base_url
     url = route_base + _paths(convention)[1]
     headers = {MODE_HEADER: "split"} if t.split_header else {}
-    how = ("the profile's split URL" if own_url
-           else f"the base URL with {MODE_HEADER}: split" if t.split_header else "the base URL")
+    how = (tr("the profile's split URL") if own_url
+           else tr("the base URL with {header}: split").format(header=MODE_HEADER) if t.split_header
+           else tr("the base URL"))
     result = await net.chat(url, t.model, "Say OK.", t.key, headers)
-    where = (f"prefill and decode are the same address ({_show_url(prefill)})" if same
-             else f"prefill {_show_url(prefill)}, decode {_show_url(decode)}")
+    where = (tr("prefill and decode are the same address ({url})").format(url=_show_url(prefill)) if same
+             else tr("prefill {prefill}, decode {decode}").format(prefill=_show_url(prefill),
+                                                                  decode=_show_url(decode)))
     if _stalled(result):
-        stall = (result.error or "").removeprefix("stalled: ")
-        return Check("split", "fail", f"{where}; a split request to {how} ({_show_url(url)}) stalled "
-                     f"({stall} after the first chunk): the KV-transfer step hangs", _SPLIT_FIX, "S-25")
+        return Check("split", "fail", _join([where, tr(
+            "a split request to {how} ({url}) stalled ({error}): the KV hand-off hangs").format(
+            how=how, url=_show_url(url), error=result.error)]), _split_fix(), _KNOWN)
     if not result.ok:
-        return Check("split", "fail", f"{where}; a split request to {how} failed: {result.error}",
-                     _SPLIT_FIX, "S-25")
+        return Check("split", "fail", _join([where, tr("a split request to {how} failed: {error}").format(
+            how=how, error=result.error)]), _split_fix(), _KNOWN)
     if same:
-        return Check("split", "warn", f"{where}; a split request to {how} answered, so something behind that "
-                     "address handles split — unless it is a real prefill/decode deployment, split requests time out "
-                     "(KVS111)", "give the prefill and decode instances their own addresses: kvswitch profile edit "
-                     f"{t.profile or 'PROFILE'} --prefill-base-url URL --decode-base-url URL; with one instance use "
-                     "merged (S-25)", "S-25")
-    return Check("split", "pass", f"{where}: distinct and reachable; a split request to {how} answered "
-                 f"(TTFT {(result.ttft or 0) * 1000:.0f} ms)", source="S-25")
+        return Check("split", "warn", _join([where, tr(
+            "a split request to {how} answered, so something behind that address handles split — unless it is a "
+            "real prefill/decode deployment, split requests time out (KVS111)").format(how=how)]),
+            tr("give the prefill and decode instances their own addresses: kvswitch profile edit {profile} "
+               "--prefill-base-url URL --decode-base-url URL; with one instance use merged").format(profile=profile),
+            _KNOWN)
+    return Check("split", "pass", _join([where, tr("distinct and reachable; a split request to {how} answered "
+                                                   "(TTFT {ms} ms)").format(how=how, ms=f"{(result.ttft or 0) * 1000:.0f}")]),
+                 source=_KNOWN)
 
 
 async def _prefix_check(net: _Net, t: Target, s: DoctorSettings, url: str) -> Check:
@@ -839,7 +938,7 @@ async def _prefix_check(net: _Net, t: Target, s: DoctorSettings, url: str) -> Ch
         if r.ok and r.ttft is not None:
             into.append(Timing(r.ttft * 1000, r.cached_tokens))
         else:
-            errors.append(r.error or "no token")
+            errors.append(r.error or tr("no token"))
 
     await one(fixed_prompt, fixed)  # the cold first request of the fixed prompt
     for i, share in enumerate(shares):
@@ -848,11 +947,16 @@ async def _prefix_check(net: _Net, t: Target, s: DoctorSettings, url: str) -> Ch
         await one(fixed_prompt, fixed)
     check = assess_prefix_cache(varying, fixed, t.prefix_cache, t.profile)
     if errors and check.status == "skip":
-        return Check("prefix-cache", "warn", f"{check.saw}; failures: {errors[0]}", "see the model check", "S-28")
+        return Check("prefix-cache", "warn", _join([check.saw, tr("failures: {error}").format(error=errors[0])]),
+                     tr("see the model check"), _MEASURING)
     return check
 
 
 # -- GPUs ---------------------------------------------------------------------------------
+
+def _prefix_smi_fix() -> str:
+    return tr("check that the prefix command runs nvidia-smi on that instance (or pass --smi PATH)")
+
 
 def _gpu_checks(t: Target | None, s: DoctorSettings) -> list[Check]:
     from kvswitch.probe.gpu import GpuSampler
@@ -873,13 +977,14 @@ def _gpu_checks(t: Target | None, s: DoctorSettings) -> list[Check]:
         if shutil.which(s.smi) is None and not _nvml_present():
             out = []
             if "nvidia-smi" in want:
-                out.append(Check("nvidia-smi", "skip", f"{s.smi} is not on this machine's PATH and NVML is not "
-                                 "available: GPU memory cannot be read here (kvswitch probe reports it as n/a)",
-                                 "install the NVIDIA driver tools where the GPUs are, or reach each instance with "
-                                 "--prefill-prefix 'ssh HOST' --decode-prefix 'ssh HOST' (or --smi PATH)"))
+                out.append(Check("nvidia-smi", "skip", tr(
+                    "{smi} is not on this machine's PATH and NVML is not available: GPU memory cannot be read here "
+                    "(kvswitch probe reports it as n/a)").format(smi=s.smi),
+                    tr("install the NVIDIA driver tools where the GPUs are, or reach each instance with "
+                       "--prefill-prefix 'ssh HOST' --decode-prefix 'ssh HOST' (or --smi PATH)")))
             if "same-gpu" in want:
-                out.append(Check("same-gpu", "skip", "no nvidia-smi: which GPU each instance uses cannot be read",
-                                 "give --prefill-prefix and --decode-prefix (S-27)", "S-27"))
+                out.append(Check("same-gpu", "skip", tr("no nvidia-smi: which GPU each instance uses cannot be read"),
+                                 tr("give --prefill-prefix and --decode-prefix"), _KNOWN))
             return out
     sampler = GpuSampler(interval_ms=100, prefixes=prefixes, smi=s.smi)
     sampler.start()
@@ -901,20 +1006,23 @@ def _gpu_checks(t: Target | None, s: DoctorSettings) -> list[Check]:
     out = []
     missing = [i for i in prefixes if i not in gpus]
     if "nvidia-smi" in want:
-        via = {i: (" ".join(p) if p else "this machine") for i, p in prefixes.items()}
+        via = {i: (" ".join(p) if p else tr("this machine")) for i, p in prefixes.items()}
         if sampler.unavailable or missing == list(prefixes):
-            why = sampler.unavailable or "no readable output"
+            why = sampler.unavailable or tr("no readable output")
             out.append(Check("nvidia-smi", "skip" if local_only else "warn",
-                             f"no GPU readings ({why})",
-                             "check that the prefix command runs nvidia-smi on that instance (or pass --smi PATH)"
-                             if not local_only else "install the NVIDIA driver tools where the GPUs are"))
+                             tr("no GPU readings ({reason})").format(reason=why),
+                             _prefix_smi_fix() if not local_only
+                             else tr("install the NVIDIA driver tools where the GPUs are")))
         elif missing:
-            out.append(Check("nvidia-smi", "warn", "readings from " + ", ".join(f"{i} via {via[i]}: {len(gpus[i])} GPU(s)" for i in gpus)
-                             + "; none from " + ", ".join(f"{i} via {via[i]}" for i in missing),
-                             "check that the prefix command runs nvidia-smi on that instance (or pass --smi PATH)"))
+            read = ", ".join(ntr("{instance} via {via}: {count} GPU", "{instance} via {via}: {count} GPUs",
+                                 len(gpus[i])).format(instance=i, via=via[i], count=len(gpus[i])) for i in gpus)
+            none = ", ".join(tr("{instance} via {via}").format(instance=i, via=via[i]) for i in missing)
+            out.append(Check("nvidia-smi", "warn", tr("readings from {read}; none from {missing}").format(
+                read=read, missing=none), _prefix_smi_fix()))
         else:
-            out.append(Check("nvidia-smi", "pass", f"{sampler.source}: " + "; ".join(
-                f"{i} via {via[i]}: {', '.join(u for u in gpus[i])}" for i in gpus)))
+            out.append(Check("nvidia-smi", "pass", f"{sampler.source}: " + _join([
+                tr("{instance} via {via}: {gpus}").format(instance=i, via=via[i], gpus=", ".join(gpus[i]))
+                for i in gpus])))
     if "same-gpu" in want:
         out.append(_same_gpu_check(t, s, gpus, sampler.shared_gpus(), local_only, missing))
     return out
@@ -928,30 +1036,34 @@ def _nvml_present() -> bool:
 
 def _same_gpu_check(t: Target | None, s: DoctorSettings, gpus: dict[str, list[str]], shared: list[str],
                     local_only: bool, missing: list[str]) -> Check:
-    fix = ("put prefill and decode on different GPUs (e.g. CUDA_VISIBLE_DEVICES per instance) or nodes; with one "
-           "GPU use merged: kvswitch switch merged (S-27)")
+    fix = tr("put prefill and decode on different GPUs (e.g. CUDA_VISIBLE_DEVICES per instance) or nodes; with one "
+             "GPU use merged: kvswitch switch merged")
     if not local_only:
         if missing:
-            return Check("same-gpu", "skip", "no readings from " + ", ".join(missing) + ", so the GPUs cannot be "
-                         "compared", "check the prefix commands (S-27)", "S-27")
+            return Check("same-gpu", "skip", tr("no readings from {missing}, so the GPUs cannot be compared").format(
+                missing=", ".join(missing)), tr("check the prefix commands"), _KNOWN)
         if shared:
-            return Check("same-gpu", "warn", f"prefill and decode report the same GPU ({', '.join(shared)}): they "
-                         "are only logically split, so scheduling overhead adds memory instead of saving it", fix,
-                         "S-27")
-        return Check("same-gpu", "pass", "prefill on " + ", ".join(gpus.get("prefill", [])) + "; decode on "
-                     + ", ".join(gpus.get("decode", [])) + ": different cards", source="S-27")
-    if t is None or t.mode != "split":
-        return Check("same-gpu", "skip", f"mode is {t.mode if t else 'unknown'}: one instance, nothing to compare",
-                     source="S-27")
+            return Check("same-gpu", "warn", tr(
+                "prefill and decode report the same GPU ({gpus}): they are only logically split, so scheduling "
+                "overhead adds memory instead of saving it").format(gpus=", ".join(shared)), fix, _KNOWN)
+        return Check("same-gpu", "pass", tr("prefill on {prefill}; decode on {decode}: different cards").format(
+            prefill=", ".join(gpus.get("prefill", [])), decode=", ".join(gpus.get("decode", []))), source=_KNOWN)
+    if t is None:
+        return Check("same-gpu", "skip", tr("no profile to check (see config)"), source=_KNOWN)
+    if t.mode != "split":
+        return Check("same-gpu", "skip", tr("mode is {mode}: one instance, nothing to compare").format(mode=t.mode),
+                     source=_KNOWN)
     local = gpus.get("local", [])
     both_here = is_loopback_url(t.prefill or t.base_url) and is_loopback_url(t.decode or t.base_url)
     if both_here and len(local) == 1:
-        return Check("same-gpu", "warn", f"prefill and decode both run on this machine, which has one GPU "
-                     f"({local[0]}): they share it", fix, "S-27")
-    return Check("same-gpu", "skip", "which GPU each instance uses cannot be told from here"
-                 + (f" (this machine has {len(local)} GPUs)" if both_here else ""),
-                 "give --prefill-prefix and --decode-prefix: commands that run nvidia-smi on each instance, "
-                 "e.g. 'ssh prefill-host' (S-27)", "S-27")
+        return Check("same-gpu", "warn", tr("prefill and decode both run on this machine, which has one GPU "
+                                            "({gpu}): they share it").format(gpu=local[0]), fix, _KNOWN)
+    saw = tr("which GPU each instance uses cannot be told from here")
+    if both_here:
+        saw += _paren(ntr("this machine has {count} GPU", "this machine has {count} GPUs", len(local)).format(
+            count=len(local)))
+    return Check("same-gpu", "skip", saw, tr("give --prefill-prefix and --decode-prefix: commands that run "
+                                             "nvidia-smi on each instance, e.g. 'ssh prefill-host'"), _KNOWN)
 
 
 # -- all of it ----------------------------------------------------------------------------
@@ -972,13 +1084,13 @@ def run_doctor(s: DoctorSettings) -> DoctorReport:
     if why is not None:  # no such profile: that is the config check's failure
         checks = [c for c in checks if c.name != "config" or c.status == "fail"] or [why]
         if checks[0] is not why:
-            checks[0] = Check("config", "fail", f"{checks[0].saw}; {why.saw}", f"{checks[0].fix}; {why.fix}")
+            checks[0] = Check("config", "fail", _join([checks[0].saw, why.saw]), _join([checks[0].fix, why.fix]))
     checks.append(_key_variables_check(config))
     mode = target.mode if target else (config.model.mode if config else "merged")
     checks.append(_chunk_check(results, mode))
     if target is None:
         for name in ("reachable", "url-convention", "auth", "model", "split", "prefix-cache"):
-            checks.append(Check(name, "skip", "no profile to check (see config)"))
+            checks.append(Check(name, "skip", tr("no profile to check (see config)")))
     else:
         checks.extend(asyncio.run(_network_checks(target, s)))
     checks.extend(_gpu_checks(target, s))

@@ -10,6 +10,7 @@ from kvswitch.errors import ConfigParseError, Location, UnknownKindError
 from kvswitch.formats.edited import parsed
 from kvswitch.formats.jsonc import JsoncDocument, JsoncSyntaxError, line_col
 from kvswitch.formats.toml import TomlDocument, TomlSyntaxError
+from kvswitch.i18n import tr
 from kvswitch.kinds import detect_kind, get_kind
 from kvswitch.literals import FileKind
 
@@ -53,7 +54,7 @@ def decode(raw: bytes, path: Path | None) -> str:
         line = before.count(b"\n") + 1
         col = len(before) - (before.rfind(b"\n") + 1) + 1
         raise ConfigParseError(
-            f"not UTF-8 text (byte 0x{raw[exc.start]:02x})", Location(path, line, col)
+            tr("not UTF-8 text (byte {byte})").format(byte=f"0x{raw[exc.start]:02x}"), Location(path, line, col)
         ) from exc
 
 
@@ -68,7 +69,9 @@ def parse_config(
         except UnicodeEncodeError as exc:
             line, col = line_col(raw, exc.start)
             raise ConfigParseError(
-                f"text holds a lone surrogate U+{ord(raw[exc.start]):04X}, which no UTF-8 file can",
+                tr("text holds a lone surrogate {char}, which no UTF-8 file can").format(
+                    char=f"U+{ord(raw[exc.start]):04X}"
+                ),
                 Location(path, line, col),
             ) from exc
     else:
@@ -141,9 +144,9 @@ def _detect(path: Path | None, parses: _Parses) -> FileKind:
         try:
             parses.document("jsonc" if looks_json else "toml")
         except (JsoncSyntaxError, TomlSyntaxError) as fault:
+            message = tr("not valid {format}: {error}, so kvswitch cannot tell which kind of file this is")
             raise UnknownKindError(
-                f"not valid {'JSONC' if looks_json else 'TOML'}: {fault.message}, "
-                "so kvswitch cannot tell which kind of file this is",
+                message.format(format="JSONC" if looks_json else "TOML", error=fault.message),
                 _where(text, path, fault),
             ) from exc
         raise
@@ -157,4 +160,4 @@ def _json5_hint(text: str, kind: str) -> str:
         json5.loads(text.removeprefix("\ufeff"))
     except Exception:  # noqa: BLE001 - json5 raises assorted types; any failure means "no hint"
         return ""
-    return f" (the file is valid JSON5, but {get_kind(kind).json5_note()})"
+    return tr(" (the file is valid JSON5, but {note})").format(note=get_kind(kind).json5_note())

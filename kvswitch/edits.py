@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kvswitch.i18n import tr
+
 __all__ = ["Cut", "Delete", "Edit", "Insert", "Set", "apply_to_data", "edit_value"]
 
 KeyPath = tuple[str | int, ...]
@@ -104,7 +106,7 @@ def _update(data: Any, path: KeyPath, value: Any, delete: bool) -> Any:
         if not -len(data) <= head < len(data):
             if delete:
                 return data
-            raise ValueError(f"index {head} is out of range")
+            raise ValueError(tr("index {index} is out of range").format(index=head))
         new_list = list(data)
         if not rest and delete:
             del new_list[head]
@@ -116,7 +118,7 @@ def _update(data: Any, path: KeyPath, value: Any, delete: bool) -> Any:
     if not isinstance(data, dict):
         if delete:
             return data  # nothing to delete below a scalar
-        raise ValueError(f"cannot set {head!r} inside a {type(data).__name__}")
+        raise ValueError(tr("cannot set {key} inside a {type}").format(key=repr(head), type=type(data).__name__))
     new = dict(data)
     if not rest:
         if delete:

@@ -7,9 +7,10 @@ attaches to each flag the caveats the engines reference gives for it (version wi
 defaults, constraints, values an engine does not have). Pure data and functions: nothing is
 run, nothing is printed.
 
-Every flag and value here comes from the engines reference
-(``reference/engines-and-probing.md``; §n in the caveats) or from the engine's own docs where
-named (``--host``/``--port``, the proxy's arguments, SGLang's ``--base-gpu-id``). A profile
+Every flag and value here comes from kvswitch's engines reference (the maintainers' notes on
+each engine's docs and sources) or from the engine's own docs where named (``--host``/``--port``,
+the proxy's arguments, SGLang's ``--base-gpu-id``); each caveat's ``source`` names the public
+document it rests on, never internal numbering. A profile
 value an engine cannot express is *refused* (a caveat of level ``refused``; the flag is left
 out): ``kv_cache_dtype = "int8"`` in vLLM or SGLang, layer-wise transfer on SGLang with NIXL.
 
@@ -20,7 +21,10 @@ prefill and decode). Their flags come from each router's own ``--help`` and docs
 (``ROUTER_SPECS``). A router listens on loopback unless the profile's split URL names another
 host, and so do its Prometheus metrics (SGLang's router would bind both to 0.0.0.0).
 
-``engines_reference()`` renders the same data as the generated part of ``docs/engines.md``.
+``engines_reference()`` renders the same data as the generated part of ``docs/engines.md``
+(English, the source text). The caveats :func:`engine_flags` returns are in the user's language
+(:mod:`kvswitch.i18n`): their text, versions and source; command lines, flags, values, engine
+names and URLs are never translated.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from kvswitch.addresses import is_loopback_host
+from kvswitch.i18n import N_, tr
 
 if TYPE_CHECKING:
     from kvswitch.models import Profile
@@ -78,7 +83,6 @@ ENGINE_NAMES: dict[str, str] = {"vllm": "vLLM", "sglang": "SGLang"}
 DEFAULT_BACKEND: dict[Engine, Backend] = {"vllm": "nixl", "sglang": "mooncake"}
 """vLLM: NixlConnector (the connector of vLLM's own disaggregation guide); SGLang: its default."""
 
-REF = "engines reference"
 _LEVEL_ORDER = {"refused": 0, "warning": 1, "note": 2}
 
 # -- program lines ------------------------------------------------------------------------
@@ -107,6 +111,7 @@ class RouterSpec:
     """An existing router kvswitch gives commands for: its program and what sets it apart."""
 
     name: str
+    """As docs/engines.md shows it (English)."""
     program: tuple[str, ...]
     install: str
     pd_flag: str
@@ -154,313 +159,330 @@ def _specs(*items: CaveatSpec) -> dict[str, CaveatSpec]:
 CAVEATS: dict[str, CaveatSpec] = _specs(
     # where the server listens, what it serves
     CaveatSpec("listen-all", "both", "note", ("--host",),
-               "{url} is not a loopback address, so the server listens on all interfaces (0.0.0.0); "
-               "on a shared network narrow it with --host ADDRESS.",
-               "", "vLLM and SGLang docs (--host/--port)"),
+               N_("{url} is not a loopback address, so the server listens on all interfaces (0.0.0.0); "
+                  "on a shared network narrow it with --host ADDRESS."),
+               "", N_("vLLM and SGLang docs (--host/--port)")),
     CaveatSpec("default-port", "both", "warning", ("--port",),
-               "{url} names no port, so the engine's usual port {port} is used; put it in the profile "
-               "({field}) so clients call the server that runs.",
-               "", "vLLM and SGLang docs (--host/--port)"),
+               N_("{url} names no port, so the engine's usual port {port} is used; put it in the profile "
+                  "({field}) so clients call the server that runs."),
+               "", N_("vLLM and SGLang docs (--host/--port)")),
     CaveatSpec("hosted", "both", "warning", (),
-               "{url} is https on a host that is not this machine: a hosted gateway, where no engine "
-               "flags can be passed. These are the commands for a server you run yourself with the "
-               "profile's settings.",
-               "", "D-11"),
+               N_("{url} is https on a host that is not this machine: a hosted gateway, where no engine "
+                  "flags can be passed. These are the commands for a server you run yourself with the "
+                  "profile's settings."),
+               "", N_("kvswitch's provider presets")),
     CaveatSpec("model-id", "both", "note", (),
-               "MODEL is the profile's model id ({model}); the engine must be able to load it (a "
-               "Hugging Face id or a local path). If it is only an alias, load the weights by path and "
-               "make the server answer to the alias (--served-model-name in vLLM and SGLang — not "
-               "covered by kvswitch's engine reference; check --help of your version).",
-               "", "S-08"),
+               N_("MODEL is the profile's model id ({model}); the engine must be able to load it (a "
+                  "Hugging Face id or a local path). If it is only an alias, load the weights by path and "
+                  "make the server answer to the alias (--served-model-name in vLLM and SGLang; check "
+                  "--help of your version)."),
+               "", N_("vLLM and SGLang docs (model, --served-model-name)")),
     # merged: chunking
     CaveatSpec("vllm-chunked-prefill", "vllm", "note", ("--enable-chunked-prefill",),
-               "V1 engines always chunk prefill (enable_chunked_prefill defaults to True); the flag "
-               "matters on V0, where chunking was conditional.",
-               "V0; a no-op default on V1", f"{REF} §1.1"),
+               N_("V1 engines always chunk prefill (enable_chunked_prefill defaults to True); the flag "
+                  "matters on V0, where chunking was conditional."),
+               N_("V0; a no-op default on V1"), N_("vLLM docs (engine arguments, chunked prefill)")),
     CaveatSpec("vllm-chunk-budget", "vllm", "note", ("--max-num-batched-tokens",),
-               "chunk_size {chunk} becomes the per-step token budget shared by all running requests "
-               "(each decode takes 1), as V0's chunked-prefill default of 512 was. Smaller → smoother "
-               "ITL, slower TTFT; serve's default is 2048 (8192 on ≥70 GiB GPUs other than A100). To cap "
-               "one request's chunk without shrinking the whole step, use --long-prefill-token-threshold "
-               "{chunk} with a larger budget instead. vLLM has no 'multiple of N' rule; multiples of the "
-               "KV block size (16) keep prefix-cache blocks whole.",
-               "all; defaults as of V1", f"{REF} §1.1, §7.1"),
+               N_("chunk_size {chunk} becomes the per-step token budget shared by all running requests "
+                  "(each decode takes 1), as V0's chunked-prefill default of 512 was. Smaller → smoother "
+                  "ITL, slower TTFT; serve's default is 2048 (8192 on ≥70 GiB GPUs other than A100). To "
+                  "cap one request's chunk without shrinking the whole step, use "
+                  "--long-prefill-token-threshold {chunk} with a larger budget instead. vLLM has no "
+                  "'multiple of N' rule; multiples of the KV block size (16) keep prefix-cache blocks "
+                  "whole."),
+               N_("all; defaults as of V1"), N_("vLLM docs (engine arguments, chunked prefill)")),
     CaveatSpec("vllm-max-num-seqs", "vllm", "warning", ("--max-num-seqs",),
-               "vLLM refuses to start when max_num_batched_tokens < max_num_seqs, and serve's default "
-               "max_num_seqs is 1024 on ≥70 GiB GPUs other than A100 (256 elsewhere); a budget of "
-               "{chunk} tokens can run at most {chunk} sequences per step anyway, so kvswitch sets "
-               "--max-num-seqs {seqs} (never above 256, the smaller default).",
-               "V1 defaults", f"{REF} §1.1"),
+               N_("vLLM refuses to start when max_num_batched_tokens < max_num_seqs, and serve's default "
+                  "max_num_seqs is 1024 on ≥70 GiB GPUs other than A100 (256 elsewhere); a budget of "
+                  "{chunk} tokens can run at most {chunk} sequences per step anyway, so kvswitch sets "
+                  "--max-num-seqs {seqs} (never above 256, the smaller default)."),
+               N_("V1 defaults"), N_("vLLM docs (engine arguments)")),
     CaveatSpec("sglang-chunk", "sglang", "note", ("--chunked-prefill-size",),
-               "The most tokens in one prefill chunk; it must be a multiple of --page-size (default 1, so "
-               "any value); -1 disables chunking. The default depends on GPU memory: 2048 (<35 GiB), "
-               "8192 (<160 GiB), 16384 above. SGLang does not mix decode tokens into a chunked-prefill "
-               "batch unless --enable-mixed-chunk is given (off by default), unlike vLLM V1.",
-               "", f"{REF} §2.1"),
+               N_("The most tokens in one prefill chunk; it must be a multiple of --page-size (default 1, "
+                  "so any value); -1 disables chunking. The default depends on GPU memory: 2048 "
+                  "(<35 GiB), 8192 (<160 GiB), 16384 above. SGLang does not mix decode tokens into a "
+                  "chunked-prefill batch unless --enable-mixed-chunk is given (off by default), unlike "
+                  "vLLM V1."),
+               "", N_("SGLang docs (server arguments)")),
     CaveatSpec("chunk-small", "both", "warning", (),
-               "chunk_size {chunk} is below 256: every chunk re-reads the weights and TTFT gets worse "
-               "(S-19; Sarathi found 64 harmful). See KVS102.",
-               "", f"S-19, {REF} §4"),
+               N_("chunk_size {chunk} is below 256: every chunk re-reads the weights and TTFT gets worse "
+                  "(the Sarathi-Serve paper found 64 harmful). See KVS102."),
+               "", N_("the Sarathi-Serve paper; KVS102")),
     CaveatSpec("chunk-64", "both", "note", (),
-               "chunk_size {chunk} is not a multiple of 64 (kvswitch lint --fix makes it {rounded}, "
-               "KVS101). Neither engine requires it — vLLM has no divisibility rule, SGLang wants a "
-               "multiple of --page-size — the hard rule is TensorRT-LLM's (a multiple of "
-               "tokens_per_block).",
-               "", f"S-26, {REF} §4"),
+               N_("chunk_size {chunk} is not a multiple of 64 (kvswitch lint --fix makes it {rounded}, "
+                  "KVS101). Neither engine requires it — vLLM has no divisibility rule, SGLang wants a "
+                  "multiple of --page-size — the hard rule is TensorRT-LLM's (a multiple of "
+                  "tokens_per_block)."),
+               "", N_("TensorRT-LLM docs (tokens_per_block); KVS101")),
     CaveatSpec("chunk-split", "both", "note", (),
-               "chunk_size ({chunk}) is a merged-mode setting: in split mode the prefill instance keeps "
-               "its engine's own chunking (S-26). Tune it there if needed (vLLM "
-               "--max-num-batched-tokens, SGLang --chunked-prefill-size).",
-               "", f"S-26, {REF} §7.1"),
+               N_("chunk_size ({chunk}) is a merged-mode setting: in split mode the prefill instance "
+                  "keeps its engine's own chunking. Tune it there if needed (vLLM "
+                  "--max-num-batched-tokens, SGLang --chunked-prefill-size)."),
+               "", N_("vLLM and SGLang docs (chunked prefill)")),
     # prefix cache
     CaveatSpec("vllm-prefix-on", "vllm", "note", ("--enable-prefix-caching",),
-               "On by default in V1 (off in V0, hence explicit). Only full KV blocks (16 tokens by "
-               "default) are cached, and prefix caching speeds prefill only, never decode.",
-               "V1 default on; V0 default off", f"{REF} §1.2"),
+               N_("On by default in V1 (off in V0, hence explicit). Only full KV blocks (16 tokens by "
+                  "default) are cached, and prefix caching speeds prefill only, never decode."),
+               N_("V1 default on; V0 default off"), N_("vLLM docs (automatic prefix caching)")),
     CaveatSpec("vllm-prefix-off", "vllm", "note", ("--no-enable-prefix-caching",),
-               "prefix_cache = false turns V1's default off — the steady choice for mode comparisons "
-               "with prompts that all differ (S-28).",
-               "V1 default on; V0 default off", f"{REF} §1.2, S-28"),
+               N_("prefix_cache = false turns V1's default off — the steady choice for mode comparisons "
+                  "with prompts that all differ."),
+               N_("V1 default on; V0 default off"), N_("vLLM docs (automatic prefix caching)")),
     CaveatSpec("sglang-prefix-on", "sglang", "note", (),
-               "SGLang's radix (prefix) cache is on by default, so prefix_cache = true needs no flag.",
-               "", f"{REF} §2.1"),
+               N_("SGLang's radix (prefix) cache is on by default, so prefix_cache = true needs no flag."),
+               "", N_("SGLang docs (server arguments)")),
     CaveatSpec("sglang-prefix-off", "sglang", "note", ("--disable-radix-cache",),
-               "prefix_cache = false: turns the radix cache off (it is on by default).",
-               "", f"{REF} §2.1, S-28"),
+               N_("prefix_cache = false: turns the radix cache off (it is on by default)."),
+               "", N_("SGLang docs (server arguments)")),
     CaveatSpec("sglang-decode-radix", "sglang", "warning", ("--disaggregation-decode-enable-radix-cache",),
-               "In PD mode the decode server's radix cache is off unless this flag is given. The flag is "
-               "in SGLang's server-argument table, but the reference could not establish from which "
-               "release: an older SGLang rejects it (drop the flag there).",
-               "newer SGLang (release not established)", f"{REF} §2.1, §7.1"),
+               N_("In PD mode the decode server's radix cache is off unless this flag is given. The flag "
+                  "is in SGLang's server-argument table, but its docs do not say from which release: an "
+                  "older SGLang rejects it (drop the flag there)."),
+               N_("newer SGLang (release not established)"), N_("SGLang docs (server arguments)")),
     # KV cache dtype, vLLM
     CaveatSpec("vllm-dtype-auto", "vllm", "note", ("--kv-cache-dtype",),
-               "auto = the model's dtype.", "all", f"{REF} §1.3"),
+               N_("auto = the model's dtype."), N_("all releases"), N_("vLLM docs (quantized KV cache)")),
     CaveatSpec("vllm-dtype-fp8", "vllm", "note", ("--kv-cache-dtype",),
-               "fp8 (= fp8_e4m3 on CUDA) roughly doubles KV capacity (vLLM measured 83k → 167k tokens). "
-               "Uncalibrated scales are 1.0 and can degrade output; calibrate (calculate_kv_scales or "
-               "llm-compressor).",
-               "fp8 from v0.4.2; fp8_e4m3/fp8_e5m2 from v0.5", f"{REF} §1.3"),
+               N_("fp8 (= fp8_e4m3 on CUDA) roughly doubles KV capacity (vLLM measured 83k → 167k "
+                  "tokens). Uncalibrated scales are 1.0 and can degrade output; calibrate "
+                  "(calculate_kv_scales or llm-compressor)."),
+               N_("fp8 from v0.4.2; fp8_e4m3/fp8_e5m2 from v0.5"), N_("vLLM docs (quantized KV cache)")),
     CaveatSpec("vllm-dtype-bf16", "vllm", "note", ("--kv-cache-dtype",),
-               "bfloat16 is a listed value from about v0.10; with a bf16 model, auto is the same.",
-               "~v0.10 and later", f"{REF} §1.3"),
+               N_("bfloat16 is a listed value from about v0.10; with a bf16 model, auto is the same."),
+               N_("~v0.10 and later"), N_("vLLM docs (quantized KV cache)")),
     CaveatSpec("vllm-dtype-fp16", "vllm", "warning", ("--kv-cache-dtype",),
-               "float16 exists only in the newest vLLM builds; older ones reject it — with an fp16 model "
-               "use auto there.",
-               "newest builds (2026) only", f"{REF} §1.3"),
+               N_("float16 exists only in the newest vLLM builds; older ones reject it — with an fp16 "
+                  "model use auto there."),
+               N_("newest builds (2026) only"), N_("vLLM docs (quantized KV cache)")),
     CaveatSpec("vllm-dtype-nvfp4", "vllm", "warning", ("--kv-cache-dtype",),
-               "nvfp4 exists only in the newest vLLM builds.", "newest builds (2026) only", f"{REF} §1.3"),
+               N_("nvfp4 exists only in the newest vLLM builds."), N_("newest builds (2026) only"),
+               N_("vLLM docs (quantized KV cache)")),
     CaveatSpec("vllm-dtype-fp8_inc", "vllm", "warning", ("--kv-cache-dtype",),
-               "fp8_inc is for Intel Gaudi.", "~v0.10–v0.12 list", f"{REF} §1.3"),
+               N_("fp8_inc is for Intel Gaudi."), N_("~v0.10–v0.12 list"), N_("vLLM docs (quantized KV cache)")),
     CaveatSpec("vllm-dtype-int8", "vllm", "refused", ("--kv-cache-dtype",),
-               "vLLM has no plain int8 KV cache (no release lists it). Use fp8: "
-               "kvswitch profile edit {profile} --kv-cache-dtype fp8. The newest builds add "
-               "int8_per_token_head, a different scheme (set it by hand if you mean it); int8 KV proper "
-               "is LMDeploy's (quant_policy=8) and TensorRT-LLM's.",
-               "all", f"{REF} §1.3, §7.1, KVS105"),
+               N_("vLLM has no plain int8 KV cache (no release lists it). Use fp8: "
+                  "kvswitch profile edit {profile} --kv-cache-dtype fp8. The newest builds add "
+                  "int8_per_token_head, a different scheme (set it by hand if you mean it); int8 KV "
+                  "proper is LMDeploy's (quant_policy=8) and TensorRT-LLM's."),
+               N_("all releases"), N_("vLLM docs (quantized KV cache); KVS105")),
     CaveatSpec("vllm-dtype-int4", "vllm", "refused", ("--kv-cache-dtype",),
-               "vLLM has no plain int4 KV cache (the newest builds add int4_per_token_head, a different "
-               "scheme). Use fp8; int4 KV is LMDeploy's (quant_policy=4).",
-               "all", f"{REF} §1.3, §3"),
+               N_("vLLM has no plain int4 KV cache (the newest builds add int4_per_token_head, a "
+                  "different scheme). Use fp8; int4 KV is LMDeploy's (quant_policy=4)."),
+               N_("all releases"), N_("vLLM and LMDeploy docs (quantized KV cache)")),
     CaveatSpec("vllm-dtype-other", "vllm", "refused", ("--kv-cache-dtype",),
-               "{dtype} is not a --kv-cache-dtype value of any vLLM release the reference lists "
-               "(auto, fp8, fp8_e4m3, fp8_e5m2, bfloat16, fp8_inc, fp8_ds_mla; newest: float16, nvfp4, …). "
-               "Use auto or fp8.",
-               "all", f"{REF} §1.3"),
+               N_("{dtype} is not a --kv-cache-dtype value of any vLLM release kvswitch knows (auto, "
+                  "fp8, fp8_e4m3, fp8_e5m2, bfloat16, fp8_inc, fp8_ds_mla; newest: float16, nvfp4, …). "
+                  "Use auto or fp8."),
+               N_("all releases"), N_("vLLM docs (quantized KV cache)")),
     # KV cache dtype, SGLang
     CaveatSpec("sglang-dtype-auto", "sglang", "note", ("--kv-cache-dtype",),
-               "auto = the model's dtype.", "", f"{REF} §2.1"),
+               N_("auto = the model's dtype."), "", N_("SGLang docs (server arguments)")),
     CaveatSpec("sglang-dtype-fp8", "sglang", "note", ("--kv-cache-dtype",),
-               "SGLang has no plain fp8 value: fp8 becomes fp8_e4m3 (what fp8 means in vLLM on CUDA). "
-               "Scales default to 1.0; --quantization-param-path loads calibrated ones.",
-               "", f"{REF} §2.1"),
+               N_("SGLang has no plain fp8 value: fp8 becomes fp8_e4m3 (what fp8 means in vLLM on CUDA). "
+                  "Scales default to 1.0; --quantization-param-path loads calibrated ones."),
+               "", N_("SGLang docs (server arguments)")),
     CaveatSpec("sglang-dtype-listed", "sglang", "note", ("--kv-cache-dtype",),
-               "{value} is one of SGLang's values as written. Scales default to 1.0 for fp8 variants; "
-               "--quantization-param-path loads calibrated ones.",
-               "", f"{REF} §2.1"),
+               N_("{value} is one of SGLang's values as written. Scales default to 1.0 for fp8 variants; "
+                  "--quantization-param-path loads calibrated ones."),
+               "", N_("SGLang docs (server arguments)")),
     CaveatSpec("sglang-dtype-int8", "sglang", "refused", ("--kv-cache-dtype",),
-               "SGLang has no int8 KV cache (its values: auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, "
-               "fp4_e2m1). Use fp8, which kvswitch passes as fp8_e4m3: "
-               "kvswitch profile edit {profile} --kv-cache-dtype fp8.",
-               "", f"{REF} §2.1, §7.1, KVS105"),
+               N_("SGLang has no int8 KV cache (its values: auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, "
+                  "fp4_e2m1). Use fp8, which kvswitch passes as fp8_e4m3: "
+                  "kvswitch profile edit {profile} --kv-cache-dtype fp8."),
+               "", N_("SGLang docs (server arguments); KVS105")),
     CaveatSpec("sglang-dtype-fp16", "sglang", "refused", ("--kv-cache-dtype",),
-               "SGLang has no fp16 KV value; with an fp16 model, auto keeps fp16.",
-               "", f"{REF} §2.1"),
+               N_("SGLang has no fp16 KV value; with an fp16 model, auto keeps fp16."),
+               "", N_("SGLang docs (server arguments)")),
     CaveatSpec("sglang-dtype-other", "sglang", "refused", ("--kv-cache-dtype",),
-               "{dtype} is not an SGLang --kv-cache-dtype value (auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, "
-               "fp4_e2m1 — the last is MXFP4, not nvfp4). Use auto or fp8.",
-               "", f"{REF} §2.1"),
+               N_("{dtype} is not an SGLang --kv-cache-dtype value (auto, fp8_e5m2, fp8_e4m3, bf16, "
+                  "bfloat16, fp4_e2m1 — the last is MXFP4, not nvfp4). Use auto or fp8."),
+               "", N_("SGLang docs (server arguments)")),
     # split: both engines
     CaveatSpec("split-same-dtype", "both", "note", ("--kv-cache-dtype",),
-               "Prefill and decode must use the same KV dtype, and both get the profile's {dtype}. A "
-               "mismatch silently disables SGLang's layer pipeline; TensorRT-LLM requires homogeneous KV.",
-               "", f"{REF} §2.3, §7.1"),
+               N_("Prefill and decode must use the same KV dtype, and both get the profile's {dtype}. A "
+                  "mismatch silently disables SGLang's layer pipeline; TensorRT-LLM requires homogeneous "
+                  "KV."),
+               "", N_("SGLang and TensorRT-LLM docs (PD disaggregation)")),
     CaveatSpec("split-no-throughput", "both", "note", (),
-               "Disaggregated prefill does not raise throughput (vLLM's docs): it lets TTFT and ITL be "
-               "tuned apart, and adds a proxy hop and a KV transfer to every TTFT — at low load TTFT is "
-               "usually worse than merged.",
-               "", f"{REF} §0, §7.3"),
+               N_("Disaggregated prefill does not raise throughput (vLLM's docs): it lets TTFT and ITL be "
+                  "tuned apart, and adds a proxy hop and a KV transfer to every TTFT — at low load TTFT "
+                  "is usually worse than merged."),
+               "", N_("vLLM docs (disaggregated prefilling)")),
     CaveatSpec("split-router-url", "both", "note", (),
-               "The router listens on {url} — the profile's {field}; kvswitch probe and doctor send split "
-               "requests there.",
-               "", "D-9, D-12"),
+               N_("The router listens on {url} — the profile's {field}; kvswitch probe and doctor send "
+                  "split requests there."),
+               "", N_("kvswitch's profile (split.url, else base_url)")),
     CaveatSpec("port-moved", "both", "warning", ("--port",),
-               "In the profile {clash} ({addr}); two servers cannot listen on one port, so kvswitch uses "
-               "{moved}. Put the ports in the profile so clients and the probe match: {fix}. A split with "
-               "one address for prefill and decode is what times out (S-25, KVS111).",
-               "", "S-25, KVS111"),
+               N_("In the profile {clash} ({addr}); two servers cannot listen on one port, so kvswitch "
+                  "uses {moved}. Put the ports in the profile so clients and the probe match: {fix}. A "
+                  "split with one address for prefill and decode is what times out (KVS111)."),
+               "", N_("KVS111")),
     CaveatSpec("side-port-moved", "both", "warning", (),
-               "{name} would be {port}, which an HTTP server here already uses; kvswitch uses {moved}.",
-               "", f"{REF} §7.1"),
+               N_("{name} would be {port}, which an HTTP server here already uses; kvswitch uses "
+                  "{moved}."),
+               "", N_("vLLM and SGLang docs (side-channel and bootstrap ports)")),
     CaveatSpec("same-host-gpus", "both", "warning", (),
-               "{who} run on one host ({host}), so kvswitch puts them on different GPUs "
-               "({how}). On one GPU they are only logically split and memory goes up, not down (S-27); "
-               "--shared-gpu gives commands that share one card.",
-               "", f"S-27, {REF} §7.1"),
+               N_("{who} run on one host ({host}), so kvswitch puts them on different GPUs ({how}). On "
+                  "one GPU they are only logically split and memory goes up, not down; --shared-gpu "
+                  "gives commands that share one card."),
+               "", N_("vLLM and SGLang docs (PD disaggregation on one node)")),
     CaveatSpec("vllm-shared-gpu", "vllm", "warning", ("--gpu-memory-utilization",),
-               "--shared-gpu: prefill and decode share one GPU, so each gets {frac} (together {total}, "
-               "below ~0.95). The fraction is a per-instance limit (default 0.92; 0.9 in older releases); "
-               "1.0 can OOM. One card is only a logical split: memory will not drop (S-27).",
-               "default 0.92 current, 0.9 older", f"{REF} §1.4, §7.1, S-27"),
+               N_("--shared-gpu: prefill and decode share one GPU, so each gets {frac} (together "
+                  "{total}, below ~0.95). The fraction is a per-instance limit (default 0.92; 0.9 in "
+                  "older releases); 1.0 can OOM. One card is only a logical split: memory will not "
+                  "drop."),
+               N_("default 0.92 current, 0.9 older"), N_("vLLM docs (--gpu-memory-utilization)")),
     CaveatSpec("sglang-shared-gpu", "sglang", "warning", ("--mem-fraction-static",),
-               "--shared-gpu: prefill and decode share one GPU, so each gets {frac} of it for weights and "
-               "KV pool (default: auto, fallback 0.88). The reference states the 'sum below ~0.95' rule "
-               "for vLLM's per-instance limit; kvswitch applies it here too — check free memory after the "
-               "first start. One card is only a logical split: memory will not drop (S-27).",
-               "", f"{REF} §2.1, §7.1, S-27"),
+               N_("--shared-gpu: prefill and decode share one GPU, so each gets {frac} of it for weights "
+                  "and KV pool (default: auto, fallback 0.88). The 'sum below ~0.95' rule is vLLM's, for "
+                  "its per-instance limit; kvswitch applies it here too — check free memory after the "
+                  "first start. One card is only a logical split: memory will not drop."),
+               "", N_("SGLang docs (--mem-fraction-static)")),
     CaveatSpec("shared-gpu-merged", "both", "note", (),
-               "--shared-gpu only matters in split mode; merged is one instance.", "", "—"),
+               N_("--shared-gpu only matters in split mode; merged is one instance."), "", "—"),
     # split: vLLM
     CaveatSpec("vllm-nixl", "vllm", "note", ("--kv-transfer-config",),
-               "NixlConnector (in the V1 connector registry from the v0.10 era on; names must be exact). "
-               "Its kv_role is a placeholder — the proxy decides who prefills — so both instances get "
-               "kv_both, as in vLLM's guide (kv_producer/kv_consumer are accepted too). Needs the nixl "
-               "package; transport is UCX (UCX_TLS, UCX_NET_DEVICES; NCCL variables do not apply).",
-               "V1 (v0.10 era and later)", f"{REF} §1.5"),
+               N_("NixlConnector (in the V1 connector registry from the v0.10 era on; names must be "
+                  "exact). Its kv_role is a placeholder — the proxy decides who prefills — so both "
+                  "instances get kv_both, as in vLLM's guide (kv_producer/kv_consumer are accepted "
+                  "too). Needs the nixl package; transport is UCX (UCX_TLS, UCX_NET_DEVICES; NCCL "
+                  "variables do not apply)."),
+               N_("V1 (v0.10 era and later)"), N_("vLLM docs (NixlConnector usage)")),
     CaveatSpec("vllm-nixl-port", "vllm", "note", ("VLLM_NIXL_SIDE_CHANNEL_PORT",),
-               "The NIXL handshake port, default 5600, must be unique per worker per host (data-parallel "
-               "ranks add their index), so prefill and decode on one host get different ones. On two "
-               "machines set VLLM_NIXL_SIDE_CHANNEL_HOST (default localhost) on each.",
-               "", f"{REF} §1.5, §7.1"),
+               N_("The NIXL handshake port, default 5600, must be unique per worker per host "
+                  "(data-parallel ranks add their index), so prefill and decode on one host get "
+                  "different ones. On two machines set VLLM_NIXL_SIDE_CHANNEL_HOST (default localhost) "
+                  "on each."),
+               "", N_("vLLM docs (NixlConnector usage)")),
     CaveatSpec("vllm-nixl-concurrency", "vllm", "note", (),
-               "max_transfer_concurrency ({n}) has no NixlConnector equivalent and is not applied (NIXL "
-               "reads the blocks asynchronously after prefill).",
-               "", f"{REF} §7.1"),
+               N_("max_transfer_concurrency ({n}) has no NixlConnector equivalent and is not applied "
+                  "(NIXL reads the blocks asynchronously after prefill)."),
+               "", N_("vLLM docs (NixlConnector usage)")),
     CaveatSpec("vllm-mooncake", "vllm", "note", ("--kv-transfer-config",),
-               "MooncakeConnector (in later vLLM docs; not in the v0.10 V1 registry): kv_producer on "
-               "prefill, kv_consumer on decode. Needs mooncake-transfer-engine; its protocol defaults to "
-               "rdma (kv_connector_extra_config.mooncake_protocol).",
-               "later V1 releases", f"{REF} §1.5"),
+               N_("MooncakeConnector (in later vLLM docs; not in the v0.10 V1 registry): kv_producer on "
+                  "prefill, kv_consumer on decode. Needs mooncake-transfer-engine; its protocol defaults "
+                  "to rdma (kv_connector_extra_config.mooncake_protocol)."),
+               N_("later V1 releases"), N_("vLLM docs (MooncakeConnector)")),
     CaveatSpec("vllm-mooncake-workers", "vllm", "note", ("--kv-transfer-config",),
-               "max_transfer_concurrency {n} → kv_connector_extra_config.num_workers, the prefiller's "
-               "transfer thread pool per worker (vLLM's default 10, so this may lower it).",
-               "", f"{REF} §1.5, §7.1"),
+               N_("max_transfer_concurrency {n} → kv_connector_extra_config.num_workers, the "
+                  "prefiller's transfer thread pool per worker (vLLM's default 10, so this may lower "
+                  "it)."),
+               "", N_("vLLM docs (MooncakeConnector)")),
     CaveatSpec("vllm-mooncake-port", "vllm", "note", ("VLLM_MOONCAKE_BOOTSTRAP_PORT",),
-               "The prefiller's bootstrap port, default 8998 — also SGLang's default "
-               "--disaggregation-bootstrap-port: pick another if both run on one host.",
-               "", f"{REF} §1.5, §7.1"),
+               N_("The prefiller's bootstrap port, default 8998 — also SGLang's default "
+                  "--disaggregation-bootstrap-port: pick another if both run on one host."),
+               "", N_("vLLM docs (MooncakeConnector)")),
     CaveatSpec("vllm-layerwise", "vllm", "warning", (),
-               "transfer_protocol = layer-wise: vLLM has no generic layer-wise/request-wise flag. "
-               "{connector} moves the KV cache per request; layer-wise transfer exists only in specific "
-               "connectors (LMCache use_layerwise, a Mooncake layerwise variant in newer trees), which "
-               "kvswitch does not generate. Expect request-wise behaviour.",
-               "", f"{REF} §1.5, §7.1"),
+               N_("transfer_protocol = layer-wise: vLLM has no generic layer-wise/request-wise flag. "
+                  "{connector} moves the KV cache per request; layer-wise transfer exists only in "
+                  "specific connectors (LMCache use_layerwise, a Mooncake layerwise variant in newer "
+                  "trees), which kvswitch does not generate. Expect request-wise behaviour."),
+               "", N_("vLLM docs (KV connectors)")),
     CaveatSpec("vllm-proxy", "vllm", "note", (),
-               "The proxy is tests/v1/kv_connector/nixl_integration/toy_proxy_server.py from a vLLM "
-               "source checkout (pip does not install it): round-robin, it sends the prefill request with "
-               "max_tokens 1 and stream false, then streams the decode answer with Content-Type "
-               "application/json (the body is SSE). Older copies take the singular --prefiller-host/"
-               "--prefiller-port (still accepted). Alternatives: vllm-project/router "
-               "(--vllm-pd-disaggregation), the production-stack router (--enable-pd), and for Mooncake "
-               "newer releases' mooncake_connector_proxy.py --prefill URL --decode URL.",
-               "", f"{REF} §1.5; vLLM nixl_connector_usage.md"),
+               N_("The proxy is tests/v1/kv_connector/nixl_integration/toy_proxy_server.py from a vLLM "
+                  "source checkout (pip does not install it): round-robin, it sends the prefill request "
+                  "with max_tokens 1 and stream false, then streams the decode answer with Content-Type "
+                  "application/json (the body is SSE). Older copies take the singular "
+                  "--prefiller-host/--prefiller-port (still accepted). Alternatives: "
+                  "vllm-project/router (--vllm-pd-disaggregation), the production-stack router "
+                  "(--enable-pd), and for Mooncake newer releases' mooncake_connector_proxy.py "
+                  "--prefill URL --decode URL."),
+               "", N_("vLLM docs (nixl_connector_usage.md)")),
     # split: SGLang
     CaveatSpec("sglang-disagg-mode", "sglang", "note", ("--disaggregation-mode",),
-               "Chosen at launch: a decode server cannot prefill, so a mode flip means restarting both "
-               "servers.",
-               "", f"{REF} §2.1"),
+               N_("Chosen at launch: a decode server cannot prefill, so a mode flip means restarting "
+                  "both servers."),
+               "", N_("SGLang docs (PD disaggregation)")),
     CaveatSpec("sglang-backend", "sglang", "note", ("--disaggregation-transfer-backend",),
-               "{backend} (mooncake is the default; nixl, ascend and fake exist). Mooncake detects the "
-               "RDMA device itself; name it with --disaggregation-ib-device (e.g. mlx5_0) if it picks the "
-               "wrong one. NIXL's own transport defaults to UCX (SGLANG_DISAGGREGATION_NIXL_BACKEND).",
-               "", f"{REF} §2.1, §2.2"),
+               N_("{backend} (mooncake is the default; nixl, ascend and fake exist). Mooncake detects "
+                  "the RDMA device itself; name it with --disaggregation-ib-device (e.g. mlx5_0) if it "
+                  "picks the wrong one. NIXL's own transport defaults to UCX "
+                  "(SGLANG_DISAGGREGATION_NIXL_BACKEND)."),
+               "", N_("SGLang docs (PD disaggregation)")),
     CaveatSpec("sglang-bootstrap", "sglang", "note", ("--disaggregation-bootstrap-port",),
-               "On the prefill server, default 8998 — also vLLM Mooncake's default bootstrap port; the "
-               "router is told it after the prefill URL.",
-               "", f"{REF} §2.1, §2.4, §7.1"),
+               N_("On the prefill server, default 8998 — also vLLM Mooncake's default bootstrap port; "
+                  "the router is told it after the prefill URL."),
+               "", N_("SGLang docs (PD disaggregation)")),
     CaveatSpec("sglang-queue", "sglang", "note", ("SGLANG_DISAGGREGATION_QUEUE_SIZE",),
-               "max_transfer_concurrency {n} → the prefill server's parallel transfer queues (SGLang's "
-               "default 4, the one engine default that matches kvswitch's). SGLang asserts thread pool ≥ "
-               "queue size and the default pool is 0.75 × CPUs / 8 clamped to 4…12, so above 4 kvswitch "
-               "sets SGLANG_DISAGGREGATION_THREAD_POOL_SIZE too. The article's 'up to 8' has no engine "
-               "source.",
-               "", f"{REF} §2.2, §7.1"),
+               N_("max_transfer_concurrency {n} → the prefill server's parallel transfer queues "
+                  "(SGLang's default 4, the one engine default that matches kvswitch's). SGLang asserts "
+                  "thread pool ≥ queue size and the default pool is 0.75 × CPUs / 8 clamped to 4…12, so "
+                  "above 4 kvswitch sets SGLANG_DISAGGREGATION_THREAD_POOL_SIZE too. No engine's docs "
+                  "give 8 as an upper limit."),
+               "", N_("SGLang docs (PD disaggregation environment variables)")),
     CaveatSpec("sglang-lp", "sglang", "note", ("--enable-disagg-layer-pipeline",),
-               "layer-wise → SGLang's layer pipeline, on both prefill and decode (newer SGLang, Mooncake "
-               "only). --disagg-layer-group-size (default 4 layers per RDMA group) must match on both sides "
-               "or it silently falls back; prompts shorter than --disagg-layer-pipeline-min-prefill-len "
-               "(default 2048) skip it. It hides 30–50 % of the transfer under compute in SGLang's "
-               "measurement (1P2D, H200, RDMA).",
-               "newer SGLang", f"{REF} §2.3, §7.1"),
+               N_("layer-wise → SGLang's layer pipeline, on both prefill and decode (newer SGLang, "
+                  "Mooncake only). --disagg-layer-group-size (default 4 layers per RDMA group) must "
+                  "match on both sides or it silently falls back; prompts shorter than "
+                  "--disagg-layer-pipeline-min-prefill-len (default 2048) skip it. It hides 30–50 % of "
+                  "the transfer under compute in SGLang's measurement (1P2D, H200, RDMA)."),
+               N_("newer SGLang"), N_("SGLang docs (PD disaggregation)")),
     CaveatSpec("sglang-lp-nixl", "sglang", "refused", ("--enable-disagg-layer-pipeline",),
-               "transfer_protocol = layer-wise with the nixl backend: SGLang's layer pipeline runs only on "
-               "Mooncake (it is rejected with NIXL). Use --transfer-backend mooncake, or "
-               "kvswitch profile edit {profile} --transfer-protocol request-wise.",
-               "", f"{REF} §2.3, §7.1"),
+               N_("transfer_protocol = layer-wise with the nixl backend: SGLang's layer pipeline runs "
+                  "only on Mooncake (it is rejected with NIXL). Use --transfer-backend mooncake, or "
+                  "kvswitch profile edit {profile} --transfer-protocol request-wise."),
+               "", N_("SGLang docs (PD disaggregation)")),
     # existing routers
     CaveatSpec("sglang-router", "both", "note", (),
-               "SGLang's router (pip install sglang-router: a Rust wheel, no torch needed); it is ready when "
-               "GET /readiness answers 200. It rewrites request bodies: fields it does not know are dropped "
-               "(llama.cpp's id_slot and cache_prompt among them), custom headers are not passed on, max_tokens "
-               "becomes max_completion_tokens. It serves no /v1/messages (404). A worker that dies mid-stream "
-               "ends the client's connection with no error event; a client that goes away aborts its request. "
-               "It answers 429 when its queue is full and 408 on a queue timeout. The old python -m "
-               "sglang.srt.disaggregation.mini_lb was removed around v0.5.9.",
-               "measured with 0.3.2; mini_lb: until ~v0.5.9",
-               f"{REF} §2.4; sglang_router.launch_router --help; measured"),
+               N_("SGLang's router (pip install sglang-router: a Rust wheel, no torch needed); it is "
+                  "ready when GET /readiness answers 200. It rewrites request bodies: fields it does not "
+                  "know are dropped (llama.cpp's id_slot and cache_prompt among them), custom headers "
+                  "are not passed on, max_tokens becomes max_completion_tokens. It serves no "
+                  "/v1/messages (404). A worker that dies mid-stream ends the client's connection with "
+                  "no error event; a client that goes away aborts its request. It answers 429 when its "
+                  "queue is full and 408 on a queue timeout. The old python -m "
+                  "sglang.srt.disaggregation.mini_lb was removed around v0.5.9."),
+               N_("measured with 0.3.2; mini_lb: until ~v0.5.9"),
+               N_("SGLang router docs; sglang_router.launch_router --help; measured")),
     CaveatSpec("sglang-router-pd", "sglang", "note", ("--pd-disaggregation", "--prefill"),
-               "PD mode sends each request to the prefill and the decode server at once (with bootstrap_host, "
-               "bootstrap_port and bootstrap_room added) and holds the decode stream back until the prefill "
-               "server's answer has ended; the prefill URL is followed by its bootstrap port ({bport}). An "
-               "SGLang prefill server answers after one token. A prefill worker that generates the whole answer "
-               "delays the first event by that whole generation: kvswitch's lab puts a one-token shim "
-               "(python -m kvswitch.lab.prefill_shim) in front of a llama.cpp prefill worker.",
-               "measured with 0.3.2", "sglang_router.launch_router --help; measured"),
+               N_("PD mode sends each request to the prefill and the decode server at once (with "
+                  "bootstrap_host, bootstrap_port and bootstrap_room added) and holds the decode stream "
+                  "back until the prefill server's answer has ended; the prefill URL is followed by its "
+                  "bootstrap port ({bport}). An SGLang prefill server answers after one token. A "
+                  "prefill worker that generates the whole answer delays the first event by that whole "
+                  "generation: kvswitch's lab puts a one-token shim (python -m "
+                  "kvswitch.lab.prefill_shim) in front of a llama.cpp prefill worker."),
+               N_("measured with 0.3.2"), N_("sglang_router.launch_router --help; measured")),
     CaveatSpec("vllm-router", "both", "note", (),
-               "vLLM's router (pip install vllm-router), a fork of SGLang's router. These flags come from its "
-               "README and command-line reference, not from a run: check vllm-router --help of your version. "
-               "The Rust binary and the Python launcher both install a vllm-router program, and their options "
-               "differ slightly (--log-level, queue settings).",
-               "2026 releases", "vllm-project/router README and docs/cli_reference.md"),
+               N_("vLLM's router (pip install vllm-router), a fork of SGLang's router. These flags come "
+                  "from its README and command-line reference, not from a run: check vllm-router --help "
+                  "of your version. The Rust binary and the Python launcher both install a vllm-router "
+                  "program, and their options differ slightly (--log-level, queue settings)."),
+               N_("2026 releases"), N_("vllm-project/router README and docs/cli_reference.md")),
     CaveatSpec("vllm-router-pd", "vllm", "note", ("--vllm-pd-disaggregation", "--prefill", "--kv-connector"),
-               "PD mode for vLLM instances with a KV connector. With NIXL (the router's default connector) "
-               "the prefill URL stands alone; with Mooncake the router needs --kv-connector mooncake and the "
-               "prefiller's bootstrap port after its URL ({bport}), where it learns each prefill engine's id. "
-               "Its docs start the instances with kv_producer and kv_consumer; kv_both is accepted too.",
-               "--kv-connector: newer releases", "vllm-project/router README and docs/cli_reference.md"),
+               N_("PD mode for vLLM instances with a KV connector. With NIXL (the router's default "
+                  "connector) the prefill URL stands alone; with Mooncake the router needs "
+                  "--kv-connector mooncake and the prefiller's bootstrap port after its URL ({bport}), "
+                  "where it learns each prefill engine's id. Its docs start the instances with "
+                  "kv_producer and kv_consumer; kv_both is accepted too."),
+               N_("--kv-connector: newer releases"),
+               N_("vllm-project/router README and docs/cli_reference.md")),
     CaveatSpec("router-regular", "both", "note", ("--worker-urls",),
-               "Regular mode: the router balances whole requests over two instances that each prefill and "
-               "decode; nothing is disaggregated. Split then differs from merged by the router hop and the "
-               "second instance, so comparing the modes measures those, not disaggregation.",
-               "", "the routers' docs (regular mode)"),
+               N_("Regular mode: the router balances whole requests over two instances that each "
+                  "prefill and decode; nothing is disaggregated. Split then differs from merged by the "
+                  "router hop and the second instance, so comparing the modes measures those, not "
+                  "disaggregation."),
+               "", N_("the routers' docs (regular mode)")),
     CaveatSpec("router-policy", "both", "note", ("--policy",),
-               "{policy} here. cache_aware (both routers' default) sends a request to the worker holding the "
-               "longest matching prefix, so a conversation keeps hitting one prefix cache; under light load it "
-               "may send different prompts all to one worker (measured: four prompts, one worker). round_robin "
-               "alternates whatever the prefix; power_of_two takes the less loaded of two.",
-               "", "the routers' --help; measured with sglang-router 0.3.2"),
+               N_("{policy} here. cache_aware (both routers' default) sends a request to the worker "
+                  "holding the longest matching prefix, so a conversation keeps hitting one prefix "
+                  "cache; under light load it may send different prompts all to one worker (measured: "
+                  "four prompts, one worker). round_robin alternates whatever the prefix; power_of_two "
+                  "takes the less loaded of two."),
+               "", N_("the routers' --help; measured with sglang-router 0.3.2")),
     CaveatSpec("router-metrics", "both", "note", ("--prometheus-host", "--prometheus-port"),
-               "The router serves Prometheus metrics on a port of its own, {port} (29000 is both routers' "
-               "default). SGLang's router binds itself and its metrics to 0.0.0.0 unless told otherwise, so "
-               "kvswitch always names the host.",
-               "", "sglang_router.launch_router --help; vllm-project/router docs/cli_reference.md"),
+               N_("The router serves Prometheus metrics on a port of its own, {port} (29000 is both "
+                  "routers' default). SGLang's router binds itself and its metrics to 0.0.0.0 unless "
+                  "told otherwise, so kvswitch always names the host."),
+               "", N_("sglang_router.launch_router --help; vllm-project/router docs/cli_reference.md")),
     CaveatSpec("router-host", "both", "warning", ("--host", "--prometheus-host"),
-               "{url} is not a loopback address, so the router and its metrics listen on {host}, the host it "
-               "names (not on every interface). Anyone who can reach that address can use the router: it checks "
-               "no key unless configured to. If {host} is a name the router does not accept, give the address "
-               "it resolves to.",
-               "", "the routers' --help (--host)"),
+               N_("{url} is not a loopback address, so the router and its metrics listen on {host}, the "
+                  "host it names (not on every interface). Anyone who can reach that address can use "
+                  "the router: it checks no key unless configured to. If {host} is a name the router "
+                  "does not accept, give the address it resolves to."),
+               "", N_("the routers' --help (--host)")),
     CaveatSpec("router-merged", "both", "note", (),
-               "A router only matters in split mode; merged is one instance.", "", "—"),
+               N_("A router only matters in split mode; merged is one instance."), "", "—"),
 )
 
 
@@ -759,11 +781,20 @@ class _Build:
         caveats = []
         for n, code in enumerate(order, 1):
             spec = CAVEATS[code]
-            text = spec.text.format_map(_Params(self.params.get(code, {})))
-            caveats.append(Caveat(code, spec.level, spec.flags, text, spec.versions, spec.source, n))
+            text = _shown(spec.text).format_map(_Params(self.params.get(code, {})))
+            caveats.append(Caveat(code, spec.level, spec.flags, text, _shown(spec.versions),
+                                  _shown(spec.source), n))
         return EngineFlags(self.engine, mode, self.profile_name, self.profile.model, backend,
                            tuple(commands), tuple(caveats), route.shown if route else None,
                            route.mode if route else None)
+
+
+def _shown(text: str) -> str:
+    """A catalogue text (marked with ``N_`` above) in the user's language; ``""`` stays empty
+    (gettext would answer it with the catalogue's header)."""
+    from kvswitch import i18n
+
+    return i18n.tr(text) if text else text
 
 
 class _Params(dict[str, Any]):
@@ -838,21 +869,40 @@ def _place(b: _Build, router: _Where, prefill: _Where, decode: _Where) -> None:
     if not moved:
         return
     clashes = [ws for ws in groups.values() if len(ws) > 1]
-    clash = "; ".join(_and([f"the {_ROLE_NAMES[w.role]} ({w.field})" for w in ws]) + " are one address"
-                      for ws in clashes)
+    said = [tr("{servers} are one address").format(servers=_and([_named(w) for w in ws])) for ws in clashes]
+    clash = said[0]
+    for more in said[1:]:
+        clash = tr("{earlier}; {next_group}").format(earlier=clash, next_group=more)
     addr = ", ".join(f"{ws[0].host}:{ws[0].port}" for ws in clashes)  # the first of a group stays
     b.use("port-moved", clash=clash, addr=addr,
-          moved=_and([f"{w.url} for the {_ROLE_NAMES[w.role]}" for w in moved]),
+          moved=_and([_moved_to(w) for w in moved]),
           fix=f"kvswitch profile edit {b.pname} " + " ".join(f"--{w.role}-base-url {w.url}" for w in moved))
 
 
-_ROLE_NAMES: dict[Role, str] = {
-    "merged": "merged instance", "prefill": "prefill instance", "decode": "decode instance", "router": "router",
-}
+def _named(w: _Where) -> str:
+    """``the prefill instance (split.prefill_base_url)``, in the user's language."""
+    if w.role == "router":
+        return tr("the router ({field})").format(field=w.field)
+    if w.role == "prefill":
+        return tr("the prefill instance ({field})").format(field=w.field)
+    return tr("the decode instance ({field})").format(field=w.field)
+
+
+def _moved_to(w: _Where) -> str:
+    """``http://…:8100/v1 for the prefill instance``, in the user's language."""
+    if w.role == "prefill":
+        return tr("{url} for the prefill instance").format(url=w.url)
+    return tr("{url} for the decode instance").format(url=w.url)
 
 
 def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    """``a``, ``a and b``, ``a, b and c`` (in the user's language)."""
+    text = items[0]
+    for item in items[1:-1]:
+        text = tr("{earlier}, {next_item}").format(earlier=text, next_item=item)
+    if len(items) > 1:
+        text = tr("{earlier} and {last_item}").format(earlier=text, last_item=items[-1])
+    return text
 
 
 def _side_port(b: _Build, name: str, port: int, host: str, used: set[tuple[str, int]],
@@ -997,14 +1047,16 @@ def _placement(b: _Build, shared_gpu: bool, first: _Where, second: _Where, regul
         pf.append(share)
         df.append(share)
     elif _host_key(first.host) == _host_key(second.host):
-        who = "The two workers" if regular else "Prefill and decode"
+        who = tr("The two workers") if regular else tr("Prefill and decode")
         if b.engine == "vllm":
-            code = b.use("same-host-gpus", host=first.host, how="CUDA_VISIBLE_DEVICES=0 and =1", who=who)
+            how = tr("{variable}=0 and =1").format(variable="CUDA_VISIBLE_DEVICES")
+            code = b.use("same-host-gpus", host=first.host, how=how, who=who)
             penv.insert(0, EnvVar("CUDA_VISIBLE_DEVICES", "0", (code,)))
             denv.insert(0, EnvVar("CUDA_VISIBLE_DEVICES", "1", (code,)))
         else:
-            which = "the second worker" if regular else "the decode server"
-            how = f"{which} gets --base-gpu-id 1, as in SGLang's single-node example"
+            how = (tr("the second worker gets {flag}, as in SGLang's single-node example") if regular
+                   else tr("the decode server gets {flag}, as in SGLang's single-node example"))
+            how = how.format(flag="--base-gpu-id 1")
             code = b.use("same-host-gpus", host=first.host, how=how, who=who)
             df.append(Flag("--base-gpu-id", ("1",), (code,)))
 
@@ -1092,17 +1144,21 @@ def engine_flags(
     A combination that cannot work is a ``ValueError``.
     """
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+        raise ValueError(tr("engine must be one of {choices}, not {value}").format(
+            choices=", ".join(ENGINES), value=repr(engine)))
     if mode not in ("merged", "split"):
-        raise ValueError(f"mode must be merged or split, not {mode!r}")
+        raise ValueError(tr("mode must be merged or split, not {value}").format(value=repr(mode)))
     if router is not None and router not in ROUTERS:
-        raise ValueError(f"router must be one of {', '.join(ROUTERS)}, not {router!r}")
+        raise ValueError(tr("router must be one of {choices}, not {value}").format(
+            choices=", ".join(ROUTERS), value=repr(router)))
     if router_mode not in ROUTER_MODES:
-        raise ValueError(f"router mode must be one of {', '.join(ROUTER_MODES)}, not {router_mode!r}")
+        raise ValueError(tr("router mode must be one of {choices}, not {value}").format(
+            choices=", ".join(ROUTER_MODES), value=repr(router_mode)))
     if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+        raise ValueError(tr("policy must be one of {choices}, not {value}").format(
+            choices=", ".join(POLICIES), value=repr(policy)))
     if metrics_port is not None and not 0 < metrics_port < 65536:
-        raise ValueError(f"the metrics port must be 1…65535, not {metrics_port}")
+        raise ValueError(tr("the metrics port must be 1…65535, not {port}").format(port=metrics_port))
     b = _Build(engine, profile, profile_name)
     if mode == "merged":
         if shared_gpu:
@@ -1112,10 +1168,11 @@ def engine_flags(
         return b.finish(mode, None, _merged(b))
     if router_mode == "pd" and router is not None and ROUTER_SPECS[router].pd_engine != engine:
         spec = ROUTER_SPECS[router]
-        raise ValueError(
-            f"{spec.name} in PD mode drives {ENGINE_NAMES[spec.pd_engine]} prefill and decode instances "
-            f"(their KV hand-off is {ENGINE_NAMES[spec.pd_engine]}'s own), not {ENGINE_NAMES[engine]} ones: "
-            f"use the router {engine!r} for {ENGINE_NAMES[engine]}, or the regular mode")
+        raise ValueError(tr(
+            "{router} in PD mode drives {engine} prefill and decode instances (their KV hand-off is "
+            "{engine}'s own), not {other} ones: use the router {name} for {other}, or the regular mode"
+        ).format(router=tr("{owner}'s router").format(owner=ENGINE_NAMES[spec.pd_engine]),
+                 engine=ENGINE_NAMES[spec.pd_engine], other=ENGINE_NAMES[engine], name=repr(engine)))
     name: Router | None = router or (engine if router_mode == "regular" or engine == "sglang" else None)
     route = _Route(name, router_mode, policy, metrics_port)
     backend = transfer_backend or DEFAULT_BACKEND[engine]
@@ -1175,7 +1232,7 @@ OTHER_ENGINES: tuple[tuple[str, str], ...] = (
      "kvswitch's lint knows). It has no prefill/decode disaggregation; the kvswitch lab emulates split by "
      "saving a slot's KV on one server and restoring it on another (`POST /slots/{id}?action=save|restore` "
      "with `--slot-save-path`; measured TTFT 22 ms on the decode server against 796 ms cold). "
-     "Source: reference/real-llama-server.md."),
+     "Source: llama.cpp's server README; measured with kvswitch's lab."),
     ("TensorRT-LLM",
      "Chunked prefill is `enable_chunked_prefill=True` in the LLM API (`--enable_chunked_context` on older "
      "engine builds) with paged KV; `max_num_tokens` must be a multiple of the KV block size "
@@ -1186,7 +1243,7 @@ OTHER_ENGINES: tuple[tuple[str, str], ...] = (
      "the closest knob to `max_transfer_concurrency`. Prefix reuse is `kv_cache_config.enable_block_reuse`. "
      "int8 and fp8 KV exist (`--kv_cache_dtype int8|fp8` at quantization/engine build, `fp8` in the PyTorch "
      "flow); disaggregation needs the same KV dtype on both sides. Connections are set up lazily: warm up "
-     "before measuring. Source: engines reference §3."),
+     "before measuring. Source: TensorRT-LLM's docs (disaggregated serving, KV cache)."),
     ("LMDeploy",
      "The chunk is `max_prefill_token_num` (default 8192); KV memory `cache_max_entry_count` (default 0.8); "
      "prefix caching `--enable-prefix-caching` (default off). It is the engine with online int8/int4 KV: "
@@ -1194,7 +1251,7 @@ OTHER_ENGINES: tuple[tuple[str, str], ...] = (
      "disaggregation (PyTorch backend only): `lmdeploy serve proxy --serving-strategy DistServe` in front of "
      "`lmdeploy serve api_server … --role Prefill|Decode --proxy-url … --backend pytorch` "
      "(`--migration-backend DLSlime|Mooncake`, `--migration-protocol RDMA|NVLink`); the newest tree moves "
-     "the proxy to a Rust `lmdeploy-router`. Source: engines reference §3."),
+     "the proxy to a Rust `lmdeploy-router`. Source: LMDeploy's docs (PD disaggregation, KV quantization)."),
     ("NVIDIA Dynamo",
      "An orchestration layer over vLLM, SGLang and TensorRT-LLM workers with a KV-aware router and NIXL "
      "transfers. It disaggregates *conditionally*: a prefill goes remote only when it is longer than "
@@ -1202,7 +1259,8 @@ OTHER_ENGINES: tuple[tuple[str, str], ...] = (
      "(`max_remote_prefill_cache_hit_ratio` 0.5) — a per-request choice that kvswitch's launch-time mode "
      "does not model. Its frontend exports client-side TTFT/ITL histograms "
      "(`dynamo_frontend_time_to_first_token_seconds`). Gateways route with internal headers "
-     "(`x-dynamo-routing-mode`), not the article's `X-Cache-Mode`. Source: engines reference §3, §7.2."),
+     "(`x-dynamo-routing-mode`), not the `X-Cache-Mode` header kvswitch writes. Source: NVIDIA Dynamo's docs "
+     "(disaggregated serving, KV router)."),
 )
 """One paragraph per engine kvswitch does not generate commands for."""
 
@@ -1241,7 +1299,7 @@ def engines_reference() -> str:
             rule = rules[engine]
             spec = CAVEATS[rule.caveat]
             shown = f"`{rule.value}`" if rule.value else "**refused**"
-            if spec.versions and spec.versions not in ("all", ""):
+            if spec.versions and spec.versions not in ("all releases", ""):
                 shown += f" ({spec.versions})"
             cells.append(f"{shown} — `{rule.caveat}`")
         out.append(f"| `{dtype}` | {_cell(cells[0])} | {_cell(cells[1])} |")

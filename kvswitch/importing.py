@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.errors import CcSwitchError, ImportRefusedError, KvswitchError, Location
+from kvswitch.i18n import tr
 from kvswitch.validate import show
 
 if TYPE_CHECKING:
@@ -91,11 +92,12 @@ def profile_from(
     notes: list[str] = []
     if settings.key in PLACEHOLDER_KEYS:
         raise ImportRefusedError(
-            f"{source} is set up by CC Switch's local proxy (its key is the placeholder "
-            f"{settings.key}); import CC Switch's providers instead: kvswitch import --from cc-switch"
+            tr("{source} is set up by CC Switch's local proxy (its key is the placeholder "
+               "{placeholder}); import CC Switch's providers instead: kvswitch import --from cc-switch").format(
+                source=source, placeholder=settings.key)
         )
     try:
-        url, _ = clean_url(settings.url, f"{source}: base URL")
+        url, _ = clean_url(settings.url, tr("{source}: base URL").format(source=source))
     except InvalidValueError as exc:
         raise ImportRefusedError(exc.message) from None
     has_v1 = url.endswith("/v1")
@@ -103,7 +105,7 @@ def profile_from(
     chosen = model or settings.model
     if not chosen:
         raise ImportRefusedError(
-            f"{source} names no model (the client uses its default); give one with --model"
+            tr("{source} names no model (the client uses its default); give one with --model").format(source=source)
         )
     headers: dict[str, str] = {}
     for header, value in settings.headers.items():
@@ -111,7 +113,7 @@ def profile_from(
         if problem is None:
             headers[header] = value
         else:
-            notes.append(f"not imported: {problem}")
+            notes.append(tr("not imported: {problem}").format(problem=problem))
     if settings.key_env is not None and _ENV_NAME.fullmatch(settings.key_env):
         key_ref = f"env:{settings.key_env}"
     elif settings.key is not None:
@@ -119,8 +121,8 @@ def profile_from(
     else:
         key_ref = "none"
     if settings.mode == "split":
-        notes.append("it was in split mode: its URL became the profile's base URL for both modes; "
-                     f"set the other with: kvswitch profile edit {name} --merged-url URL")
+        notes.append(tr("it was in split mode: its URL became the profile's base URL for both modes; "
+                        "set the other with: kvswitch profile edit {name} --merged-url URL").format(name=name))
     data: dict[str, Any] = {
         "provider": profile_name_for(settings.provider) if settings.provider else "custom",
         "base_url": url, "url_convention": convention, "model": chosen, "key": key_ref,
@@ -129,16 +131,20 @@ def profile_from(
     try:
         profile = check_profile_input(name, Profile.model_validate(data))
     except (ValidationError, InvalidValueError) as exc:
-        raise ImportRefusedError(f"{source}: cannot make a profile of it: {_first_error(exc)}") from None
+        raise ImportRefusedError(tr("{source}: cannot make a profile of it: {error}").format(
+            source=source, error=_first_error(exc))) from None
     return Imported(name, source, profile, settings.key if key_ref == "keyring" else None, tuple(notes))
 
 
 def _first_error(exc: Exception) -> str:
     from pydantic import ValidationError
 
+    from kvswitch.schema_check import error_message
+
     if isinstance(exc, ValidationError):
         err = exc.errors(include_url=False)[0]
-        return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+        message = error_message(err["type"], str(err["msg"]), err.get("ctx"))
+        return f"{'.'.join(str(p) for p in err['loc'])}: {message}"
     return str(getattr(exc, "message", exc))
 
 
@@ -156,8 +162,8 @@ def from_client(
     settings = kind.current(cf.data)
     if settings is None:
         raise ImportRefusedError(
-            f"{kind.product}'s file names no endpoint of its own (it uses a built-in provider, "
-            "or is not set up); nothing to import", Location(path),
+            tr("{product}'s file names no endpoint of its own (it uses a built-in provider, "
+               "or is not set up); nothing to import").format(product=kind.product), Location(path),
         )
     return profile_from(settings, name=name or kind.id, source=source, model=model)
 
@@ -186,7 +192,7 @@ def _client_file(target: str | Path, config: Config | None) -> tuple[Path, Clien
         kind = by_program.get(text) or get_kind(kind_id)
         file = usual_file(kind)
         if file is None:
-            raise ImportRefusedError(f"{kind.product} has no usual file; give its path")
+            raise ImportRefusedError(tr("{product} has no usual file; give its path").format(product=kind.product))
         return file, kind
     path = Path(text).expanduser().absolute()
     raw = read_bytes(path)  # a missing file is the news
@@ -213,40 +219,51 @@ def from_cc_switch(
     if provider is not None:
         providers = [p for p in providers if provider in (p.name, p.id)]
     if not providers:
-        what = " ".join(x for x in (f"app {app!r}" if app else "", f"named {provider!r}" if provider else "") if x)
-        raise ImportRefusedError(f"CC Switch's database holds no provider{' of ' + what if what else ''}",
-                                 Location(path))
+        raise ImportRefusedError(_no_provider(app, provider), Location(path))
     if name is not None and len(providers) > 1:
         raise ImportRefusedError(
-            f"{len(providers)} providers match and --profile names one profile; choose one with "
-            "--app and --provider", Location(path))
+            tr("{count} providers match and --profile names one profile; choose one with "
+               "--app and --provider").format(count=len(providers)), Location(path))
     out: list[Imported] = []
-    skipped = [Skipped(f"CC Switch row {show(row.name)} ({_word(row.app)})", row.reason) for row in db.skipped
+    skipped = [Skipped(tr("CC Switch row {name} ({app})").format(name=show(row.name), app=_word(row.app)), row.reason)
+               for row in db.skipped
                if (app is None or row.app == app) and (provider is None or provider in (row.name, row.id))]
     taken: set[str] = set()
     for p in providers:
-        source = f"CC Switch provider {show(p.name)} ({_word(p.app)})"
+        source = tr("CC Switch provider {name} ({app})").format(name=show(p.name), app=_word(p.app))
         try:
             settings = provider_settings(p)
         except CcSwitchError as exc:
             skipped.append(Skipped(source, exc.message))
             continue
         if settings is None:
-            skipped.append(Skipped(source, "no endpoint kvswitch can use (an app kvswitch has no "
-                                   "client for, or a built-in provider)"))
+            skipped.append(Skipped(source, tr("no endpoint kvswitch can use (an app kvswitch has no "
+                                              "client for, or a built-in provider)")))
             continue
         wanted = name or _unique(profile_name_for(p.name), p.app, taken)
         taken.add(wanted)
         try:
             imp = profile_from(settings, name=wanted, source=source, model=model)
         except ImportRefusedError as exc:
-            reason = exc.message.removeprefix(source).lstrip(": ") if exc.message.startswith(source) else exc.message
+            reason = exc.message.removeprefix(source).lstrip(": ：") if exc.message.startswith(source) else exc.message
             skipped.append(Skipped(source, reason))
             continue
         if p.current:
-            imp = replace(imp, notes=(*imp.notes, f"CC Switch's current provider for {p.app}"))
+            imp = replace(imp, notes=(*imp.notes, tr("CC Switch's current provider for {app}").format(app=p.app)))
         out.append(imp)
     return out, skipped
+
+
+def _no_provider(app: str | None, provider: str | None) -> str:
+    """Why nothing was imported: CC Switch's database holds no provider (of ``app``, named ``provider``)."""
+    if app and provider:
+        return tr("CC Switch's database holds no provider of app {app} named {provider}").format(
+            app=repr(app), provider=repr(provider))
+    if app:
+        return tr("CC Switch's database holds no provider of app {app}").format(app=repr(app))
+    if provider:
+        return tr("CC Switch's database holds no provider named {provider}").format(provider=repr(provider))
+    return tr("CC Switch's database holds no provider")
 
 
 def _word(text: str) -> str:
@@ -289,14 +306,15 @@ def save_imports(imports: Sequence[Imported], *, store_keys: bool, dry_run: bool
     if clash or twice:
         which = clash or twice
         raise ImportRefusedError(
-            f"profile {which[0]!r} exists; name the import with --profile NAME (nothing was written)",
+            tr("profile {name} exists; name the import with --profile NAME (nothing was written)").format(
+                name=repr(which[0])),
             Location(path))
     final: list[Imported] = []
     for imp in imports:
         if imp.profile.key == "keyring" and not store_keys:
             imp = replace(imp, profile=imp.profile.model_copy(update={"key": "none"}), notes=(
-                *imp.notes, "the key in it was not imported (add --key to store it in the keyring); "
-                "the profile sends none"))
+                *imp.notes, tr("the key in it was not imported (add --key to store it in the keyring); "
+                               "the profile sends none")))
         if store_keys and imp.key is not None:
             check_key(imp.key)
         final.append(imp)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kvswitch.i18n import tr
+
 if TYPE_CHECKING:
     from kvswitch.config import Config
     from kvswitch.kinds import ClientKind
@@ -189,10 +191,11 @@ def register_found(found: list[Installed]) -> list[str]:
         return []
     path = config_file()
     if read_optional(path) is None:
+        head = tr("kvswitch config. Add a profile with kvswitch import CLIENT or kvswitch init;\n"
+                  "comments you add are kept. API keys are never stored here.")
         write_private(path, (
-            "# kvswitch config. Add a profile with kvswitch import CLIENT or kvswitch init;\n"
-            "# comments you add are kept. API keys are never stored here.\n"
-            f'version = {CONFIG_VERSION}\nmode = "merged"   # merged | split\n').encode())
+            "".join(f"# {line}\n" for line in head.splitlines())
+            + f'version = {CONFIG_VERSION}\nmode = "merged"   # merged | split\n').encode())
     config = read_config(path)
     names = {e.name for e in config.model.clients if e.name}
     tables, added = [], []

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kvswitch.errors import ChangedOnDiskError, Location, ReadError, WriteError
+from kvswitch.i18n import tr
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -79,13 +80,13 @@ def open_for_reading(path: Path) -> tuple[int, os.stat_result]:
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a socket (or a device with nothing behind it): say which
             with contextlib.suppress(OSError):
-                raise ReadError(f"cannot read: {_not_regular(path.stat().st_mode)}", Location(path)) from exc
-        raise ReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
+                raise ReadError(_cannot_read(_not_regular(path.stat().st_mode)), Location(path)) from exc
+        raise ReadError(_cannot_read(_why(exc)), Location(path)) from exc
     try:
         return fd, os.fstat(fd)
     except OSError as exc:
         os.close(fd)
-        raise ReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
+        raise ReadError(_cannot_read(_why(exc)), Location(path)) from exc
 
 
 def _read(path: Path, *, missing_ok: bool) -> bytes | None:
@@ -97,12 +98,12 @@ def _read(path: Path, *, missing_ok: bool) -> bytes | None:
         raise
     try:
         if not stat.S_ISREG(st.st_mode):
-            raise ReadError(f"cannot read: {_not_regular(st.st_mode)}", Location(path))
+            raise ReadError(_cannot_read(_not_regular(st.st_mode)), Location(path))
         if st.st_size > MAX_FILE_BYTES:
             raise ReadError(_too_large(st.st_size), Location(path))
         return read_rest(fd, st.st_size, MAX_FILE_BYTES, lambda n: ReadError(_too_large(n), Location(path)))
     except OSError as exc:
-        raise ReadError(f"cannot read: {_why(exc)}", Location(path)) from exc
+        raise ReadError(_cannot_read(_why(exc)), Location(path)) from exc
     finally:
         os.close(fd)
 
@@ -121,38 +122,58 @@ def read_rest(fd: int, size: int, limit: int, too_large: Callable[[int], Excepti
     return b"".join(chunks)
 
 
+def _cannot_read(reason: str) -> str:
+    return tr("cannot read: {reason}").format(reason=reason)
+
+
+def _cannot_write(reason: str) -> str:
+    return tr("cannot write: {reason}").format(reason=reason)
+
+
 def _not_regular(mode: int) -> str:
-    what = (
-        "is a directory" if stat.S_ISDIR(mode)
-        else "is a named pipe (FIFO)" if stat.S_ISFIFO(mode)
-        else "is a socket" if stat.S_ISSOCK(mode)
-        else "is a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-        else "is a special file"
-    )
-    return f"{what}, not a regular file"
+    if stat.S_ISDIR(mode):
+        return tr("is a directory, not a regular file")
+    if stat.S_ISFIFO(mode):
+        return tr("is a named pipe (FIFO), not a regular file")
+    if stat.S_ISSOCK(mode):
+        return tr("is a socket, not a regular file")
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return tr("is a device, not a regular file")
+    return tr("is a special file, not a regular file")
 
 
 def _too_large(size: int) -> str:
-    return (
-        f"too large: {size / 1048576:.1f} MiB; kvswitch reads files of up to "
-        f"{MAX_FILE_BYTES // 1048576} MiB (a client's settings are far smaller: is this the right file?)"
-    )
+    return tr(
+        "too large: {size} MiB; kvswitch reads files of up to {limit} MiB "
+        "(a client's settings are far smaller: is this the right file?)"
+    ).format(size=f"{size / 1048576:.1f}", limit=MAX_FILE_BYTES // 1048576)
 
 
 def _why(exc: OSError) -> str:
-    reasons = {
-        errno.ENOENT: "no such file or directory",
-        errno.EACCES: "permission denied",
-        errno.EPERM: "operation not permitted",
-        errno.EISDIR: "is a directory",
-        errno.ENOTDIR: "a parent is not a directory",
-        errno.ENOSPC: "no space left on the device (disk full)",
-        errno.EDQUOT: "disk quota exceeded",
-        errno.EFBIG: "file too large for this process or file system (disk full?)",
-        errno.EROFS: "read-only file system",
-        errno.ELOOP: "too many levels of symbolic links",
-    }
-    return reasons.get(exc.errno or 0, exc.strerror or str(exc))
+    """Why the file system said no, in words (in the user's language where kvswitch knows the
+    error; the system's own words otherwise)."""
+    code = exc.errno or 0
+    if code == errno.ENOENT:
+        return tr("no such file or directory")
+    if code == errno.EACCES:
+        return tr("permission denied")
+    if code == errno.EPERM:
+        return tr("operation not permitted")
+    if code == errno.EISDIR:
+        return tr("is a directory")
+    if code == errno.ENOTDIR:
+        return tr("a parent is not a directory")
+    if code == errno.ENOSPC:
+        return tr("no space left on the device (disk full)")
+    if code == errno.EDQUOT:
+        return tr("disk quota exceeded")
+    if code == errno.EFBIG:
+        return tr("file too large for this process or file system (disk full?)")
+    if code == errno.EROFS:
+        return tr("read-only file system")
+    if code == errno.ELOOP:
+        return tr("too many levels of symbolic links")
+    return exc.strerror or str(exc)
 
 
 def _umask() -> int:
@@ -306,7 +327,7 @@ class PreparedWrite:
                 _rename(self.temp, self.target)
         except OSError as exc:
             self.abort()
-            raise WriteError(f"cannot replace the file: {_why(exc)}", Location(self.path)) from exc
+            raise WriteError(tr("cannot replace the file: {reason}").format(reason=_why(exc)), Location(self.path)) from exc
         self.done = True
         with contextlib.suppress(OSError):
             _fsync_dir(self.target.parent)
@@ -320,7 +341,7 @@ class PreparedWrite:
     def _raced(self) -> RacedError:
         self.abort()
         return RacedError(
-            "changed on disk while kvswitch was writing it; nothing was written", Location(self.path)
+            tr("changed on disk while kvswitch was writing it; nothing was written"), Location(self.path)
         )
 
     def _swap_in(self) -> None:
@@ -410,18 +431,19 @@ def prepare_write(
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise WriteError(f"cannot write: {_why(exc)}", Location(path)) from exc
+        raise WriteError(_cannot_write(_why(exc)), Location(path)) from exc
     if st is not None and not stat.S_ISREG(st.st_mode):
-        raise WriteError(f"cannot write: {_not_regular(st.st_mode)}", Location(path))
+        raise WriteError(_cannot_write(_not_regular(st.st_mode)), Location(path))
     if st is not None and not os.access(target, os.W_OK):
         # the rename would go through in a writable directory; the file's own mode says no
-        raise WriteError("cannot write: permission denied", Location(path))
+        raise WriteError(_cannot_write(tr("permission denied")), Location(path))
     _sweep_stale_temps(directory)
     name = f".{target.name}{_TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}"
     try:
         fd = os.open(directory / f"{name}.tmp", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
-        raise WriteError(f"cannot write in {directory}: {_why(exc)}", Location(path)) from exc
+        message = tr("cannot write in {directory}: {reason}").format(directory=directory, reason=_why(exc))
+        raise WriteError(message, Location(path)) from exc
     temp = directory / f"{name}.tmp"
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -445,7 +467,7 @@ def prepare_write(
         with contextlib.suppress(OSError):
             temp.unlink()
         if isinstance(exc, OSError):
-            raise WriteError(f"cannot write: {_why(exc)}", Location(path)) from exc
+            raise WriteError(_cannot_write(_why(exc)), Location(path)) from exc
         raise
     return PreparedWrite(
         path, target, temp, data, old,
@@ -460,11 +482,9 @@ def _keep_owner(fd: int, st: os.stat_result, path: Path) -> None:
     except PermissionError:
         now = os.fstat(fd)
         if (now.st_uid, now.st_gid) != (st.st_uid, st.st_gid):
-            raise WriteError(
-                f"cannot write without changing the file's owner (it belongs to uid {st.st_uid}, "
-                f"gid {st.st_gid}; kvswitch runs as uid {os.geteuid()}): run kvswitch as its owner",
-                Location(path),
-            ) from None
+            message = tr("cannot write without changing the file's owner (it belongs to uid {uid}, "
+                         "gid {gid}; kvswitch runs as uid {me}): run kvswitch as its owner")
+            raise WriteError(message.format(uid=st.st_uid, gid=st.st_gid, me=os.geteuid()), Location(path)) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -513,13 +533,14 @@ def atomic_write(
         keep(version)
         raced.add(_digest(version))
 
-    def reapply(current: bytes | None, when: str) -> None:
+    def reapply(current: bytes | None, writing: bool) -> None:
         nonlocal data, expected, reapplied
         if rebuild is None or reapplied >= MAX_REAPPLY:
-            raise ChangedOnDiskError(
-                f"changed on disk while kvswitch was {when} it; nothing was written (run the command again)",
-                Location(path),
-            )
+            if writing:
+                message = tr("changed on disk while kvswitch was writing it; nothing was written (run the command again)")
+            else:
+                message = tr("changed on disk while kvswitch was editing it; nothing was written (run the command again)")
+            raise ChangedOnDiskError(message, Location(path))
         data = rebuild(current or b"")
         expected = current or b""
         reapplied += 1
@@ -528,7 +549,7 @@ def atomic_write(
         while True:
             current = read_optional(target)
             if expected is not None and (current or b"") != expected:
-                reapply(current, "editing")
+                reapply(current, writing=False)
                 continue
             if current == data:
                 if mode is not None:
@@ -545,7 +566,7 @@ def atomic_write(
                 _before_swap()
                 prepared.commit()
             except RacedError:
-                reapply(read_optional(target), "writing")
+                reapply(read_optional(target), writing=True)
                 continue
             except WriteError:
                 if fresh and saved is not None:
@@ -578,8 +599,13 @@ def backup_of(path: Path, data: bytes) -> Path:
     try:
         return save_backup(Path(os.path.realpath(path)), data)
     except WriteError as exc:
-        where = f" ({exc.location.path})" if exc.location and exc.location.path else ""
-        raise WriteError(f"{exc.message}, while keeping a backup{where}; nothing was written", Location(Path(path))) from exc
+        if exc.location and exc.location.path:
+            message = tr("{error}, while keeping a backup ({backup}); nothing was written").format(
+                error=exc.message, backup=exc.location.path
+            )
+        else:
+            message = tr("{error}, while keeping a backup; nothing was written").format(error=exc.message)
+        raise WriteError(message, Location(Path(path))) from exc
 
 
 def _ensure_mode(path: Path, target: Path, mode: int) -> None:
@@ -588,7 +614,7 @@ def _ensure_mode(path: Path, target: Path, mode: int) -> None:
         if stat.S_IMODE(target.stat().st_mode) != mode:
             target.chmod(mode)
     except OSError as exc:
-        raise WriteError(f"cannot set the file's mode: {_why(exc)}", Location(path)) from exc
+        raise WriteError(tr("cannot set the file's mode: {reason}").format(reason=_why(exc)), Location(path)) from exc
 
 
 def write_private(path: Path, data: bytes) -> None:
@@ -607,7 +633,7 @@ def _private_dir(directory: Path) -> None:
         except FileExistsError:
             pass
         except OSError as exc:
-            raise WriteError(f"cannot create directory: {_why(exc)}", Location(d)) from exc
+            raise WriteError(tr("cannot create directory: {reason}").format(reason=_why(exc)), Location(d)) from exc
 
 
 def append_private(path: Path, data: bytes) -> None:
@@ -617,11 +643,11 @@ def append_private(path: Path, data: bytes) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise WriteError(f"cannot write: {_why(exc)}", Location(path)) from exc
+        raise WriteError(_cannot_write(_why(exc)), Location(path)) from exc
     try:
         os.write(fd, data)
         os.fsync(fd)
     except OSError as exc:
-        raise WriteError(f"cannot write: {_why(exc)}", Location(path)) from exc
+        raise WriteError(_cannot_write(_why(exc)), Location(path)) from exc
     finally:
         os.close(fd)

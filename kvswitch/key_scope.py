@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from kvswitch.i18n import tr
+
 __all__ = ["KeyScope", "Origin", "key_for", "origin", "show_origin"]
 
 Origin = tuple[str, str, int]
@@ -80,5 +82,5 @@ class KeyScope:
         if self.key is None or self.allows(url):
             return None
         o = origin(url)
-        where = show_origin(o) if o else "that address"
-        return f"no key sent to {where}: it is not an address the profile names"
+        where = show_origin(o) if o else tr("that address")
+        return tr("no key sent to {address}: it is not an address the profile names").format(address=where)

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from kvswitch.i18n import ntr, tr
+
 if TYPE_CHECKING:
     from kvswitch.config import Config
     from kvswitch.models import ClientEntry, Profile
@@ -75,63 +77,82 @@ class KeyVariable:
 
         if self.token:
             return self._describe_token()
-        s = "s" if len(self.clients) == 1 else ""  # one client reads, two read
-        who, name = _and(self.clients), self.name
+        n, who, name = len(self.clients), _and(self.clients), self.name
         profile = show_name(self.profile)
-        reads = f"{who} read{s} profile {profile}'s key from it"
-        shell = f"in the shell {who} start{s} from"
+        reads = ntr("{clients} reads profile {profile}'s key from it", "{clients} read profile {profile}'s key from it",
+                    n).format(clients=who, profile=profile)
+        shell = ntr("in the shell {clients} starts from", "in the shell {clients} start from", n).format(clients=who)
         whole = f'export {name}="$(kvswitch key get {shell_word(self.profile)} --reveal)"'
         if self.reference.startswith("env:"):
             if self.state == "ok":
-                return f"{name} is set ({self.value}): {reads}", ""
+                return tr("{name} is set ({value}): {reads}").format(name=name, value=self.value, reads=reads), ""
             return (
-                f"{name} is not set in this environment: {reads}",
-                f"export {name}=YOUR_KEY {shell}",
+                tr("{name} is not set in this environment: {reads}").format(name=name, reads=reads),
+                tr("export {name}=YOUR_KEY {shell}").format(name=name, shell=shell),
             )
         if self.state == "ok":
-            what = f"set to profile {profile}'s key" if self.key else "set"
-            return f"{name} is {what} ({self.value}): {who} read{s} the key from it", ""
+            if self.key:
+                saw = ntr("{name} is set to profile {profile}'s key ({value}): {clients} reads the key from it",
+                          "{name} is set to profile {profile}'s key ({value}): {clients} read the key from it", n)
+            else:
+                saw = ntr("{name} is set ({value}): {clients} reads the key from it",
+                          "{name} is set ({value}): {clients} read the key from it", n)
+            return saw.format(name=name, profile=profile, value=self.value, clients=who), ""
         if self.state == "no-key":
+            saw = ntr("{name} is not set, and no key is stored for profile {profile}: {clients} reads the key from "
+                      "that variable",
+                      "{name} is not set, and no key is stored for profile {profile}: {clients} read the key from "
+                      "that variable", n)
             return (
-                f"{name} is not set, and no key is stored for profile {profile}: {who} read{s} "
-                "the key from that variable",
-                f"kvswitch key set {shell_word(self.profile)}, then {whole}",
+                saw.format(name=name, profile=profile, clients=who),
+                tr("kvswitch key set {profile}, then {command}").format(profile=shell_word(self.profile), command=whole),
             )
         if self.state == "unset":
             return (
-                f"{name} is not set in this environment: {reads}",
-                f"{self.export} (the key stored for profile {profile}): {whole} {shell}",
+                tr("{name} is not set in this environment: {reads}").format(name=name, reads=reads),
+                tr("{export} (the key stored for profile {profile}): {command} {shell}").format(
+                    export=self.export, profile=profile, command=whole, shell=shell
+                ),
             )
+        saw = ntr("{name} holds {value}, not the key stored for profile {profile} ({key}): {clients} sends that one",
+                  "{name} holds {value}, not the key stored for profile {profile} ({key}): {clients} send that one", n)
         return (
-            f"{name} holds {self.value}, not the key stored for profile {profile} ({self.key}): "
-            f"{who} send{s} that one",
+            saw.format(name=name, value=self.value, profile=profile, key=self.key, clients=who),
             f"{self.export}: {whole}",
         )
 
     def _describe_token(self) -> tuple[str, str]:
-        s = "s" if len(self.clients) == 1 else ""
-        who, name = _and(self.clients), self.name
-        reads = f"{who}, pinned to the gateway, read{s} the gateway's token from it"
-        shell = f"in the shell {who} start{s} from"
+        n, who, name = len(self.clients), _and(self.clients), self.name
+        reads = ntr("{clients}, pinned to the gateway, reads the gateway's token from it",
+                    "{clients}, pinned to the gateway, read the gateway's token from it", n).format(clients=who)
+        shell = ntr("in the shell {clients} starts from", "in the shell {clients} start from", n).format(clients=who)
         if self.reference.startswith("env:"):
             if self.state == "ok":
-                return f"{name} is set ({self.value}): {reads}", ""
-            return (f"{name} is not set in this environment: {reads} (and the gateway does too)",
-                    f"export {name}=A_LONG_RANDOM_VALUE {shell} and where the gateway starts")
+                return tr("{name} is set ({value}): {reads}").format(name=name, value=self.value, reads=reads), ""
+            return (tr("{name} is not set in this environment: {reads} (and the gateway does too)").format(
+                        name=name, reads=reads),
+                    tr("export {name}=A_LONG_RANDOM_VALUE {shell} and where the gateway starts").format(
+                        name=name, shell=shell))
         if self.state == "ok":
-            return f"{name} is set to the gateway's token ({self.value}): {reads}", ""
+            return tr("{name} is set to the gateway's token ({value}): {reads}").format(
+                name=name, value=self.value, reads=reads), ""
         if self.state == "no-key":
-            return (f"{name} is not set, and the gateway has no token yet: {reads}",
-                    "kvswitch gateway pin makes one")
+            return (tr("{name} is not set, and the gateway has no token yet: {reads}").format(name=name, reads=reads),
+                    tr("kvswitch gateway pin makes one"))
         if self.state == "unset":
-            return (f"{name} is not set in this environment: {reads}",
-                    f"{self.export} (the gateway's token) {shell}")
-        return (f"{name} holds {self.value}, not the gateway's token ({self.key}): {who} "
-                f"send{s} that one, which the gateway refuses", f"{self.export} {shell}")
+            return (tr("{name} is not set in this environment: {reads}").format(name=name, reads=reads),
+                    tr("{export} (the gateway's token) {shell}").format(export=self.export, shell=shell))
+        saw = ntr("{name} holds {value}, not the gateway's token ({key}): {clients} sends that one, which the "
+                  "gateway refuses",
+                  "{name} holds {value}, not the gateway's token ({key}): {clients} send that one, which the "
+                  "gateway refuses", n)
+        return (saw.format(name=name, value=self.value, key=self.key, clients=who), f"{self.export} {shell}")
 
 
 def _and(items: tuple[str, ...]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    if len(items) == 1:
+        return items[0]
+    return tr("{clients} and {last}").format(clients=", ".join(items[:-1]), last=items[-1])
 
 
 def reads_key_variable(entry: ClientEntry, profile_name: str, profile: Profile) -> bool:

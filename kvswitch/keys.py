@@ -15,6 +15,7 @@ from typing import Any
 
 from kvswitch import paths
 from kvswitch.errors import KvswitchError
+from kvswitch.i18n import N_, tr
 
 __all__ = [
     "NO_BACKEND_HELP",
@@ -29,7 +30,7 @@ __all__ = [
     "set_key",
 ]
 
-NO_BACKEND_HELP = (
+NO_BACKEND_HELP = N_(
     "no OS keyring is available. Install and unlock one — GNOME Keyring "
     "(apt install gnome-keyring; it needs a D-Bus session, e.g. dbus-run-session) or KWallet — "
     "or keep the key in an environment variable and point the profile at it: "
@@ -63,7 +64,7 @@ def check_key(key: str) -> None:
     from kvswitch.validate import key_problem
 
     if looks_like_placeholder(key):  # first: "sk-你的Key" is a placeholder before it is non-ASCII
-        raise InvalidKeyError("that is a placeholder, not a key (KVS211)")
+        raise InvalidKeyError(tr("that is a placeholder, not a key (KVS211)"))
     problem = key_problem(key)
     if problem is not None:
         raise InvalidKeyError(problem)
@@ -74,15 +75,15 @@ def _backend() -> Any:
         import keyring
         from keyring.backends import fail
     except ImportError as exc:  # pragma: no cover - keyring is a dependency
-        raise SecretStoreError(NO_BACKEND_HELP) from exc
+        raise SecretStoreError(tr(NO_BACKEND_HELP)) from exc
     backend = keyring.get_keyring()
     chained = getattr(backend, "backends", None)
     if isinstance(backend, fail.Keyring) or (chained is not None and not chained):
-        raise SecretStoreError(NO_BACKEND_HELP)
+        raise SecretStoreError(tr(NO_BACKEND_HELP))
     if _plaintext(backend) and not _chosen_explicitly():
         # keyring picked a plain-text file store by itself (keyrings.alt installed, no Secret
         # Service): that would be a silent plaintext fallback, which kvswitch never does
-        raise SecretStoreError(NO_BACKEND_HELP)
+        raise SecretStoreError(tr(NO_BACKEND_HELP))
     return keyring
 
 
@@ -105,31 +106,36 @@ def _chosen_explicitly() -> bool:
 
 
 def _call(what: str, fn: Any, *args: str) -> Any:
+    """``fn(*args)``, its keyring errors said as kvswitch's; ``what`` (translated) completes
+    "cannot …"."""
     from keyring import errors
 
     try:
         return fn(*args)
     except errors.NoKeyringError as exc:
-        raise SecretStoreError(NO_BACKEND_HELP) from exc
+        raise SecretStoreError(tr(NO_BACKEND_HELP)) from exc
     except errors.KeyringLocked as exc:
-        raise SecretStoreError(f"cannot {what}: the keyring is locked; unlock it and try again") from exc
+        raise SecretStoreError(tr("cannot {what}: the keyring is locked; unlock it and try again").format(
+            what=what)) from exc
     except errors.InitError as exc:
-        raise SecretStoreError(f"cannot {what}: the keyring could not start ({exc})") from exc
+        raise SecretStoreError(tr("cannot {what}: the keyring could not start ({error})").format(
+            what=what, error=exc)) from exc
     except errors.KeyringError as exc:
-        raise SecretStoreError(f"cannot {what}: the keyring refused ({type(exc).__name__})") from exc
+        raise SecretStoreError(tr("cannot {what}: the keyring refused ({error})").format(
+            what=what, error=type(exc).__name__)) from exc
 
 
 def set_key(profile: str, key: str) -> None:
     """Store ``key`` for ``profile`` after :func:`check_key`."""
     check_key(key)
     keyring = _backend()
-    _call("store the key", keyring.set_password, service_name(), profile, key)
+    _call(tr("store the key"), keyring.set_password, service_name(), profile, key)
 
 
 def get_key(profile: str) -> str | None:
     """The stored key of ``profile``, or ``None``."""
     keyring = _backend()
-    value = _call("read the key", keyring.get_password, service_name(), profile)
+    value = _call(tr("read the key"), keyring.get_password, service_name(), profile)
     return value if isinstance(value, str) else None
 
 
@@ -139,7 +145,7 @@ def delete_key(profile: str) -> bool:
 
     keyring = _backend()
     try:
-        _call("delete the key", keyring.delete_password, service_name(), profile)
+        _call(tr("delete the key"), keyring.delete_password, service_name(), profile)
     except SecretStoreError as exc:
         if isinstance(exc.__cause__, errors.PasswordDeleteError):
             return False
@@ -163,9 +169,10 @@ def resolve_key(profile: str, reference: str) -> str | None:
     elif reference == "none":  # the profile sends no key (e.g. set up without a keyring)
         return None
     elif reference == "keyring":
-        value, where = get_key(profile), f"the key stored for profile {show_name(profile)}"
+        value, where = get_key(profile), tr("the key stored for profile {name}").format(name=show_name(profile))
     else:
-        raise InvalidKeyError(f"profile {show_name(profile)}: key reference must be 'keyring', 'env:NAME' or 'none' (KVS213)")
+        raise InvalidKeyError(tr("profile {name}: key reference must be 'keyring', 'env:NAME' or 'none' (KVS213)").format(
+            name=show_name(profile)))
     if not value:
         return None
     # ASCII whitespace (a key pasted with a space or wrapped onto a new line) is left for the
@@ -173,7 +180,7 @@ def resolve_key(profile: str, reference: str) -> str | None:
     # sent in a header at all, so it is refused here, before any request
     problem = key_problem(re.sub(r"[ \t\r\n]+", "", value))
     if problem is not None:
-        raise InvalidKeyError(f"{where}: {problem}")
+        raise InvalidKeyError(tr("{where}: {problem}").format(where=where, problem=problem))
     return value
 
 
@@ -183,5 +190,5 @@ def env_key(name: str) -> str | None:
     if not _ENV_REF.fullmatch(f"env:{name}"):
         from kvswitch.validate import show
 
-        raise InvalidKeyError(f"{show(name)} is not an environment variable name")
+        raise InvalidKeyError(tr("{name} is not an environment variable name").format(name=show(name)))
     return resolve_key("", f"env:{name}")

@@ -9,6 +9,7 @@ from kvswitch.diagnostics import Diagnostic, Severity
 from kvswitch.document import ConfigFile, parse_config
 from kvswitch.edits import Set
 from kvswitch.errors import ConfigParseError, EditError, Location
+from kvswitch.i18n import tr
 from kvswitch.literals import FileKind
 
 __all__ = ["FixResult", "LintResult", "fix", "fixed_text", "lint", "lint_text"]
@@ -71,7 +72,8 @@ def fixed_text(cf: ConfigFile, diags: list[Diagnostic]) -> str:
     try:
         return cf.doc.apply(edits)
     except (ValueError, TypeError, KeyError) as exc:
-        raise EditError(f"the fixes could not be applied safely, nothing was written: {exc}", Location(cf.path)) from exc
+        message = tr("the fixes could not be applied safely, nothing was written: {error}").format(error=exc)
+        raise EditError(message, Location(cf.path)) from exc
 
 
 def fix(path: Path | str, kind: FileKind | None = None, *, git: bool = True) -> FixResult:
@@ -90,7 +92,7 @@ def fix(path: Path | str, kind: FileKind | None = None, *, git: bool = True) -> 
     def rebuild(current: bytes) -> bytes:
         cf2, res2 = lint_text(current, cf.kind, path, git=False)
         if cf2 is None:
-            raise ConfigParseError("the file stopped parsing while kvswitch was fixing it", Location(path))
+            raise ConfigParseError(tr("the file stopped parsing while kvswitch was fixing it"), Location(path))
         return fixed_text(cf2, [d for d in res2.diagnostics if d.fix is not None]).encode("utf-8")
 
     written = atomic_write(path, new.encode("utf-8"), expected=raw, rebuild=rebuild)

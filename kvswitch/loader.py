@@ -8,6 +8,7 @@ from typing import Any
 from kvswitch.diagnostics import Severity
 from kvswitch.document import ConfigFile, parse_config
 from kvswitch.errors import ConfigError, ConfigValidationError, ConfigVersionError
+from kvswitch.i18n import ntr, tr
 from kvswitch.kinds import CONFIG, MISSING, get_path, kind_of, subjects
 from kvswitch.models.common import ClientConfig, FileKind
 
@@ -36,13 +37,14 @@ def to_view(cf: ConfigFile) -> ClientConfig:
         raise ConfigVersionError(first.message, first.location)
     if errors:
         first = errors[0]
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        count = len(errors) - 1
+        more = ntr(" (and {others} more)", " (and {others} more)", count).format(others=count) if count else ""
         raise ConfigValidationError(f"{first.code} {first.message}{more}", first.location, tuple(errors))
     subs = subjects(cf.kind, cf.data)
     if cf.kind == CONFIG:
         subs = [s for s in subs if s.active]
         if not subs:
-            raise ConfigError("kvswitch config has no active profile (kvswitch profile use NAME)", cf.locate(()))
+            raise ConfigError(tr("kvswitch config has no active profile (kvswitch profile use NAME)"), cf.locate(()))
     parts: dict[str, dict[str, Any]] = {"provider": {}, "cache": {}, "split": {}, "request": {}}
     for name, key_path in subs[0].fields.items():
         value = get_path(cf.data, key_path)

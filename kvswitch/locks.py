@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 from kvswitch import paths
 from kvswitch.errors import Location, LockTimeoutError, WriteError
+from kvswitch.i18n import tr
 
 try:
     import fcntl
@@ -53,7 +54,7 @@ def switch_lock(timeout: float | None = None) -> Iterator[None]:
     if not _thread_lock.acquire(timeout=wait):
         raise _busy(wait)
     try:
-        with state_lock(_LOCK_NAME, "switch lock", wait=wait):
+        with state_lock(_LOCK_NAME, tr("switch lock"), wait=wait):
             _held.depth = 1
             try:
                 yield
@@ -71,7 +72,7 @@ def unless_dry_run(dry_run: bool) -> contextlib.AbstractContextManager[None]:
 @contextlib.contextmanager
 def state_lock(name: str, what: str, *, wait: float | None = None) -> Iterator[None]:
     """An exclusive ``flock`` on ``<state>/name`` for the ``with`` block (the kernel releases
-    it if the process dies). ``wait=None`` waits as long as it takes; otherwise past ``wait``
+    it if the process dies); ``what`` names the lock in errors (translated). ``wait=None`` waits as long as it takes; otherwise past ``wait``
     seconds :class:`LockTimeoutError` is raised."""
     if fcntl is None:  # pragma: no cover - Windows: the in-process lock only
         yield
@@ -84,7 +85,7 @@ def state_lock(name: str, what: str, *, wait: float | None = None) -> Iterator[N
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        raise WriteError(f"cannot open the {what}: {_why(exc)}", Location(lock)) from exc
+        raise WriteError(tr("cannot open the {lock}: {reason}").format(lock=what, reason=_why(exc)), Location(lock)) from exc
     try:
         deadline = None if wait is None else time.monotonic() + wait
         while True:
@@ -96,7 +97,8 @@ def state_lock(name: str, what: str, *, wait: float | None = None) -> Iterator[N
                     raise _busy(wait or 0.0) from None
                 time.sleep(_POLL)
             except OSError as exc:
-                raise WriteError(f"cannot take the {what}: {_why(exc)}", Location(lock)) from exc
+                raise WriteError(tr("cannot take the {lock}: {reason}").format(lock=what, reason=_why(exc)),
+                                 Location(lock)) from exc
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the flock
@@ -104,7 +106,7 @@ def state_lock(name: str, what: str, *, wait: float | None = None) -> Iterator[N
 
 def _busy(wait: float) -> LockTimeoutError:
     return LockTimeoutError(
-        f"another kvswitch is switching (waited {wait:g} s for it); nothing was changed — "
-        "run the command again when it has finished",
+        tr("another kvswitch is switching (waited {seconds} s for it); nothing was changed — "
+           "run the command again when it has finished").format(seconds=f"{wait:g}"),
         Location(paths.dirs().state / _LOCK_NAME),
     )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.errors import ConfigValidationError, EditError, Location
+from kvswitch.i18n import ntr, tr
 from kvswitch.kinds import CONFIG, MISSING, REQUEST_FIELDS, STRATEGY_FIELDS, get_path
 from kvswitch.kinds.own_config import profile_fields
 
@@ -105,7 +106,7 @@ def _edits(
 
     unknown = sorted(set(values) - set(paths))
     if unknown:
-        raise ValueError(f"not a profile form field: {', '.join(unknown)}")
+        raise ValueError(tr("not a profile form field: {fields}").format(fields=", ".join(unknown)))
     defaults = _defaults()
     edits: list[Edit] = []
     notes: list[Diagnostic] = []
@@ -168,7 +169,8 @@ def check_profile(config: Config, name: str, values: Mapping[str, Any]) -> Profi
         text = config.file.doc.apply(edits) if edits else config.file.text
         cf = parse_config(text, CONFIG, config.path)
     except (ValueError, ConfigParseError) as exc:
-        raise EditError(f"profile {name!r}: cannot apply the form: {exc}", Location(config.path)) from exc
+        message = tr("profile {name}: cannot apply the form: {error}").format(name=repr(name), error=exc)
+        raise EditError(message, Location(config.path)) from exc
     prefix = ("profiles", name)
     found = tuple(notes) + tuple(d for d in check(cf, git=False) if d.key_path[:2] == prefix)
     return ProfileCheck(name, tuple(edits), text, found, paths)
@@ -183,7 +185,8 @@ def save_profile(name: str, values: Mapping[str, Any], config: Config | None = N
     result = check_profile(config, name, values)
     if result.errors:
         first = result.errors[0]
-        more = f" (and {len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
+        count = len(result.errors) - 1
+        more = ntr(" (and {others} more)", " (and {others} more)", count).format(others=count) if count else ""
         raise ConfigValidationError(f"{first.code} {first.message}{more}", first.location, result.errors)
     if not result.changed:
         return config

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kvswitch.i18n import language, tr
+
 if TYPE_CHECKING:
     from kvswitch.models import ClientEntry
 
@@ -51,8 +53,9 @@ def nudge(entry: ClientEntry, path: Path) -> NudgeResult:
         try:
             os.utime(target)
         except OSError as exc:
-            return NudgeResult(path, "touch", False, f"cannot touch {target}: {exc.strerror}")
-        return NudgeResult(path, "touch", True, f"touched {target}")
+            return NudgeResult(path, "touch", False, tr("cannot touch {path}: {error}").format(
+                path=target, error=exc.strerror))
+        return NudgeResult(path, "touch", True, tr("touched {path}").format(path=target))
     if n.kind == "signal":
         return _signal(path, n.pidfile, n.signal, n.process, who)
     return _command(path, n.argv, n.timeout_seconds, who)
@@ -60,38 +63,45 @@ def nudge(entry: ClientEntry, path: Path) -> NudgeResult:
 
 def _signal(path: Path, pidfile: str | None, name: str, process: str | None, who: str) -> NudgeResult:
     if not pidfile:
-        return NudgeResult(path, "signal", False, f"no pidfile set for {who}; restart it to apply", True)
+        return NudgeResult(path, "signal", False, tr("no pidfile set for {client}; restart it to apply").format(
+            client=who), True)
     pf = Path(pidfile).expanduser()
     try:
         text = pf.read_text(encoding="ascii", errors="replace").strip()
         written = pf.stat().st_mtime
     except OSError as exc:
-        return NudgeResult(path, "signal", False, f"pidfile {pf}: {exc.strerror}; restart {who} to apply", True)
+        return NudgeResult(path, "signal", False, tr("pidfile {pidfile}: {error}; restart {client} to apply").format(
+            pidfile=pf, error=exc.strerror, client=who), True)
     try:
         pid = int(text.split()[0])
     except (ValueError, IndexError):
-        return NudgeResult(path, "signal", False, f"pidfile {pf} holds no pid; restart {who} to apply", True)
+        return NudgeResult(path, "signal", False, tr("pidfile {pidfile} holds no pid; restart {client} to apply").format(
+            pidfile=pf, client=who), True)
     try:
         sig = getattr(signals, "SIG" + name.upper().removeprefix("SIG"))
     except AttributeError:
-        return NudgeResult(path, "signal", False, f"unknown signal {name!r}")
+        return NudgeResult(path, "signal", False, tr("unknown signal {name}").format(name=repr(name)))
     stale = _stale(pid, written, process)
     if stale:
-        return NudgeResult(path, "signal", False, f"stale pidfile {pf}: {stale}; not signalled; restart {who} to apply", True)
+        return NudgeResult(path, "signal", False, tr(
+            "stale pidfile {pidfile}: {reason}; not signalled; restart {client} to apply").format(
+                pidfile=pf, reason=stale, client=who), True)
     try:
         os.kill(pid, sig)
     except ProcessLookupError:
-        return NudgeResult(path, "signal", False, f"process {pid} is gone (stale pidfile {pf})", True)
+        return NudgeResult(path, "signal", False, tr("process {pid} is gone (stale pidfile {pidfile})").format(
+            pid=pid, pidfile=pf), True)
     except PermissionError:
-        return NudgeResult(path, "signal", False, f"not allowed to signal process {pid}")
-    return NudgeResult(path, "signal", True, f"sent SIG{name.upper().removeprefix('SIG')} to {who} (pid {pid})")
+        return NudgeResult(path, "signal", False, tr("not allowed to signal process {pid}").format(pid=pid))
+    return NudgeResult(path, "signal", True, tr("sent {signal} to {client} (pid {pid})").format(
+        signal="SIG" + name.upper().removeprefix("SIG"), client=who, pid=pid))
 
 
 def _stale(pid: int, pidfile_written: float, process: str | None) -> str | None:
     """Why ``pid`` is not the process that wrote the pidfile, or None when it is (Linux /proc)."""
     proc = Path(f"/proc/{pid}")
     if not proc.exists():
-        return f"no process {pid}"
+        return tr("no process {pid}").format(pid=pid)
     try:
         fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
         start_ticks = int(fields[19])
@@ -101,33 +111,37 @@ def _stale(pid: int, pidfile_written: float, process: str | None) -> str | None:
     except (OSError, ValueError, IndexError):
         return None  # not Linux /proc: trust the pid
     if started > pidfile_written + 1.0:
-        return f"process {pid} started after the pidfile was written (its pid was reused)"
+        return tr("process {pid} started after the pidfile was written (its pid was reused)").format(pid=pid)
     if process and process not in cmdline:
-        return f"process {pid} is not {process!r} (its command line: {cmdline[:80]!r})"
+        return tr("process {pid} is not {process} (its command line: {cmdline})").format(
+            pid=pid, process=repr(process), cmdline=repr(cmdline[:80]))
     return None
 
 
 def _command(path: Path, argv: list[str], timeout: float, who: str) -> NudgeResult:
     if not argv:
-        return NudgeResult(path, "command", False, f"no command set for {who}; restart it to apply", True)
+        return NudgeResult(path, "command", False, tr("no command set for {client}; restart it to apply").format(
+            client=who), True)
     try:
         # its own process group, so a timeout kills what it started too
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
     except FileNotFoundError:
-        return NudgeResult(path, "command", False, f"command not found: {argv[0]}")
+        return NudgeResult(path, "command", False, tr("command not found: {command}").format(command=argv[0]))
     except OSError as exc:
-        return NudgeResult(path, "command", False, f"cannot run {argv[0]}: {exc.strerror}")
+        return NudgeResult(path, "command", False, tr("cannot run {command}: {error}").format(
+            command=argv[0], error=exc.strerror))
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signals.SIGKILL)
         out, err = proc.communicate()
-        return NudgeResult(path, "command", False, f"{argv[0]} did not finish within {timeout:g} s (killed)"
-                           + _tail(out, err))
+        return NudgeResult(path, "command", False, tr("{command} did not finish within {seconds} s (killed)").format(
+            command=argv[0], seconds=f"{timeout:g}") + _tail(out, err))
     ok = proc.returncode == 0
-    return NudgeResult(path, "command", ok, f"{argv[0]} exited {proc.returncode}" + _tail(out, err))
+    return NudgeResult(path, "command", ok, tr("{command} exited {code}").format(
+        command=argv[0], code=proc.returncode) + _tail(out, err))
 
 
 def _tail(out: str | bytes | None, err: str | bytes | None) -> str:
@@ -137,4 +151,5 @@ def _tail(out: str | bytes | None, err: str | bytes | None) -> str:
             text = text.decode(errors="replace")
         if text and text.strip():
             parts.append(f"{label}: {text.strip()[-_OUTPUT_LIMIT:]}")
-    return ("; " + "; ".join(parts)) if parts else ""
+    sep = "；" if language() == "zh_CN" else "; "  # a full-width semicolon in Chinese
+    return (sep + sep.join(parts)) if parts else ""

@@ -20,14 +20,15 @@ from urllib.parse import urlsplit
 from kvswitch.addresses import is_loopback_host
 from kvswitch.diagnostics import CODES, Diagnostic, Fix, Severity
 from kvswitch.document import ConfigFile
+from kvswitch.i18n import tr
 from kvswitch.kinds import CONFIG, MISSING, Subject, get_kind, get_path, kind_of, subjects
 from kvswitch.kinds.base import NEAR_MISS
 from kvswitch.validate import (
     NAME_MAX,
-    QUERY_PROBLEM,
     invisible,
     is_key_reference,
     name_problem,
+    query_problem,
     redact_url,
     shell_word,
     show,
@@ -134,22 +135,29 @@ def _owned(cf: ConfigFile) -> Any:
 def validate_model(cf: ConfigFile) -> list[Diagnostic]:
     """KVS002 for every type or value error of the kind's model, checked against the schema
     generated from it (:mod:`kvswitch.schema_check`); inputs of key fields are never shown."""
-    from kvswitch.schema_check import check_schema
+    from kvswitch.schema_check import check_schema, error_message
 
     ctx = _Ctx(cf, git=False)
     data = _owned(cf)
     if kind_of(cf).format == "jsonc" and not isinstance(data, dict):
-        name = cf.path.name if cf.path is not None else "the file"
-        return [ctx.diag("KVS002", f"{name} must hold an object ({{ … }})", ())]
+        if cf.path is None:
+            message = tr("the file must hold an object ({{ … }})")
+        else:
+            message = tr("{name} must hold an object ({{ … }})").format(name=cf.path.name)
+        return [ctx.diag("KVS002", message, ())]
     out = []
     for err in check_schema(data, cf.kind):
-        dotted = _dotted(err.loc) or "(top level)"
+        dotted = _dotted(err.loc) or tr("(top level)")
         if err.type == "missing":
-            out.append(ctx.diag("KVS002", f"{dotted}: required key is missing", err.loc))
+            out.append(ctx.diag("KVS002", tr("{key}: required key is missing").format(key=dotted), err.loc))
             continue
         secret = bool(err.loc) and str(err.loc[-1]).lower().endswith(("api_key", "apikey", "key"))
-        shown = "" if secret or isinstance(err.input, dict | list) else f" (got {show(err.input)})"
-        out.append(ctx.diag("KVS002", f"{dotted}: {err.msg}{shown}", err.loc))
+        problem = error_message(err.type, err.msg, err.ctx)
+        if secret or isinstance(err.input, dict | list):
+            message = tr("{key}: {problem}").format(key=dotted, problem=problem)
+        else:
+            message = tr("{key}: {problem} (got {value})").format(key=dotted, problem=problem, value=show(err.input))
+        out.append(ctx.diag("KVS002", message, err.loc))
     return out
 
 
@@ -202,8 +210,11 @@ def _unknown_keys(ctx: _Ctx) -> Iterator[Diagnostic]:
     root = schema(ctx.cf.kind)
     found = _walk_unknown(_owned(ctx.cf), root, root, (), kind_of(ctx.cf).strict_keys)
     for key_path, key, suggestion in found:
-        hint = f"; did you mean {suggestion!r}?" if suggestion else " (kvswitch ignores it)"
-        yield ctx.diag("KVS003", f"unknown key {show(key)}{hint}", key_path, key=True)
+        if suggestion:
+            message = tr("unknown key {key}; did you mean {suggestion}?").format(key=show(key), suggestion=repr(suggestion))
+        else:
+            message = tr("unknown key {key} (kvswitch ignores it)").format(key=show(key))
+        yield ctx.diag("KVS003", message, key_path, key=True)
 
 
 def _duplicates(ctx: _Ctx) -> Iterator[Diagnostic]:
@@ -215,7 +226,7 @@ def _duplicates(ctx: _Ctx) -> Iterator[Diagnostic]:
         yield Diagnostic(
             "KVS004",
             Severity.WARNING,
-            f"key {show(dup.path[-1])} appears more than once; VS Code uses the last one",
+            tr("key {key} appears more than once; the last one wins").format(key=show(dup.path[-1])),
             ctx.cf.path,
             line,
             col,
@@ -240,7 +251,7 @@ def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnos
     def at(field: str) -> KeyPath:
         return s.fields[field]
 
-    where = f"profile {show(s.profile, NAME_MAX)}: " if s.profile is not None else ""
+    where = tr("profile {name}: ").format(name=show(s.profile, NAME_MAX)) if s.profile is not None else ""
     mode = val("cache.mode")
     mode = mode if mode in ("merged", "split") else MISSING
     yield from _chunk_rules(ctx, s, val, at, mode, where)
@@ -248,25 +259,28 @@ def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnos
     yield from _url_rules(ctx, s, val, at, where)
     yield from _key_rules(ctx, s, val, at, where)
     for code, message, path, on_key in kind.lint(ctx.cf, s, mode):
-        yield ctx.diag(code, message, path, key=on_key)
+        yield ctx.diag(code, message, path, key=on_key)  # the kind's message, already in the user's language
     dtype = val("cache.kv_cache_dtype")
     if isinstance(dtype, str) and dtype not in KNOWN_KV_DTYPES:
-        yield ctx.diag("KVS104", f"{where}kv_cache_dtype {show(dtype)} is not a value any engine kvswitch knows accepts "
-                       f"(auto, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int8, q8_0…)", at("cache.kv_cache_dtype"))
+        message = tr("{where}kv_cache_dtype {value} is not a value any engine kvswitch knows accepts "
+                     "(auto, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int8, q8_0…)")
+        yield ctx.diag("KVS104", message.format(where=where, value=show(dtype)), at("cache.kv_cache_dtype"))
     elif dtype == "int8":
-        yield ctx.diag("KVS105", f"{where}kv_cache_dtype int8: vLLM and SGLang have no plain int8 KV cache "
-                       "(use fp8 there; llama.cpp calls it q8_0)", at("cache.kv_cache_dtype"))
+        message = tr("{where}kv_cache_dtype int8: vLLM and SGLang have no plain int8 KV cache "
+                     "(use fp8 there; llama.cpp calls it q8_0)")
+        yield ctx.diag("KVS105", message.format(where=where), at("cache.kv_cache_dtype"))
     model = val("provider.model")
     if "provider.model" not in s.fields or (model is MISSING and not kind.requires_model):
         pass
     elif at("provider.model") in bad:
         pass  # a wrong type is KVS002 already, not a missing name
     elif model is MISSING or model is None or (isinstance(model, str) and not model.strip()):
-        yield ctx.diag("KVS220", f"{where}model name is missing; requests need one the provider lists (S-08)",
-                       at("provider.model"))
+        message = tr("{where}model name is missing; requests need a model id the provider lists")
+        yield ctx.diag("KVS220", message.format(where=where), at("provider.model"))
     elif isinstance(model, str) and _MODEL_PLACEHOLDER.search(model):
-        yield ctx.diag("KVS220", f"{where}model name {show(model)} looks like a placeholder; a wrong model name "
-                       "makes requests fail with 404 (S-08)", at("provider.model"))
+        message = tr("{where}model name {model} looks like a placeholder; a model id the provider does not "
+                     "list makes requests fail with 404")
+        yield ctx.diag("KVS220", message.format(where=where, model=show(model)), at("provider.model"))
 
 
 def _chunk_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str) -> Iterator[Diagnostic]:
@@ -274,27 +288,25 @@ def _chunk_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
     if isinstance(chunk, int) and not isinstance(chunk, bool) and chunk >= 1:
         if chunk % 64:
             new = nearest_chunk_size(chunk)
+            message = tr("{where}chunk_size {chunk} is not a multiple of 64; it becomes {new} "
+                         "(some endpoints round it silently, so the size in effect is not the one written)")
             yield ctx.diag(
                 "KVS101",
-                f"{where}chunk_size {chunk} is not a multiple of 64; it becomes {new} "
-                "(some endpoints round it silently, S-26)",
+                message.format(where=where, chunk=chunk, new=new),
                 at("cache.chunk_size"),
-                fix=Fix(at("cache.chunk_size"), new, f"chunk_size {chunk} → {new}"),
+                fix=Fix(at("cache.chunk_size"), new, tr("chunk_size {chunk} → {new}").format(chunk=chunk, new=new)),
             )
         if chunk < 256:
-            yield ctx.diag(
-                "KVS102",
-                f"{where}chunk_size {chunk} is below 256: every chunk re-reads the model weights and "
-                "TTFT gets worse; 512–1024 suits most 7B models (S-19)",
-                at("cache.chunk_size"),
-            )
+            message = tr("{where}chunk_size {chunk} is below 256: every chunk re-reads the model weights and "
+                         "TTFT gets worse; 512–1024 suits most 7B models")
+            yield ctx.diag("KVS102", message.format(where=where, chunk=chunk), at("cache.chunk_size"))
     if get_kind(s.kind).keeps_both_modes:
         return  # a profile keeps both modes' settings on purpose
     if mode == "split" and chunk is not MISSING:
         yield ctx.diag(
             "KVS103",
-            "chunk_size is ignored in split mode (the prefill instance picks its own chunking, S-26); "
-            "switch to merged for it to take effect",
+            tr("chunk_size is ignored in split mode (the prefill instance picks its own chunking); "
+               "switch to merged for it to take effect"),
             at("cache.chunk_size"),
             key=True,
         )
@@ -306,40 +318,47 @@ def _split_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
     urls = {}
     for field, label in (("split.prefill_base_url", "prefill"), ("split.decode_base_url", "decode")):
         url = val(field)
+        # the endpoint's name for a message, in the user's language ("profile x: prefill endpoint")
+        named = (tr("{where}prefill endpoint") if label == "prefill" else tr("{where}decode endpoint")).format(where=where)
         if url is MISSING or url is None:
             if in_split and kind.split_endpoints_expected(ctx.cf.data):
                 # a kvswitch profile without endpoints uses its base_url for both
-                yield ctx.diag("KVS110", f"{where}split mode without a {label} endpoint ({at(field)[-1]})", at(field))
+                if label == "prefill":
+                    message = tr("{where}split mode without a prefill endpoint ({key})")
+                else:
+                    message = tr("{where}split mode without a decode endpoint ({key})")
+                yield ctx.diag("KVS110", message.format(where=where, key=at(field)[-1]), at(field))
             continue
         if isinstance(url, str):
             problem = url_problem(url)
-            if problem is not None and problem != QUERY_PROBLEM:
+            if problem is not None and problem != query_problem():
                 yield ctx.diag(
                     "KVS110",
-                    f"{where}{label} endpoint {show(redact_url(url))} is not an http(s) URL: {problem}",
+                    tr("{label} {url} is not an http(s) URL: {problem}").format(
+                        label=named, url=show(redact_url(url)), problem=problem
+                    ),
                     at(field),
                     severity=Severity.ERROR if in_split else Severity.WARNING,
                 )
             else:
                 urls[label] = url
-                yield from _slash_and_query(ctx, at(field), url, f"{where}{label} endpoint")
+                yield from _slash_and_query(ctx, at(field), url, named)
     # a client file's split endpoints only matter in split mode (in merged mode CC Switch keeps an
     # inert [cache.split], S-16, and init writes it); a profile keeps both modes' settings on purpose
     if (in_split or kind.keeps_both_modes) and len(urls) == 2 and _same_address(urls["prefill"], urls["decode"]):
-        yield ctx.diag(
-            "KVS111",
-            f"{where}prefill and decode endpoints are the same address: split needs a backend with a real "
-            "prefill/decode deployment behind it, else split requests time out (S-25); with one instance use merged",
-            at("split.decode_base_url"),
-        )
+        message = tr("{where}prefill and decode endpoints are the same address: split needs a backend with a real "
+                     "prefill/decode deployment behind it, else split requests time out; with one instance use merged")
+        yield ctx.diag("KVS111", message.format(where=where), at("split.decode_base_url"))
     conc = val("split.max_transfer_concurrency")
     if isinstance(conc, int) and not isinstance(conc, bool):
         if conc < 1:
-            yield ctx.diag("KVS112", f"{where}max_transfer_concurrency {conc} must be at least 1",
+            message = tr("{where}max_transfer_concurrency {value} must be at least 1")
+            yield ctx.diag("KVS112", message.format(where=where, value=conc),
                            at("split.max_transfer_concurrency"), severity=Severity.ERROR)
         elif conc > 8:
-            yield ctx.diag("KVS112", f"{where}max_transfer_concurrency {conc} is above 8: transfers steal compute; "
-                           "4 is a stable start, 8 with a fast interconnect (S-17)", at("split.max_transfer_concurrency"))
+            message = tr("{where}max_transfer_concurrency {value} is above 8: transfers steal compute; "
+                         "4 is a stable start, 8 with a fast interconnect")
+            yield ctx.diag("KVS112", message.format(where=where, value=conc), at("split.max_transfer_concurrency"))
 
 
 def _url_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator[Diagnostic]:
@@ -347,33 +366,34 @@ def _url_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
     if not isinstance(url, str):
         return
     problem = url_problem(url)
-    if problem is not None and problem != QUERY_PROBLEM:
-        yield ctx.diag("KVS202", f"{where}base URL {show(redact_url(url))} is not an http(s) URL: {problem}",
+    label = tr("{where}base URL").format(where=where)
+    if problem is not None and problem != query_problem():
+        message = tr("{label} {url} is not an http(s) URL: {problem}")
+        yield ctx.diag("KVS202", message.format(label=label, url=show(redact_url(url)), problem=problem),
                        at("provider.base_url"))
         return
     parts = urlsplit(url)
-    yield from _slash_and_query(ctx, at("provider.base_url"), url, f"{where}base URL")
+    yield from _slash_and_query(ctx, at("provider.base_url"), url, label)
     key = val("provider.api_key")
     has_key = isinstance(key, str) and key.strip() != ""
     if parts.scheme == "http" and has_key and not is_loopback_host(parts.hostname or ""):
-        yield ctx.diag(
-            "KVS203",
-            f"{where}base URL uses plain http to {parts.hostname}, so the API key travels unencrypted; use https",
-            at("provider.base_url"),
-        )
+        message = tr("{label} uses plain http to {host}, so the API key travels unencrypted; use https")
+        yield ctx.diag("KVS203", message.format(label=label, host=parts.hostname), at("provider.base_url"))
 
 
 def _slash_and_query(ctx: _Ctx, path: KeyPath, url: str, label: str) -> Iterator[Diagnostic]:
     parts = urlsplit(url)
     if parts.query or parts.fragment or url.endswith(("?", "#")):
-        yield ctx.diag("KVS202", f"{label} {show(redact_url(url))} has a query string or fragment; write the bare address (S-07)", path)
+        message = tr("{label} {url} has a query string or fragment; write the bare address")
+        yield ctx.diag("KVS202", message.format(label=label, url=show(redact_url(url))), path)
     elif url.endswith("/"):
         fixed = url.rstrip("/")
+        message = tr("{label} ends with '/': clients join it into '//' and authentication breaks; it becomes {url}")
         yield ctx.diag(
             "KVS201",
-            f"{label} ends with '/': clients join it into '//' and auth breaks (S-24); it becomes {show(redact_url(fixed))}",
+            message.format(label=label, url=show(redact_url(fixed))),
             path,
-            fix=Fix(path, fixed, "remove the trailing '/'"),
+            fix=Fix(path, fixed, tr("remove the trailing '/'")),
         )
 
 
@@ -386,45 +406,43 @@ def _key_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
         return
     if s.kind == CONFIG:
         if not is_key_reference(key):  # keyring, env:NAME, or none (sends no key)
-            yield ctx.diag(
-                "KVS213",
-                f"{where}'key' must be a reference, 'keyring', 'env:NAME' or 'none'; kvswitch's config never holds "
-                "a plaintext key (store it with: kvswitch key set PROFILE)",
-                path,
-            )
+            message = tr("{where}'key' must be a reference, 'keyring', 'env:NAME' or 'none'; kvswitch's config "
+                         "never holds a plaintext key (store it with: kvswitch key set PROFILE)")
+            yield ctx.diag("KVS213", message.format(where=where), path)
         return
     if key != key.strip() or "\n" in key or "\r" in key:
         fixed = re.sub(r"\s+", "", key) if ("\n" in key.strip() or "\r" in key.strip()) else key.strip()
         fixed = _visible(fixed)
         yield ctx.diag(
             "KVS210",
-            "API key has leading/trailing whitespace or a line break, which makes requests fail with "
-            "401 (S-24)",
+            tr("API key has leading/trailing whitespace or a line break, which makes requests fail with 401"),
             path,
-            fix=Fix(path, fixed, "strip whitespace and line breaks from the key"),
+            fix=Fix(path, fixed, tr("strip whitespace and line breaks from the key")),
         )
     elif (hidden := invisible(key)) is not None:
         yield ctx.diag(
             "KVS210",
-            f"API key contains {hidden}, an invisible or space character that breaks every "
-            "request; it was probably pasted with the key",
+            tr("API key contains {char}, an invisible or space character that breaks every "
+               "request; it was probably pasted with the key").format(char=hidden),
             path,
-            fix=Fix(path, _visible(key), "remove invisible and space characters from the key"),
+            fix=Fix(path, _visible(key), tr("remove invisible and space characters from the key")),
         )
     elif not key.isascii():
         yield ctx.diag(
             "KVS210",
-            "API key contains a non-ASCII character: API keys are ASCII, so it was changed in "
-            "copying; paste it again",
+            tr("API key contains a non-ASCII character: API keys are ASCII, so it was changed in "
+               "copying; paste it again"),
             path,
         )
     if looks_like_placeholder(key):
-        yield ctx.diag("KVS211", "API key is a placeholder, not a real key (S-24); set it with: kvswitch key set PROFILE", path)
+        message = tr("API key is a placeholder, not a real key, so requests fail with 401; "
+                     "set it with: kvswitch key set PROFILE")
+        yield ctx.diag("KVS211", message, path)
     elif ctx.git and ctx.cf.path is not None and _git_tracked(ctx.cf.path):
         yield ctx.diag(
             "KVS212",
-            "plaintext API key in a file tracked by git: it would be committed; keep it in the OS keyring "
-            "(kvswitch key set PROFILE) and remove it from the file",
+            tr("plaintext API key in a file tracked by git: it would be committed; keep it in the OS keyring "
+               "(kvswitch key set PROFILE) and remove it from the file"),
             path,
         )
 
@@ -435,18 +453,19 @@ def _kvswitch_rules(ctx: _Ctx, bad: set[KeyPath]) -> Iterator[Diagnostic]:
     data = ctx.cf.data
     version = data.get("version")
     if isinstance(version, int) and not isinstance(version, bool) and version > CONFIG_VERSION:
-        yield ctx.diag(
-            "KVS005",
-            f"config version {version} was written by a newer kvswitch (this one reads up to {CONFIG_VERSION}); "
-            "upgrade kvswitch",
-            ("version",),
-        )
+        message = tr("config version {version} was written by a newer kvswitch (this one reads up to "
+                     "{supported}); upgrade kvswitch")
+        yield ctx.diag("KVS005", message.format(version=version, supported=CONFIG_VERSION), ("version",))
     active = data.get("active_profile")
     profiles = data.get("profiles")
     if isinstance(active, str) and isinstance(profiles, dict) and active not in profiles:
         close = difflib.get_close_matches(active, list(profiles), n=1)
-        hint = f"; did you mean {show(close[0])}?" if close else ""
-        yield ctx.diag("KVS002", f"active_profile {show(active, NAME_MAX)} is not a profile{hint}",
+        if close:
+            message = tr("active_profile {name} is not a profile; did you mean {suggestion}?")
+        else:
+            message = tr("active_profile {name} is not a profile")
+        shown = show(active, NAME_MAX)
+        yield ctx.diag("KVS002", message.format(name=shown, suggestion=show(close[0]) if close else ""),
                        ("active_profile",))
     yield from _name_rules(ctx, profiles, data.get("clients"))
     yield from _client_kinds(ctx, data.get("clients"))
@@ -456,16 +475,17 @@ def _kvswitch_rules(ctx: _Ctx, bad: set[KeyPath]) -> Iterator[Diagnostic]:
 def _mode_urls(ctx: _Ctx, profiles: Any) -> Iterator[Diagnostic]:
     """KVS202/KVS201 for each profile's per-mode URLs, as for its base URL."""
     for name in profiles if isinstance(profiles, dict) else ():
-        where = f"profile {show(name, NAME_MAX)}: "
+        where = tr("profile {name}: ").format(name=show(name, NAME_MAX))
         for mode, key in (("merged", "url"), ("split", "url"), ("split", "probe_url")):
             path = ("profiles", name, mode, key)
             url = get_path(ctx.cf.data, path)
             if not isinstance(url, str):
                 continue
             problem = url_problem(url)
-            label = f"{where}{mode} URL"
-            if problem is not None and problem != QUERY_PROBLEM:
-                yield ctx.diag("KVS202", f"{label} {show(redact_url(url))} is not an http(s) URL: {problem}", path)
+            label = tr("{where}{mode} URL").format(where=where, mode=mode)
+            if problem is not None and problem != query_problem():
+                message = tr("{label} {url} is not an http(s) URL: {problem}")
+                yield ctx.diag("KVS202", message.format(label=label, url=show(redact_url(url)), problem=problem), path)
             else:
                 yield from _slash_and_query(ctx, path, url, label)
 
@@ -481,8 +501,8 @@ def _client_kinds(ctx: _Ctx, clients: Any) -> Iterator[Diagnostic]:
                 client_kind(kind)
             except ValueError:
                 known = ", ".join(choices(clients_only=True))
-                yield ctx.diag("KVS002", f"clients.{i}.kind: no client kind {show(kind)} (kinds: {known})",
-                               ("clients", i, "kind"))
+                message = tr("clients.{index}.kind: no client kind {kind} (kinds: {known})")
+                yield ctx.diag("KVS002", message.format(index=i, kind=show(kind), known=known), ("clients", i, "kind"))
 
 
 def _name_rules(ctx: _Ctx, profiles: Any, clients: Any) -> Iterator[Diagnostic]:
@@ -492,14 +512,14 @@ def _name_rules(ctx: _Ctx, profiles: Any, clients: Any) -> Iterator[Diagnostic]:
         problem = name_problem(name)
         if problem is not None:
             old = shell_word(name) if len(name) <= 200 else "OLD"
-            message = (f"profile name {show(name, NAME_MAX)} is not allowed: {problem}; "
-                       f"rename it: kvswitch profile rename {old} NEW")
-            yield ctx.diag("KVS006", message, ("profiles", name), key=True)
+            message = tr("profile name {name} is not allowed: {problem}; rename it: kvswitch profile rename {old} NEW")
+            yield ctx.diag("KVS006", message.format(name=show(name, NAME_MAX), problem=problem, old=old),
+                           ("profiles", name), key=True)
     for i, entry in enumerate(clients if isinstance(clients, list) else ()):
         name = entry.get("name") if isinstance(entry, dict) else None
         if isinstance(name, str) and (problem := name_problem(name)) is not None:
-            message = f"client name {show(name, NAME_MAX)} is not allowed: {problem}; change it in this file"
-            yield ctx.diag("KVS006", message, ("clients", i, "name"))
+            message = tr("client name {name} is not allowed: {problem}; change it in this file")
+            yield ctx.diag("KVS006", message.format(name=show(name, NAME_MAX), problem=problem), ("clients", i, "name"))
 
 
 # -- helpers -----------------------------------------------------------------------------

@@ -12,23 +12,115 @@ the same way. ``kvswitch.load`` still validates with pydantic.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SchemaError", "check_schema", "resolve", "schema"]
+from kvswitch.i18n import language, tr
 
+__all__ = ["SchemaError", "check_schema", "error_message", "resolve", "schema"]
 
 
 @dataclass(frozen=True, slots=True)
 class SchemaError:
-    """One violation: where (``loc``), pydantic's error type, and its message."""
+    """One violation: where (``loc``), pydantic's error type, its message (pydantic's English
+    words) and the values the message names (``ctx``, as pydantic gives them)."""
 
     loc: tuple[str | int, ...]
     type: str
     msg: str
     input: Any
+    ctx: Mapping[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        """The message in the user's language (:func:`error_message`)."""
+        return error_message(self.type, self.msg, self.ctx)
+
+
+def error_message(kind: str, msg: str, ctx: Mapping[str, Any] | None = None) -> str:
+    """A pydantic error (or one of :func:`check_schema`'s) as kvswitch words it, in the user's
+    language: chosen by its ``type`` (``missing``, ``int_type``, ``literal_error``,
+    ``greater_than``…) with the values of its ``ctx``. In English that is pydantic's own
+    wording; a ``value_error`` is kvswitch's own validator's message (its ``Value error, ``
+    prefix dropped); a type kvswitch does not know keeps pydantic's English ``msg``."""
+    if kind == "value_error":
+        return msg.removeprefix("Value error, ")
+    if language() == "en":
+        return msg
+    values = dict(ctx or {})
+    expected = values.get("expected")
+    if isinstance(expected, str):  # "'merged' or 'split'": the choices stay, the "or" is translated
+        head, sep, last = expected.rpartition(" or ")
+        if sep:
+            values["expected"] = tr("{choices} or {last}").format(choices=head, last=last)
+    words = _words(kind)
+    if words is None:
+        return msg
+    try:
+        return words.format(**values)
+    except (KeyError, IndexError, ValueError):  # a ctx without the value the words name
+        return msg
+
+
+def _words(kind: str) -> str | None:
+    """kvswitch's words for a pydantic error type (``None``: not one kvswitch knows)."""
+    match kind:
+        case "missing":
+            return tr("Field required")
+        case "extra_forbidden":
+            return tr("Extra inputs are not permitted")
+        case "string_type":
+            return tr("Input should be a valid string")
+        case "int_type":
+            return tr("Input should be a valid integer")
+        case "int_parsing":
+            return tr("Input should be a valid integer, unable to parse string as an integer")
+        case "int_from_float":
+            return tr("Input should be a valid integer, got a number with a fractional part")
+        case "float_type":
+            return tr("Input should be a valid number")
+        case "float_parsing":
+            return tr("Input should be a valid number, unable to parse string as a number")
+        case "finite_number":
+            return tr("Input should be a finite number")
+        case "bool_type":
+            return tr("Input should be a valid boolean")
+        case "bool_parsing":
+            return tr("Input should be a valid boolean, unable to interpret input")
+        case "list_type":
+            return tr("Input should be a valid list")
+        case "dict_type" | "model_type":
+            return tr("Input should be a valid dictionary")
+        case "literal_error" | "enum":
+            return tr("Input should be {expected}")
+        case "greater_than":
+            return tr("Input should be greater than {gt}")
+        case "greater_than_equal":
+            return tr("Input should be greater than or equal to {ge}")
+        case "less_than":
+            return tr("Input should be less than {lt}")
+        case "less_than_equal":
+            return tr("Input should be less than or equal to {le}")
+        case "string_too_short":
+            return tr("String should have at least {min_length} characters")
+        case "string_too_long":
+            return tr("String should have at most {max_length} characters")
+        case "too_short":
+            return tr("List should have at least {min_length} items")
+        case "too_long":
+            return tr("List should have at most {max_length} items")
+        case "string_pattern_mismatch":
+            return tr("String should match pattern '{pattern}'")
+        case "url_type" | "url_parsing" | "url_syntax_violation":
+            return tr("Input should be a valid URL")
+        case "url_scheme":
+            return tr("URL scheme should be {expected_schemes}")
+        case "path_type":
+            return tr("Input is not a valid path")
+    return None
 
 
 @cache
@@ -92,7 +184,7 @@ def _check(value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[st
         if value not in node["enum"] or isinstance(value, bool) != any(isinstance(e, bool) for e in node["enum"]):
             opts = [_fmt(e) for e in node["enum"]]
             expected = opts[0] if len(opts) == 1 else ", ".join(opts[:-1]) + " or " + opts[-1]
-            out.append(SchemaError(loc, "literal_error", f"Input should be {expected}", value))
+            out.append(SchemaError(loc, "literal_error", f"Input should be {expected}", value, {"expected": expected}))
         return
     kind = node.get("type")
     if kind == "object":
@@ -142,10 +234,16 @@ def _check_object(value: Any, node: dict[str, Any], root: dict[str, Any], loc: t
 
 def _bounds(value: float, node: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]) -> None:
     if "minimum" in node and value < node["minimum"]:
-        out.append(SchemaError(loc, "greater_than_equal", f"Input should be greater than or equal to {node['minimum']}", value))
+        bound = node["minimum"]
+        out.append(SchemaError(loc, "greater_than_equal", f"Input should be greater than or equal to {bound}", value,
+                               {"ge": bound}))
     if "exclusiveMinimum" in node and value <= node["exclusiveMinimum"]:
-        out.append(SchemaError(loc, "greater_than", f"Input should be greater than {node['exclusiveMinimum']}", value))
+        bound = node["exclusiveMinimum"]
+        out.append(SchemaError(loc, "greater_than", f"Input should be greater than {bound}", value, {"gt": bound}))
     if "maximum" in node and value > node["maximum"]:
-        out.append(SchemaError(loc, "less_than_equal", f"Input should be less than or equal to {node['maximum']}", value))
+        bound = node["maximum"]
+        out.append(SchemaError(loc, "less_than_equal", f"Input should be less than or equal to {bound}", value,
+                               {"le": bound}))
     if "exclusiveMaximum" in node and value >= node["exclusiveMaximum"]:
-        out.append(SchemaError(loc, "less_than", f"Input should be less than {node['exclusiveMaximum']}", value))
+        bound = node["exclusiveMaximum"]
+        out.append(SchemaError(loc, "less_than", f"Input should be less than {bound}", value, {"lt": bound}))

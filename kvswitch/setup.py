@@ -2,6 +2,7 @@
 
 Existing client files are registered, never overwritten. The key, when given, goes to the
 OS keyring first; client files get it only where D-7 allows (and are then made 0600).
+:func:`keyring_problem` tells beforehand whether the keyring can take it.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.errors import ConfigError, Location
+from kvswitch.i18n import tr
 
 if TYPE_CHECKING:
     from kvswitch.literals import CacheMode
     from kvswitch.models import ClientEntry, Profile
 
-__all__ = ["InitResult", "Preset", "init", "presets"]
+__all__ = ["InitResult", "Preset", "init", "keyring_problem", "preset_title", "presets"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,32 @@ def presets() -> dict[str, Preset]:
     """The presets shipped in ``kvswitch/presets.toml``."""
     text = (Path(__file__).parent / "presets.toml").read_text(encoding="utf-8")
     return {name: Preset(name, **table) for name, table in tomllib.loads(text).items()}
+
+
+def preset_title(name: str) -> str:
+    """What the preset ``name`` is, in the user's language (its title in presets.toml otherwise)."""
+    titles = {
+        "taotoken": tr("TaoToken, a hosted OpenAI-compatible gateway"),
+        "vllm": tr("vLLM on this machine"),
+        "sglang": tr("SGLang on this machine"),
+        "llamacpp": tr("llama.cpp server on this machine"),
+        "ollama": tr("Ollama on this machine"),
+        "lmstudio": tr("LM Studio on this machine"),
+        "lab": tr("the kvswitch lab (kvswitch lab up): real llama.cpp servers, merged and split"),
+    }
+    return titles.get(name) or presets()[name].title
+
+
+def keyring_problem(profile_name: str) -> str | None:
+    """Why the OS keyring cannot hold ``profile_name``'s key here (None: it can). Only reads:
+    a locked keyring may ask to be unlocked, which storing the key would ask anyway."""
+    from kvswitch.keys import SecretStoreError, get_key
+
+    try:
+        get_key(profile_name)
+    except SecretStoreError as exc:
+        return exc.message
+    return None
 
 
 @dataclass(frozen=True)
@@ -89,7 +117,8 @@ def init(
     if key is not None:
         check_key(key)
         if profile.key != "keyring":
-            raise ConfigError(f"profile {profile_name!r} reads its key from {profile.key}; do not pass one")
+            raise ConfigError(tr("profile {name} reads its key from {source}; do not pass one").format(
+                name=repr(profile_name), source=profile.key))
         set_key(profile_name, key)
     elif profile.key == "keyring":
         try:
@@ -136,7 +165,7 @@ def init(
             with_key.append(file)
     record_writes(created)
     if not path.exists():  # pragma: no cover - write_private raised already
-        raise ConfigError("kvswitch config was not written", Location(path))
+        raise ConfigError(tr("kvswitch config was not written"), Location(path))
     return InitResult(
         path, written, created, existing_files, key is not None, with_key, reference, no_keyring
     )
@@ -155,7 +184,8 @@ def _distinct_clients(clients: list[ClientEntry]) -> list[ClientEntry]:
         real = os.path.realpath(path)
         if real in seen:
             raise ConfigError(
-                f"{seen[real]} and {path} are the same file; give each client its own file",
+                tr("{first} and {second} are the same file; give each client its own file").format(
+                    first=seen[real], second=path),
                 Location(Path(path)),
             )
         seen[real] = path

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kvswitch.document import ConfigFile, parse_config
 from kvswitch.edits import Delete, Edit
 from kvswitch.errors import ConfigValidationError, EditError, KvswitchError, Location
+from kvswitch.i18n import ntr, tr
 from kvswitch.kinds import ModeDefaults, SwitchPlan, get_path, kind_of
 from kvswitch.literals import CacheMode, FileKind
 from kvswitch.redact import redact
@@ -78,7 +79,8 @@ def _apply(cf: ConfigFile, plan: SwitchPlan) -> str:
     try:
         return cf.doc.apply(list(plan.edits))
     except (ValueError, TypeError, KeyError) as exc:
-        raise EditError(f"the switch could not be applied safely, nothing was written: {exc}", Location(cf.path)) from exc
+        raise EditError(tr("the switch could not be applied safely, nothing was written: {error}").format(error=exc),
+                        Location(cf.path)) from exc
 
 
 def _errors(cf: ConfigFile) -> list[Diagnostic]:
@@ -127,7 +129,7 @@ def _here(cf: ConfigFile, d: Diagnostic) -> Diagnostic:
             break
     else:
         line, column = 1, 1
-    return replace(d, message=f"{d.message} (after the change)", line=line, column=column)
+    return replace(d, message=tr("{message} (after the change)").format(message=d.message), line=line, column=column)
 
 
 def refusal(
@@ -136,11 +138,25 @@ def refusal(
     """The error that refuses ``what`` (e.g. "switch to split") because of ``findings``: its
     message lists them as lint does (``path:line:col: CODE error: message``), keys masked."""
     n = len(findings)
-    head = (f"{what} refused, nothing was written: {n} error{'s' if n != 1 else ''} to fix first "
-            "(kvswitch lint --fix repairs the fixable ones)")
-    lines = [f"{d.location}: {d.code} {d.severity}: {d.message}" for d in findings]
+    head = ntr("{what} refused, nothing was written: {count} error to fix first "
+               "(kvswitch lint --fix repairs the fixable ones)",
+               "{what} refused, nothing was written: {count} errors to fix first "
+               "(kvswitch lint --fix repairs the fixable ones)", n).format(what=what, count=n)
+    lines = [_finding_line(d) for d in findings]
     text = redact("\n".join([head, *lines]), list(secrets))
     return ConfigValidationError(text, None, tuple(findings))
+
+
+def _finding_line(d: Diagnostic) -> str:
+    """``path:line:col: CODE severity: message``, as lint writes it (the severity in the user's language)."""
+    severity = str(d.severity)
+    if severity == "error":
+        line = tr("{location}: {code} error: {message}")
+    elif severity == "warning":
+        line = tr("{location}: {code} warning: {message}")
+    else:
+        line = tr("{location}: {code} info: {message}")
+    return line.format(location=d.location, code=d.code, message=d.message)
 
 
 def refuse_on_errors(
@@ -171,7 +187,8 @@ def _distinct(files: Sequence[Path]) -> None:
         real = os.path.realpath(path)
         if real in seen:
             raise KvswitchError(
-                f"{seen[real]} and {path} are the same file; name it once. Nothing was changed.",
+                tr("{first} and {second} are the same file; name it once. Nothing was changed.").format(
+                    first=seen[real], second=path),
                 Location(path),
             )
         seen[real] = path
@@ -221,7 +238,7 @@ def _switch_files(
         new_text = cf.text if plan.noop else _apply(cf, plan)
         outcomes.append((cf, plan, new_text))
     # a switch never writes what lint rejects, nor carries an error away to bring it back later
-    refuse_on_errors(((cf, text, plan.edits) for cf, plan, text in outcomes), f"switch to {mode}")
+    refuse_on_errors(((cf, text, plan.edits) for cf, plan, text in outcomes), tr("switch to {mode}").format(mode=mode))
 
     results = [
         FileSwitch(path, cf.kind, plan.old_mode, mode, not plan.noop,
@@ -237,7 +254,7 @@ def _switch_files(
             plan2 = plan_switch(cf2, mode, dflt)
             text2 = cf2.text if plan2.noop else _apply(cf2, plan2)
             # the version saved meanwhile must pass too
-            refuse_on_errors([(cf2, text2, plan2.edits)], f"switch to {mode}")
+            refuse_on_errors([(cf2, text2, plan2.edits)], tr("switch to {mode}").format(mode=mode))
             remember(path, plan2.remember)  # what leaves this version must be kept first
             return current if plan2.noop else text2.encode("utf-8")
 

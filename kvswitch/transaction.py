@@ -23,6 +23,7 @@ from typing import Any
 
 from kvswitch import paths
 from kvswitch.errors import ChangedOnDiskError, KvswitchError, Location, WriteError
+from kvswitch.i18n import language, tr
 from kvswitch.io import (
     MAX_REAPPLY,
     PreparedWrite,
@@ -64,7 +65,7 @@ def _locked() -> contextlib.AbstractContextManager[None]:
     """Hold the state directory's journal lock (released by the kernel if the process dies)."""
     from kvswitch.locks import state_lock
 
-    return state_lock(_LOCK, "switch lock")
+    return state_lock(_LOCK, tr("switch lock"))
 
 
 def commit_all(writes: Sequence[FileWrite]) -> list[WriteResult]:
@@ -89,7 +90,7 @@ def _commit_all(writes: Sequence[FileWrite]) -> list[WriteResult]:
                     break
                 if w.rebuild is None or attempts[i] >= MAX_REAPPLY:
                     raise ChangedOnDiskError(
-                        "changed on disk while kvswitch was editing it; no file was written", Location(w.path)
+                        tr("changed on disk while kvswitch was editing it; no file was written"), Location(w.path)
                     )
                 datas[i], expecteds[i] = w.rebuild(current or b""), current or b""
                 attempts[i] += 1
@@ -101,7 +102,8 @@ def _commit_all(writes: Sequence[FileWrite]) -> list[WriteResult]:
         # a save raced one of the swaps: what was written is back out, so plan again from the
         # newer bytes (the next round's reads see them and rebuild)
     raise ChangedOnDiskError(
-        "changed on disk while kvswitch was writing it, each time it tried; no file was changed (run the command again)",
+        tr("changed on disk while kvswitch was writing it, each time it tried; no file was changed "
+           "(run the command again)"),
         Location(raced) if raced else None,
     )
 
@@ -139,7 +141,7 @@ def _commit_round(
                 rest.abort()
             stuck = _roll_back(done)
             if stuck:
-                raise _stuck_error(stuck, "changed on disk while kvswitch was writing it", Location(p.path)) from None
+                raise _stuck_error(stuck, tr("changed on disk while kvswitch was writing it"), Location(p.path)) from None
             _drop(backups)
             _remove_journal()
             return p.path
@@ -151,8 +153,11 @@ def _commit_round(
                 raise _stuck_error(stuck, exc.message, exc.location) from exc
             _drop(backups)
             _remove_journal()
-            undone = "the files already written were put back, " if done else ""
-            raise WriteError(f"{exc.message}; {undone}no file was changed", exc.location) from exc
+            if done:
+                message = tr("{error}; the files already written were put back, no file was changed")
+            else:
+                message = tr("{error}; no file was changed")
+            raise WriteError(message.format(error=exc.message), exc.location) from exc
         done.append(p)
     _remove_journal()
     for p in prepared:
@@ -168,10 +173,11 @@ def _commit_round(
 
 def _stuck_error(stuck: list[tuple[PreparedWrite, Path | None]], message: str, location: Location | None) -> WriteError:
     # the journal and the backups stay: the next kvswitch command retries (recover)
-    names = ", ".join(f"{q.path} (its previous bytes are in {b})" for q, b in stuck)
+    names = ", ".join(tr("{path} (its previous bytes are in {backup})").format(path=q.path, backup=b)
+                      for q, b in stuck)
     return WriteError(
-        f"{message}; the files already written could not all be put back: {names}; "
-        "the next kvswitch command will try again",
+        tr("{error}; the files already written could not all be put back: {files}; "
+           "the next kvswitch command will try again").format(error=message, files=names),
         location,
     )
 
@@ -280,7 +286,7 @@ def _recover_locked() -> str | None:
         return None
     except (OSError, ValueError, KeyError, TypeError):
         _remove_journal()
-        return "found an unreadable switch journal and removed it"
+        return tr("found an unreadable switch journal and removed it")
     renamed, pending, unchanged, changed = [], [], [], []
     for e in entries:
         target, temp = Path(e["target"]), Path(e["temp"])
@@ -311,7 +317,7 @@ def _recover_locked() -> str | None:
                 _fsync_dir(Path(e["target"]).parent)
         if failed is None:
             _remove_journal()
-            return f"completed a switch that was interrupted: {names}"
+            return tr("completed a switch that was interrupted: {files}").format(files=names)
         pending.remove(failed[0])
         unchanged.append(failed[0])
     # roll back: the files already switched get their previous bytes again
@@ -327,7 +333,7 @@ def _recover_locked() -> str | None:
         except KvswitchError:
             data = None
         if data is None or _sha(data) != e["old"]:
-            notes.append(f"{target} could not be rolled back (its backup is gone) and stays switched")
+            notes.append(tr("{path} could not be rolled back (its backup is gone) and stays switched").format(path=target))
             continue
         try:
             new = read_optional(target)
@@ -335,18 +341,24 @@ def _recover_locked() -> str | None:
                 raise RacedError("changed on disk", Location(target))
             prepare_write(target, data, old=new, verify=True).commit()
         except RacedError:
-            notes.append(f"{target} was changed since and was left as it is")
+            notes.append(tr("{path} was changed since and was left as it is").format(path=target))
         except KvswitchError as exc:
-            notes.append(f"{target} could not be rolled back yet ({exc.message}; its previous bytes are in {e['backup']})")
+            notes.append(tr("{path} could not be rolled back yet ({error}; its previous bytes are in {backup})").format(
+                path=target, error=exc.message, backup=e["backup"]))
             retry = True
     for e in pending + unchanged + changed:
         with contextlib.suppress(OSError):
             Path(e["temp"]).unlink()
     for e in changed:
-        notes.append(f"{e['target']} was changed since and was left as it is")
+        notes.append(tr("{path} was changed since and was left as it is").format(path=e["target"]))
     if retry:
-        notes.append("the next kvswitch command will try again")
+        notes.append(tr("the next kvswitch command will try again"))
     else:
         _remove_journal()
-    extra = "; " + "; ".join(notes) if notes else ""
-    return f"rolled back a switch that was interrupted: {names}{extra}"
+    said = tr("rolled back a switch that was interrupted: {files}").format(files=names)
+    return _sep().join([said, *notes])
+
+
+def _sep() -> str:
+    """What joins the clauses of a note: a semicolon (a full-width one in Chinese)."""
+    return "；" if language() == "zh_CN" else "; "

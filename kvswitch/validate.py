@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from kvswitch.errors import KvswitchError, Location
+from kvswitch.i18n import ntr, tr
 
 if TYPE_CHECKING:
     from kvswitch.models import ClientEntry, Profile
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 __all__ = [
     "HEADERS_MAX",
     "NAME_MAX",
-    "QUERY_PROBLEM",
     "InvalidValueError",
     "Note",
     "check_name",
@@ -41,6 +41,7 @@ __all__ = [
     "key_problem",
     "name_problem",
     "profile_value",
+    "query_problem",
     "redact_url",
     "shell_word",
     "show",
@@ -63,7 +64,12 @@ _INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 _ENV_REF = re.compile(r"env:[A-Za-z_][A-Za-z0-9_]*")
 _TEXT_MAX = 1000
 _NOT_TEXT = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})  # controls, format, line breaks, lone surrogates
-QUERY_PROBLEM = "it has a query string or fragment; write the bare address"
+
+
+def query_problem() -> str:
+    """What :func:`url_problem` says of a URL whose only fault is a query string or fragment
+    (in the user's language: compare with it, never with a fixed text)."""
+    return tr("it has a query string or fragment; write the bare address")
 
 
 class InvalidValueError(KvswitchError):
@@ -125,7 +131,10 @@ def show(value: object, limit: int = 80) -> str:
     text = _masked(value if isinstance(value, str) else repr(value))
     cut = len(text) > limit
     body = _escaped(text[:limit], quoted) + ("…" if cut else "")
-    return (f"'{body}'" if quoted else body) + (f" ({len(text)} characters)" if cut else "")
+    if not cut:
+        return f"'{body}'" if quoted else body
+    count = ntr(" ({count} character)", " ({count} characters)", len(text)).format(count=len(text))
+    return (f"'{body}'" if quoted else body) + count
 
 
 def shell_word(text: str) -> str:
@@ -154,25 +163,34 @@ def name_problem(name: str) -> str | None:
     """Why ``name`` is not a valid profile or client name, or ``None``: 1–64 letters (any
     script), digits and ``._-``, starting with a letter or digit."""
     if not name:
-        return "it is empty"
+        return tr("it is empty")
     if len(name) > NAME_MAX:
-        return f"it has {len(name)} characters (at most {NAME_MAX})"
+        return tr("it has {count} characters (at most {limit})").format(count=len(name), limit=NAME_MAX)
     first = unicodedata.category(name[0])
     if not (first[0] == "L" or first == "Nd"):
-        return "it must start with a letter or digit"
+        return tr("it must start with a letter or digit")
     bad = next((ch for ch in name if not _name_char(ch)), None)
+    if bad == " ":
+        return tr("it contains a space; use letters, digits, '.', '_' and '-'")
     if bad is not None:
-        what = "a space" if bad == " " else f"the character {show(bad)}"
-        return f"it contains {what}; use letters, digits, '.', '_' and '-'"
+        return tr("it contains the character {char}; use letters, digits, '.', '_' and '-'").format(char=show(bad))
     return None
 
 
 def check_name(name: str, what: str = "profile") -> str:
-    """``name`` when it is a valid ``what`` name, else :class:`InvalidValueError`."""
+    """``name`` when it is a valid ``what`` (``"profile"`` or ``"client"``) name, else
+    :class:`InvalidValueError`."""
     problem = name_problem(name)
-    if problem is not None:
-        raise InvalidValueError(f"{what} name {show(name, NAME_MAX)} is not allowed: {problem}")
-    return name
+    if problem is None:
+        return name
+    shown = show(name, NAME_MAX)
+    if what == "client":
+        message = tr("client name {name} is not allowed: {problem}")
+    elif what == "profile":
+        message = tr("profile name {name} is not allowed: {problem}")
+    else:
+        message = tr("{what} name {name} is not allowed: {problem}")
+    raise InvalidValueError(message.format(what=what, name=shown, problem=problem))
 
 
 # -- URLs ----------------------------------------------------------------------------------
@@ -182,7 +200,7 @@ def invisible(text: str) -> str | None:
     """The first whitespace, control or format character in ``text`` (U+200B, U+FEFF…), named."""
     for ch in text:
         if unicodedata.category(ch) in _INVISIBLE:
-            name = unicodedata.name(ch, "").lower() or "control character"
+            name = unicodedata.name(ch, "").lower() or tr("control character")
             return f"U+{ord(ch):04X} ({name})"
     return None
 
@@ -192,55 +210,60 @@ def url_problem(url: str) -> str | None:
     here (lint fixes it, :func:`clean_url` strips it)."""
     hidden = invisible(url)
     if hidden is not None:
-        return f"it contains {hidden}"
+        return tr("it contains {char}").format(char=hidden)
     if not url.isascii():
-        return "it contains a non-ASCII character (write the host in its xn-- form)"
+        return tr("it contains a non-ASCII character (write the host in its xn-- form)")
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        return (
-            "its port is not a number from 1 to 65535"
-            if "port" in str(exc).lower()
-            else f"it does not parse ({exc})"
-        )
+        if "port" in str(exc).lower():
+            return tr("its port is not a number from 1 to 65535")
+        return tr("it does not parse ({error})").format(error=exc)
     if parts.scheme not in ("http", "https"):
-        shown = f"'{parts.scheme}:'" if parts.scheme else "none"
-        return f"only http:// and https:// addresses are allowed (scheme: {shown})"
+        if not parts.scheme:
+            return tr("only http:// and https:// addresses are allowed (it has no scheme)")
+        return tr("only http:// and https:// addresses are allowed (scheme: {scheme})").format(
+            scheme=f"'{parts.scheme}:'"
+        )
     if not parts.hostname:
-        return "it has no host"
+        return tr("it has no host")
     if "@" in parts.netloc:
-        return "it holds a user name or password; keep the key in the keyring (kvswitch key set)"
+        return tr("it holds a user name or password; keep the key in the keyring (kvswitch key set)")
     if port is not None and not 1 <= port <= 65535:
-        return "its port is not a number from 1 to 65535"
+        return tr("its port is not a number from 1 to 65535")
     if parts.netloc.endswith(":"):
-        return "its port is empty"
+        return tr("its port is empty")
     if parts.query or parts.fragment or url.endswith(("?", "#")):
-        return QUERY_PROBLEM
+        return query_problem()
     return None
 
 
-def check_url(url: str, label: str = "base URL", code: str = "KVS202") -> str:
+def check_url(url: str, label: str | None = None, code: str = "KVS202") -> str:
     """``url`` when it is a bare http(s) address (a trailing ``/`` allowed), else
-    :class:`InvalidValueError` with ``code``."""
+    :class:`InvalidValueError` with ``code``. ``label`` names the value in the message
+    (default: "base URL", in the user's language)."""
     problem = url_problem(url)
     if problem is not None:
+        label = tr("base URL") if label is None else label
         shown = show(redact_url(url))
-        if problem == QUERY_PROBLEM:
-            raise InvalidValueError(
-                f"{label} {shown} has a query string or fragment; write the bare address", code
-            )
-        raise InvalidValueError(f"{label} {shown} is not an http(s) URL: {problem}", code)
+        if problem == query_problem():
+            message = tr("{label} {url} has a query string or fragment; write the bare address")
+        else:
+            message = tr("{label} {url} is not an http(s) URL: {problem}")
+        raise InvalidValueError(message.format(label=label, url=shown, problem=problem), code)
     return url
 
 
-def clean_url(url: str, label: str = "base URL", code: str = "KVS202") -> tuple[str, Note | None]:
+def clean_url(url: str, label: str | None = None, code: str = "KVS202") -> tuple[str, Note | None]:
     """``url`` checked (:func:`check_url`) and without its trailing ``/`` (KVS201), with a
     note when one was taken off."""
     url = check_url(url.strip(), label, code)
     bare = url.rstrip("/")
     if bare != url and urlsplit(bare).hostname:
-        return bare, Note("KVS201", f"{label} ends with '/'; stored without it: {show(bare)}")
+        label = tr("base URL") if label is None else label
+        message = tr("{label} ends with '/'; stored without it: {url}").format(label=label, url=show(bare))
+        return bare, Note("KVS201", message)
     return url, None
 
 
@@ -270,16 +293,16 @@ def key_problem(key: str) -> str | None:
     """Why ``key`` cannot be an API key (it would break the request header), or ``None``. The
     answer never contains the key."""
     if not key:
-        return "the key is empty"
+        return tr("the key is empty")
     if key != key.strip() or any(c in key for c in "\r\n"):
-        return "the key has leading/trailing whitespace or a line break (KVS210); paste it again"
+        return tr("the key has leading/trailing whitespace or a line break (KVS210); paste it again")
     hidden = invisible(key)
     if hidden is not None:
-        return (
-            f"the key contains {hidden}, an invisible or whitespace character (KVS210); paste it again"
+        return tr("the key contains {char}, an invisible or whitespace character (KVS210); paste it again").format(
+            char=hidden
         )
     if not key.isascii():
-        return (
+        return tr(
             "the key contains a non-ASCII character; API keys are ASCII, so it was changed in "
             "copying (KVS210)"
         )
@@ -303,20 +326,22 @@ def header_problem(name: str, value: str) -> str | None:
     from kvswitch.kinds.base import MODE_HEADER
 
     if not _HEADER_NAME.fullmatch(name):
-        return f"header name {show(name)} is not a valid HTTP header name"
+        return tr("header name {name} is not a valid HTTP header name").format(name=show(name))
     if name.lower() == MODE_HEADER.lower():
-        return f"header {name}: kvswitch sets it per mode (mode_header)"
+        return tr("header {name}: kvswitch sets it per mode (mode_header)").format(name=name)
     if credential_header(name):
-        return (f"header {name} carries a credential; kvswitch keeps keys in the keyring, "
-                "never in its config (kvswitch key set PROFILE)")
+        return tr("header {name} carries a credential; kvswitch keeps keys in the keyring, "
+                  "never in its config (kvswitch key set PROFILE)").format(name=name)
     if any(unicodedata.category(ch) in _NOT_TEXT for ch in value) or len(value) > _TEXT_MAX:
-        return f"header {name}: its value has a line break or control character, or is too long"
+        return tr("header {name}: its value has a line break or control character, or is too long").format(
+            name=name
+        )
     from kvswitch.redact import looks_like_key
 
     if looks_like_key(value) or any(looks_like_key(w) for w in re.split(r"[\s=:,;&'\"]+", value)):
         # kvswitch's config never holds a key in plain text (D-7); the value is never echoed
-        return (f"header {name}: its value looks like an API key; kvswitch keeps keys in the "
-                "keyring, never in its config (kvswitch key set PROFILE)")
+        return tr("header {name}: its value looks like an API key; kvswitch keeps keys in the "
+                  "keyring, never in its config (kvswitch key set PROFILE)").format(name=name)
     return None
 
 
@@ -324,9 +349,9 @@ def text_problem(value: str) -> str | None:
     """Why a plain text value (a model id, a provider name) cannot be stored, or ``None``."""
     bad = next((ch for ch in value if unicodedata.category(ch) in _NOT_TEXT), None)
     if bad is not None:
-        return f"it contains a control or invisible character ({show(bad)})"
+        return tr("it contains a control or invisible character ({char})").format(char=show(bad))
     if len(value) > _TEXT_MAX:
-        return f"it has {len(value)} characters (at most {_TEXT_MAX})"
+        return tr("it has {count} characters (at most {limit})").format(count=len(value), limit=_TEXT_MAX)
     return None
 
 
@@ -345,32 +370,33 @@ def profile_value(path: Sequence[str], value: Any) -> tuple[Any, Note | None]:
         if last == "key":
             if not is_key_reference(value):
                 raise InvalidValueError(
-                    f"{field}: a key reference is 'keyring', 'env:NAME' or 'none', never the key "
-                    "itself; "
-                    "store the key with: kvswitch key set PROFILE",
+                    tr("{field}: a key reference is 'keyring', 'env:NAME' or 'none', never the key "
+                       "itself; store the key with: kvswitch key set PROFILE").format(field=field),
                     "KVS213",
                 )
             return value, None
         problem = text_problem(value)
         if problem is None and not value.strip() and last == "model":
-            problem = "it is empty"
+            problem = tr("it is empty")
         if problem is not None:
-            raise InvalidValueError(f"{field} {show(value)} is not usable: {problem}")
+            raise InvalidValueError(
+                tr("{field} {value} is not usable: {problem}").format(field=field, value=show(value), problem=problem)
+            )
         return value, None
     if isinstance(value, float) and not math.isfinite(value):
-        raise InvalidValueError(f"{field}: {value!r} is not a finite number")
+        raise InvalidValueError(tr("{field}: {value} is not a finite number").format(field=field, value=repr(value)))
     if isinstance(value, int) and not isinstance(value, bool):
         if abs(value) >= 2**63:
-            raise InvalidValueError(f"{field}: {value} is out of range")
+            raise InvalidValueError(tr("{field}: {value} is out of range").format(field=field, value=value))
         if last == "chunk_size" and value >= 1 and value % 64:
             from kvswitch.rules import nearest_chunk_size
 
             new = nearest_chunk_size(value)
             return new, Note(
-                "KVS101", f"chunk_size {value} is not a multiple of 64; it becomes {new}"
+                "KVS101", tr("chunk_size {value} is not a multiple of 64; it becomes {new}").format(value=value, new=new)
             )
         if last == "max_transfer_concurrency" and value < 1:
-            raise InvalidValueError(f"{field}: {value} must be at least 1", "KVS112")
+            raise InvalidValueError(tr("{field}: {value} must be at least 1").format(field=field, value=value), "KVS112")
     return value, None
 
 

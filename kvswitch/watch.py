@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kvswitch import paths
 from kvswitch.errors import ChangedOnDiskError, KvswitchError, Location
+from kvswitch.i18n import language, tr
 from kvswitch.kinds import STRATEGY_FIELDS
 
 if TYPE_CHECKING:
@@ -188,7 +189,8 @@ class Watcher:
             self._release_lock()
             raise
         names = ", ".join(str(t.path) for t in self._targets.values())
-        self._emit(WatchEvent("started", None, f"watching {names} (policy {self.policy})"))
+        self._emit(WatchEvent("started", None, tr("watching {files} (policy {policy})").format(
+            files=names, policy=self.policy)))
 
     def stop(self) -> None:
         """Stop watching and release the lock (pending debounced checks are dropped). Returns
@@ -204,7 +206,7 @@ class Watcher:
             self._rearm_thread = None
         self._stop_observer()
         if self._lock_fd is not None:
-            self._emit(WatchEvent("stopped", None, "watcher stopped"))
+            self._emit(WatchEvent("stopped", None, tr("watcher stopped")))
         self._release_lock()
 
     def _stop_observer(self) -> None:
@@ -246,10 +248,11 @@ class Watcher:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            holder = os.pread(fd, 512, 0).decode(errors="replace").strip() or "another process"
+            holder = os.pread(fd, 512, 0).decode(errors="replace").strip() or tr("another process")
             os.close(fd)
             raise WatcherBusyError(
-                f"another watcher is running for this kvswitch home: {holder}", Location(path)
+                tr("another watcher is running for this kvswitch home: {holder}").format(holder=holder),
+                Location(path),
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} ({_cmdline()})\n".encode(), 0)
@@ -447,7 +450,8 @@ class Watcher:
             except Exception as exc:  # noqa: BLE001 - a watcher thread must report, not die
                 target.stale = True
                 self._log.exception("unexpected error")
-                self._emit(WatchEvent("error", target.path, f"unexpected error: {type(exc).__name__}: {exc}"))
+                self._emit(WatchEvent("error", target.path, tr("unexpected error: {error}").format(
+                    error=f"{type(exc).__name__}: {exc}")))
             else:
                 target.retries = 0
                 if had_problem and target.problem is None:
@@ -474,7 +478,7 @@ class Watcher:
             target.problem = None
             if target.seen is not None:
                 target.seen = None
-                self._emit(WatchEvent("error", target.path, "the file is gone; waiting for it to come back"))
+                self._emit(WatchEvent("error", target.path, tr("the file is gone; waiting for it to come back")))
             return
         target.problem = None
         digest = _digest(raw)
@@ -504,7 +508,7 @@ class Watcher:
         target.unstable = None
         target.seen = digest
         if problem is not None:
-            self._emit(WatchEvent("invalid", target.path, f"{problem} — nothing written"))
+            self._emit(WatchEvent("invalid", target.path, _nothing_written(problem)))
             return
         if target.kind == "config":
             self._config_changed(cf)
@@ -539,8 +543,7 @@ class Watcher:
             and not (flipped and d.code == "KVS110" and get_path(cf.data, d.key_path) is MISSING)
         )
         if errors:
-            first = errors[0]
-            self._emit(WatchEvent("invalid", target.path, f"{first.location}: {first.code} {first.message} — nothing written", errors))
+            self._emit(WatchEvent("invalid", target.path, _first_finding(errors), errors))
             return
         fixable = [d for d in diags if d.fix is not None and d.code in config.model.auto_fix]
         if fixable:
@@ -551,23 +554,25 @@ class Watcher:
         if flipped and kind.rewrites_itself and _just_written(target.path):
             # the client rewrote its file from its own copy right after kvswitch wrote it: that
             # is not the user choosing a mode, so it is never adopted
-            self._emit(WatchEvent("drift", target.path, f"{kind.product} rewrote its file with the "
-                                  f"{file_mode} settings it had before kvswitch's change; not adopted. "
-                                  f"Quit {kind.product} or start a new session, then switch again"))
+            self._emit(WatchEvent("drift", target.path, tr(
+                "{product} rewrote its file with the {mode} settings it had before kvswitch's change; not adopted. "
+                "Quit {product} or start a new session, then switch again").format(product=kind.product, mode=file_mode)))
             return
         note = ""
         chunk_path = kind.fields(cf.data).get("cache.chunk_size")
         if ("cache.chunk_size" in owned and file_mode == "split" and chunk_path is not None
                 and get_path(cf.data, chunk_path) is not MISSING):  # changed, not left out
-            note = (" (chunk_size was changed in split mode, where it is ignored: the prefill instance "
-                    "picks its own chunking; it takes effect in merged mode, S-26)")
+            note = tr(" (chunk_size was changed in split mode, where it is ignored: the prefill instance "
+                      "picks its own chunking; it takes effect in merged mode)")
         if other:
-            self._emit(WatchEvent("drift", target.path, "changed by hand, not adopted (kvswitch never adopts "
-                                  f"keys, base URLs or models): {', '.join(other)}"))
+            self._emit(WatchEvent("drift", target.path, tr(
+                "changed by hand, not adopted (kvswitch never adopts keys, base URLs or models): {fields}").format(
+                    fields=", ".join(other))))
         if not owned:
             return
         if self.policy == "report":
-            self._emit(WatchEvent("drift", target.path, f"differs from profile {name}: {', '.join(owned)}{note}"))
+            self._emit(WatchEvent("drift", target.path, tr("differs from profile {name}: {fields}{note}").format(
+                name=name, fields=", ".join(owned), note=note)))
         elif self.policy == "revert":
             self._revert(config, name, profile, target, cf, owned, note, mode)
         else:
@@ -585,7 +590,7 @@ class Watcher:
 
         record_writes([target.path], {target.path: new})
         target.seen = _digest(new)
-        what = "; ".join(d.fix.description for d in fixable if d.fix is not None)
+        what = _sep().join(d.fix.description for d in fixable if d.fix is not None)
         self._emit(WatchEvent("fixed", target.path, what, tuple(fixable), (), (target.path,)))
         self._later.append(lambda: self._nudge([target]))
         return parse_config(new, cf.kind, cf.path)
@@ -624,10 +629,10 @@ class Watcher:
                 i = next(i for i, e in enumerate(config.model.clients) if e is entry)
                 if value == config.model.mode:
                     edits.append(Delete(("clients", i, "mode")))
-                    own_note = "it follows the config's mode again"
+                    own_note = tr("it follows the config's mode again")
                 elif value != entry.mode:
                     edits.append(Set(("clients", i, "mode"), value))
-                    own_note = f"its own mode is {value} now"
+                    own_note = tr("its own mode is {mode} now").format(mode=value)
             elif get_path(config.file.data, pmap[f]) != value:
                 edits.append(Set(pmap[f], value))
         text = edited_text(config, edits) if edits else config.file.text
@@ -649,16 +654,18 @@ class Watcher:
         written = [w.path for w in others.writes]
         adopted = ", ".join(f"{e.path[-1]} = {e.value!r}" for e in edits
                             if isinstance(e, Set) and e.path[0] != "clients")
-        said = "; ".join(filter(None, [f"took {adopted} into profile {name}" if adopted else "", own_note]))
-        self._emit(WatchEvent("adopted", target.path, f"{said or f'took nothing new into profile {name}'}{note}",
-                              written=(config.path,) if edits else ()))
+        took = tr("took {values} into profile {name}").format(values=adopted, name=name) if adopted else ""
+        said = _sep().join(filter(None, [took, own_note]))
+        said = said or tr("took nothing new into profile {name}").format(name=name)
+        self._emit(WatchEvent("adopted", target.path, f"{said}{note}", written=(config.path,) if edits else ()))
         if written:
             told = [self._targets[os.path.realpath(p)] for p in written]
 
             def tell() -> None:
                 nudges = self._nudge(told)
-                self._emit(WatchEvent("propagated", None, f"brought {len(written)} other client(s) to mode {mode}: "
-                                      + ", ".join(str(p) for p in written), nudges=nudges, written=tuple(written)))
+                message = tr("brought {count} other client(s) to mode {mode}: {files}").format(
+                    count=len(written), mode=mode, files=", ".join(str(p) for p in written))
+                self._emit(WatchEvent("propagated", None, message, nudges=nudges, written=tuple(written)))
 
             self._later.append(tell)
 
@@ -674,8 +681,10 @@ class Watcher:
 
         def tell() -> None:
             nudges = self._nudge([target]) if plan.writes else ()
-            self._emit(WatchEvent("reverted", target.path, f"put back profile {name} in mode {mode}: "
-                                  f"{', '.join(owned)}{note}", nudges=nudges, written=tuple(w.path for w in plan.writes)))
+            message = tr("put back profile {name} in mode {mode}: {fields}{note}").format(
+                name=name, mode=mode, fields=", ".join(owned), note=note)
+            self._emit(WatchEvent("reverted", target.path, message, nudges=nudges,
+                                  written=tuple(w.path for w in plan.writes)))
 
         self._later.append(tell)
 
@@ -687,7 +696,7 @@ class Watcher:
         try:
             config = read_config()
         except KvswitchError as exc:
-            self._emit(WatchEvent("invalid", cf.path, f"{exc} — nothing written"))
+            self._emit(WatchEvent("invalid", cf.path, _nothing_written(exc)))
             return
         self._refresh_targets()
         self._schedule()
@@ -704,7 +713,8 @@ class Watcher:
             return
         if self.policy == "report":
             names = ", ".join(str(w.path) for w in plan.writes)
-            self._emit(WatchEvent("drift", cf.path, f"kvswitch's config changed; these clients differ (policy report): {names}"))
+            self._emit(WatchEvent("drift", cf.path, tr(
+                "kvswitch's config changed; these clients differ (policy report): {files}").format(files=names)))
             return
         with self._expecting(plan.writes):
             commit_plan(plan)
@@ -714,9 +724,14 @@ class Watcher:
         def tell() -> None:
             nudges = self._nudge(told) if told else ()
             own = sum(1 for p in written if (e := plan.entries.get(p)) is not None and e.mode is not None)
-            mode = f"mode {config.model.mode}" + (f" ({own} in their own mode)" if own else "")
-            self._emit(WatchEvent("propagated", cf.path, f"config changed: {len(written)} client(s) brought to "
-                                  f"profile {name}, {mode}", nudges=nudges, written=tuple(written)))
+            if own:
+                message = tr("config changed: {count} client(s) brought to profile {name}, mode {mode} "
+                             "({own} in their own mode)").format(count=len(written), name=name,
+                                                                 mode=config.model.mode, own=own)
+            else:
+                message = tr("config changed: {count} client(s) brought to profile {name}, mode {mode}").format(
+                    count=len(written), name=name, mode=config.model.mode)
+            self._emit(WatchEvent("propagated", cf.path, message, nudges=nudges, written=tuple(written)))
 
         self._later.append(tell)
 
@@ -736,13 +751,11 @@ class Watcher:
                 cf = parse_config(read_bytes(t.path), t.kind, t.path)
                 errors = [d for d in check(cf, git=False) if d.severity is Severity.ERROR]
             except KvswitchError as exc:
-                self._emit(WatchEvent("invalid", t.path, f"{exc} — nothing written"))
+                self._emit(WatchEvent("invalid", t.path, _nothing_written(exc)))
                 out.append(t.path)
                 continue
             if errors:
-                first = errors[0]
-                self._emit(WatchEvent("invalid", t.path, f"{first.location}: {first.code} {first.message} — nothing written",
-                                      tuple(errors)))
+                self._emit(WatchEvent("invalid", t.path, _first_finding(errors), tuple(errors)))
                 out.append(t.path)
         return out
 
@@ -854,6 +867,23 @@ def _quiet_emitter() -> Iterator[None]:
         yield
     finally:
         emitter_log.removeFilter(_drop_inactive_emitter)
+
+
+def _nothing_written(problem: object) -> str:
+    """An event's message for a file kvswitch did not write because of ``problem``."""
+    return tr("{error} — nothing written").format(error=problem)
+
+
+def _first_finding(errors: tuple[Diagnostic, ...] | list[Diagnostic]) -> str:
+    """The first of a file's error findings as an event's message (``path:line:col: CODE message``)."""
+    first = errors[0]
+    return tr("{location}: {code} {message} — nothing written").format(
+        location=first.location, code=first.code, message=first.message)
+
+
+def _sep() -> str:
+    """What joins the clauses of an event's message: a semicolon (a full-width one in Chinese)."""
+    return "；" if language() == "zh_CN" else "; "
 
 
 def _describe(exc: KvswitchError, *paths: object) -> str:

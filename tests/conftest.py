@@ -51,7 +51,14 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for var in ("PRE_COMMIT", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         monkeypatch.delenv(var, raising=False)
+    # English unless a test asks for Chinese (KVSWITCH_LANG=zh-CN, --lang zh-CN), whatever the
+    # machine's locale; the in-process choice is reset after every test
+    monkeypatch.setenv("KVSWITCH_LANG", "en")
+    from kvswitch import i18n
+
+    i18n.set_language("en")
     yield home
+    i18n.set_language("en")
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,7 @@
 """Set up everything the test suite needs, then run it: ``python3 tests/run.py [pytest args]``.
 
 Needs only python3 and pip. Idempotent: a second run reuses what the first installed.
-1. a virtual environment in ``.venv`` with kvswitch and its test extras (editable);
+1. a virtual environment in ``.venv`` with kvswitch (editable) and its `test` dependency group;
 2. Debian packages the real-peer tests use (as root: apt-get; otherwise the exact
    ``apt-get install`` line is printed and those tests skip — they fail under CI=true);
 3. VS Code's JSONC parser (npm ``jsonc-parser``) in ``tests/peer`` for the peer test;
@@ -46,6 +46,15 @@ DEBIAN: dict[str, str | None] = {
     # server, a tray host, clicks and keys, the window tree, screenshots
     "xvfb": "Xvfb", "xauth": "xauth", "trayer": "trayer", "xdotool": "xdotool", "imagemagick": "import",
     "x11-utils": "xwininfo",
+    # Chinese text on screen (the tray's zh-CN screenshots and the missing-glyph test)
+    "fonts-wqy-zenhei": None,
+    # the desktop entry's validator, and a real StatusNotifierItem watcher and host (what GNOME's
+    # AppIndicator extension and KDE speak; Debian 12 has no snixembed)
+    "desktop-file-utils": "desktop-file-validate", "gtk-update-icon-cache": "gtk-update-icon-cache",
+    "haskell-status-notifier-item-utils": "status-notifier-watcher",
+    "haskell-gtk-sni-tray-utils": "gtk-sni-tray-standalone",
+    # shell completion is loaded by the real shells
+    "zsh": "zsh", "fish": "fish",
     # the real coding clients (tests/realclients): a loopback-only network namespace needs `ip`
     # to bring lo up; Claude Code's live-session test runs it in tmux
     "iproute2": "ip", "tmux": "tmux",
@@ -94,8 +103,8 @@ def ensure_debian() -> None:
 
 
 def ensure_venv(extras: str = "test") -> None:
-    """``.venv`` with kvswitch installed (editable) and ``extras``; the test extras include the
-    lab's, so either command reuses what the other installed."""
+    """``.venv`` with kvswitch installed (editable) and ``extras`` ("test": the `test` dependency
+    group, which holds the lab's packages too, so either command reuses what the other installed)."""
     if not PY.exists():
         run([sys.executable, "-m", "venv", str(VENV)])
     stamp = VENV / ".kvswitch-installed"
@@ -106,7 +115,10 @@ def ensure_venv(extras: str = "test") -> None:
             say(f"virtual environment: up to date ({', '.join(sorted(have))})")
             return
     run([str(PY), "-m", "pip", "install", "-q", "--upgrade", "pip"])
-    run([str(PY), "-m", "pip", "install", "-q", "-e", f"{ROOT}[{extras}]"])
+    if extras == "test":  # a dependency group (development tools are not published extras)
+        run([str(PY), "-m", "pip", "install", "-q", "-e", str(ROOT), "--group", f"{ROOT / 'pyproject.toml'}:test"])
+    else:
+        run([str(PY), "-m", "pip", "install", "-q", "-e", f"{ROOT}[{extras}]"])
     old = set(stamp.read_text().split()) if stamp.exists() else set()
     stamp.write_text(" ".join(sorted(old | {extras})) + "\n")
 

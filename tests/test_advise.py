@@ -1,10 +1,13 @@
-"""``kvswitch advise``: the rules (S-19, S-30…S-32, §7.3), table-driven, and how a probe
-result decides the mode only when its interval excludes 1."""
+"""``kvswitch advise``: the rules (the source digest's S-19, S-30…S-32 and the engines reference
+§7.3), table-driven, and how a probe result decides the mode only when its interval excludes 1."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,25 +39,26 @@ RULES: list[tuple[str, Workload, dict[str, Any], list[str]]] = [
     # name, workload, expected fields, phrases/sources that must be among the reasons
     ("nothing known: merged, the default", Workload(),
      {"mode": "merged", "chunk_size": 512, "prefix_cache": True, "kv_cache_dtype": "auto"},
-     ["right default", "§7.3", "S-19", "article table"]),
+     ["right default", "#when-merged-pays", "#chunk-size", "#two-strategies"]),
     ("S-30 short prompts, high concurrency", Workload(prompt_tokens=300, concurrency=32),
-     {"mode": "merged", "chunk_size": 512}, ["S-30", "no KV transfer", "smooth"]),
-    ("S-30 short prompts alone", Workload(prompt_tokens=500), {"mode": "merged"}, ["S-30", "steadier TTFT"]),
+     {"mode": "merged", "chunk_size": 512}, ["#when-merged-pays", "no KV transfer", "smooth"]),
+    ("S-30 short prompts alone", Workload(prompt_tokens=500), {"mode": "merged"}, ["#when-merged-pays", "steadier TTFT"]),
     ("S-31 long context with two GPUs", Workload(prompt_tokens=4000, gpus=2),
-     {"mode": "split", "chunk_size": None}, ["S-31", "1–2k new prompt tokens", "2 GPUs", "S-26", "proxy hop"]),
+     {"mode": "split", "chunk_size": None}, ["#when-split-pays", "1–2k new prompt tokens", "2 GPUs", "ignored there",
+                                             "proxy hop"]),
     ("S-31 long context under load", Workload(prompt_tokens=4000, concurrency=16, gpus=4),
      {"mode": "split"}, ["under load"]),
     ("S-31 hard TTFT SLO under load", Workload(ttft_slo_ms=300, concurrency=16, gpus=2),
-     {"mode": "split"}, ["TTFT SLO", "S-31"]),
+     {"mode": "split"}, ["TTFT SLO", "#when-split-pays"]),
     ("a TTFT SLO at low load: split's hop hurts", Workload(ttft_slo_ms=300, concurrency=1, gpus=2),
      {"mode": "merged", "chunk_size": 1024}, ["usually make TTFT worse", "Low load"]),
     ("S-32 coding: split with prefix cache", Workload(workload="coding", prompt_tokens=3000, gpus=2),
-     {"mode": "split", "prefix_cache": True}, ["S-32", "long system prompt"]),
+     {"mode": "split", "prefix_cache": True}, ["Coding work", "long system prompt"]),
     ("S-32 agent, GPUs unknown: says split needs a second instance group", Workload(workload="agent"),
-     {"mode": "split", "prefix_cache": True}, ["second instance group", "S-25"]),
+     {"mode": "split", "prefix_cache": True}, ["second instance group", "Agent work", "#split"]),
     ("coding at low load: a tie goes to merged", Workload(workload="coding", concurrency=1),
      {"mode": "merged"}, ["tie goes to merged"]),
-    ("chat is S-30", Workload(workload="chat"), {"mode": "merged"}, ["Chat", "S-30"]),
+    ("chat is S-30", Workload(workload="chat"), {"mode": "merged"}, ["Chat", "#when-merged-pays"]),
     ("batch is throughput: merged, bigger chunk", Workload(workload="batch"),
      {"mode": "merged", "chunk_size": 1024}, ["throughput", "does not raise throughput"]),
     ("one GPU never gets split", Workload(prompt_tokens=8000, gpus=1, workload="agent", ttft_slo_ms=200,
@@ -64,7 +68,7 @@ RULES: list[tuple[str, Workload, dict[str, Any], list[str]]] = [
      ["One GPU: merged", "second instance group"]),
     ("long prompts with high reuse: count new tokens", Workload(prompt_tokens=3000, prefix_reuse="high", gpus=2),
      {"mode": "split", "prefix_cache": True}, ["new (uncached) tokens"]),
-    ("low prefix reuse: cache off", Workload(prefix_reuse="low"), {"prefix_cache": False}, ["S-28", "only helps"]),
+    ("low prefix reuse: cache off", Workload(prefix_reuse="low"), {"prefix_cache": False}, ["swing", "only helps"]),
     ("KV pressure: fp8, never plain int8", Workload(prompt_tokens=8000, concurrency=16, gpus=2),
      {"kv_cache_dtype": "fp8"}, ["doubles KV capacity", "no plain int8", "calibrated"]),
     ("S-19 merged chunk stays in 512–1024", Workload(prompt_tokens=3000, gpus=1),
@@ -80,7 +84,8 @@ def test_rules(name: str, workload: Workload, expected: dict[str, Any], phrases:
     for phrase in phrases:
         assert phrase in text(a), (phrase, text(a))
     assert a.decided_by == "rules" and a.measurement is None
-    assert all(r.source for r in a.reasons)  # every reason cites its source
+    assert all(r.source.startswith("docs/background.md#") for r in a.reasons)  # every reason links its page
+    assert not re.search(r"S-\d\d|§", text(a))  # and stands alone
 
 
 @pytest.mark.parametrize("workload", [w for _, w, _, _ in RULES])
@@ -95,7 +100,7 @@ def test_split_is_never_advised_without_the_second_instance_group(workload: Work
 def test_split_advice_carries_the_doctor_step() -> None:
     a = advise(Workload(prompt_tokens=5000, gpus=2))
     assert any("kvswitch doctor --mode split" in s for s in a.next_steps)
-    assert any("S-35" in s for s in a.next_steps) and any("S-34" in s for s in a.next_steps)
+    assert any("restart the clients" in s for s in a.next_steps) and any("--max-tokens 128" in s for s in a.next_steps)
 
 
 # -- the measurement ------------------------------------------------------------------------
@@ -118,11 +123,11 @@ PROBES: list[tuple[str, Workload, ProbeEvidence, str, str, list[str]]] = [
      ["no split/merged TTFT comparison", "not decided by the measurement"]),
     ("every split request failed: merged, see doctor (S-25)", LONG,
      ProbeEvidence(failures={"split": (6, 6), "merged": (0, 6)}), "merged", "measurement",
-     ["every split request failed", "kvswitch doctor --mode split", "S-25"]),
+     ["every split request failed", "kvswitch doctor --mode split"]),
     ("routing unverified: a caveat", SHORT, ProbeEvidence(0.5, 0.4, 0.6, routing_unverified=True), "split",
      "measurement", ["routing unverified"]),
     ("one GPU, split measured faster: says it needs a second instance group", Workload(gpus=1),
-     ProbeEvidence(0.7, 0.6, 0.8), "split", "measurement", ["needs a second instance group", "S-27"]),
+     ProbeEvidence(0.7, 0.6, 0.8), "split", "measurement", ["needs a second instance group", "only logically split"]),
 ]
 
 
@@ -170,6 +175,8 @@ def test_cli_from_a_probe_in_the_history_and_a_file(tmp_path: Path, capsys: pyte
     for spec in ("latest", str(saved)):
         assert main(["advise", "--prompt-tokens", "5000", "--gpus", "2", "--from-probe", spec, "--format", "json"]) == 0
         out = json.loads(capsys.readouterr().out)
+        assert out["command"] == "advise" and out["ok"] is True
+        out = out["data"]
         assert out["mode"] == "merged" and out["decided_by"] == "measurement"  # 90 ms / 30 ms: merged measured faster
         assert "interval excludes 1" in out["reasons"][0]["text"] and out["reasons"][0]["source"] == "probe"
         assert "the rules alone would say split" in out["reasons"][0]["text"]
@@ -183,7 +190,8 @@ def test_cli_text_numbers_the_reasons_with_sources(capsys: pytest.CaptureFixture
     assert main(["advise", "--prompt-tokens", "300", "--concurrency", "64", "--gpus", "1"]) == 0
     out = capsys.readouterr().out
     assert "mode            merged" in out and "chunk_size      512" in out and "prefix cache    on" in out
-    assert " 1. Short prompts (300 tokens) at high concurrency (64)" in out and "[S-30]" in out
+    assert " 1. Short prompts (300 tokens) at high concurrency (64)" in out
+    assert "[docs/background.md#when-merged-pays]" in out
     assert "kvswitch switch merged" in out
 
 
@@ -214,3 +222,96 @@ def test_load_probe_reads_a_jsonl_history_file(tmp_path: Path) -> None:
     with pytest.raises(ReadError):
         load_probe(str(tmp_path))
     assert os.environ["KVSWITCH_HOME"]  # the sandbox: "latest" reads only its own history
+
+
+# -- Chinese, and the JSON envelope ---------------------------------------------------------
+
+ADVISE_DATA: dict[str, Any] = {
+    "type": "object",
+    "required": ["mode", "chunk_size", "prefix_cache", "kv_cache_dtype", "decided_by", "measurement", "reasons",
+                 "next_steps", "workload", "scores"],
+    "additionalProperties": False,
+    "properties": {
+        "mode": {"enum": ["merged", "split"]},
+        "chunk_size": {"type": ["integer", "null"]},
+        "prefix_cache": {"type": "boolean"},
+        "kv_cache_dtype": {"enum": ["auto", "fp8"]},
+        "decided_by": {"enum": ["rules", "measurement"]},
+        "measurement": {"type": ["string", "null"]},
+        "reasons": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "required": ["n", "text", "source"], "additionalProperties": False,
+            "properties": {"n": {"type": "integer", "minimum": 1}, "text": {"type": "string", "minLength": 1},
+                           "source": {"type": "string", "pattern": r"^(probe|docs/background\.md#[a-z-]+)$"}}}},
+        "next_steps": {"type": "array", "items": {"type": "string"}},
+        "workload": {"type": "object", "additionalProperties": False, "properties": {
+            "prompt_tokens": {"type": ["integer", "null"]}, "concurrency": {"type": ["integer", "null"]},
+            "gpus": {"type": ["integer", "null"]}, "ttft_slo_ms": {"type": ["number", "null"]},
+            "prefix_reuse": {"enum": ["high", "low", None]},
+            "workload": {"enum": ["chat", "coding", "agent", "batch", None]}}},
+        "scores": {"type": "object", "required": ["merged", "split"], "additionalProperties": False,
+                   "properties": {"merged": {"type": "integer"}, "split": {"type": "integer"}}},
+    },
+}
+"""The shape of ``data`` in ``kvswitch advise --format json`` (sent to the output schema's owner)."""
+CJK = re.compile(r"[\u4e00-\u9fff]")
+INTERNAL = re.compile(r"\bS-\d{2}\b|\bD-\d{1,2}\b|§|the article|DIGEST", re.IGNORECASE)
+
+
+def _kvswitch_zh(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KVSWITCH_LANG": "zh-CN"}
+    return subprocess.run([sys.executable, "-m", "kvswitch", *args], capture_output=True, text=True, env=env,
+                          timeout=120, check=False)
+
+
+def _validate(document: dict[str, Any]) -> None:
+    import jsonschema
+
+    schema = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "kvswitch-output.schema.json")
+                        .read_text(encoding="utf-8"))
+    schema.pop("allOf", None)  # the envelope alone; the data is checked against ADVISE_DATA
+    jsonschema.validate(document, schema, format_checker=jsonschema.FormatChecker())
+    assert document["command"] == "advise" and document["ok"] is True
+    jsonschema.validate(document["data"], ADVISE_DATA)
+
+
+@pytest.mark.parametrize("workload", [w for _, w, _, _ in RULES[:6]] + [Workload(workload="agent", gpus=1)])
+def test_every_reason_stands_alone_and_the_json_fits_its_shape(workload: Workload) -> None:
+    import jsonschema
+
+    data = advise(workload).as_dict()
+    jsonschema.validate(json.loads(json.dumps(data)), ADVISE_DATA)
+    assert not INTERNAL.search(json.dumps(data, ensure_ascii=False))
+
+
+def test_advise_in_chinese_text_and_json() -> None:
+    done = _kvswitch_zh("advise", "--prompt-tokens", "300", "--concurrency", "64", "--gpus", "1")
+    assert done.returncode == 0, done
+    out = done.stdout
+    assert "kvswitch advise · 提示词 300 个 token · 并发 64 · 1 块 GPU" in out
+    assert "前缀缓存" in out and "开启" in out and "理由：" in out and "下一步：" in out
+    assert " 1. 高并发（64）下的短提示词（300 个 token）" in out and "合并模式（merged）" in out
+    assert "[docs/background.md#when-merged-pays]" in out and "kvswitch switch merged" in out
+    assert "chunk_size      512" in out and "kv_cache_dtype  auto" in out  # keys and values as they are
+    assert not INTERNAL.search(out)
+    done = _kvswitch_zh("advise", "--prompt-tokens", "6000", "--gpus", "2", "--format", "json")
+    document = json.loads(done.stdout)
+    _validate(document)
+    data = document["data"]
+    assert data["mode"] == "split" and data["chunk_size"] is None and data["decided_by"] == "rules"
+    assert all(CJK.search(r["text"]) for r in data["reasons"]) and all(CJK.search(s) for s in data["next_steps"])
+
+
+def test_advise_in_chinese_from_a_probe_result(tmp_path: Path) -> None:
+    report = {"modes": {"merged": {"requests": 6, "failures": 0}, "split": {"requests": 6, "failures": 0}},
+              "comparison": {"ttft_median_ratio": {"split/merged": 2.9, "ci95": [2.5, 3.3]}}}
+    path = tmp_path / "probe.json"
+    path.write_text(json.dumps({"kvswitch": "0", "format": 1, "command": "probe", "ok": True,
+                                "generated_at": "2026-01-01T00:00:00Z", "data": report}))
+    done = _kvswitch_zh("advise", "--prompt-tokens", "5000", "--gpus", "2", "--from-probe", str(path))
+    assert done.returncode == 0, done
+    assert "决定依据        测量结果" in done.stdout
+    assert " 1. 实测：" in done.stdout and "区间不包含 1" in done.stdout and "[probe]" in done.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"hello": 1}')
+    done = _kvswitch_zh("advise", "--from-probe", str(bad))
+    assert done.returncode == 2 and "不是 kvswitch 的探测结果" in done.stderr

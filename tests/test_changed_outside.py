@@ -57,12 +57,12 @@ def _hand_edit(path: Path) -> None:
 def test_a_file_edited_by_hand_right_after_a_write_is_changed_outside() -> None:
     path = _claude()
     assert not _outside(path)
-    report = json.loads(_ok("status", "--format", "json"))
+    report = json.loads(_ok("status", "--format", "json"))["data"]
     assert report["clients"][0]["changed_outside"] is False
     assert OUTSIDE not in _ok("status")
     _hand_edit(path)
     assert _outside(path)
-    assert json.loads(_ok("status", "--format", "json"))["clients"][0]["changed_outside"] is True
+    assert json.loads(_ok("status", "--format", "json"))["data"]["clients"][0]["changed_outside"] is True
     text = _ok("status")
     assert f"- {path} [claude-code]" in text and f"    {OUTSIDE}\n" in text
     # kvswitch's next write of it makes it kvswitch's again

@@ -140,7 +140,7 @@ def test_status_checks_each_client_against_its_own_mode_text_and_json() -> None:
     line = next(ln for ln in text.splitlines() if str(files["qwen-code"]) in ln)
     assert "mode split (its own mode: split) · in sync" in line
     assert text.count("in sync") == 3
-    report = json.loads(_ok("status", "--format", "json"))
+    report = json.loads(_ok("status", "--format", "json"))["data"]
     by_kind = {c["kind"]: c for c in report["clients"]}
     assert by_kind["qwen-code"]["target"] == "split" and by_kind["qwen-code"]["own_mode"] is True
     assert by_kind["codex"]["target"] == "merged" and by_kind["codex"]["own_mode"] is False

@@ -27,16 +27,29 @@ def github_slug(title: str, seen: dict[str, int]) -> str:
     return slug if n == 0 else f"{slug}-{n}"
 
 
+EXPLICIT = re.compile(r'<a id="([^"]+)"></a>')
+
+
 def anchors(markdown: str) -> dict[str, str]:
-    """Anchor → heading text, for every heading outside code blocks."""
+    """Anchor → heading text, for every heading outside code blocks, and for every explicit
+    ``<a id="…"></a>`` (a stable id that outlives a heading's wording): the heading after it."""
     prose = re.sub(r"^```.*?^```", "", markdown, flags=re.M | re.S)
     seen: dict[str, int] = {}
-    return {github_slug(m.group(2), seen): m.group(2) for m in HEADING.finditer(prose)}
+    found = {github_slug(m.group(2), seen): m.group(2) for m in HEADING.finditer(prose)}
+    for m in EXPLICIT.finditer(prose):
+        heading = HEADING.search(prose, m.end())
+        found[m.group(1)] = heading.group(2) if heading else ""
+    return found
 
 
 def builtin_client_kinds() -> list:  # type: ignore[type-arg]
     """The client kinds kvswitch ships (a test may register a throwaway one meanwhile)."""
     return [k for k in all_kinds(clients_only=True) if type(k).__module__.startswith("kvswitch.kinds.")]
+
+
+def test_an_explicit_id_names_the_heading_after_it() -> None:
+    text = '<a id="old-id"></a>\n## New wording\n\ntext\n\n## Next\n'
+    assert anchors(text) == {"new-wording": "New wording", "next": "Next", "old-id": "New wording"}
 
 
 def test_the_slug_is_githubs() -> None:
@@ -92,4 +105,5 @@ def test_the_page_stands_alone() -> None:
     assert not re.search(r"\b[SD]-\d+\b", text), "no design-note citations in user docs"
     assert not re.search(r"(?<![\w~.])/(home|root|tmp|work|Users)/", text), "no machine paths"
     assert "DIGEST" not in text
+    assert not re.search(r"\bthe article\b|§", text, re.I), "no citations of the source write-up"
     assert not re.search(r"registry\.[a-z]|pypi\.org|npmjs\.", text), "no package registry hosts"

@@ -1,6 +1,7 @@
-"""``kvswitch doctor``: each of the article's known errors (S-24…S-28, and S-08), reproduced
-against the deterministic test server, becomes a failing or warning check with its fix; a
-healthy setup passes; keys are never printed and never go anywhere the profile does not name."""
+"""``kvswitch doctor``: each known error of a merged/split setup (the source digest's S-24…S-28,
+and S-08), reproduced against the deterministic test server, becomes a failing or warning check
+with its fix and a link to where it is explained; a healthy setup passes; keys are never printed
+and never go anywhere the profile does not name."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ OTHER_KEY = "sk-OTHERKEY-9876543210fedcba"
 KEY_ENV = "KVS_DOCTOR_KEY"
 UUID_A = "GPU-aaaaaaaa-1111-2222-3333-444444444444"
 UUID_B = "GPU-bbbbbbbb-5555-6666-7777-888888888888"
+KNOWN = "docs/background.md#known-errors"
 NETWORK = ("reachable", "url-convention", "auth", "model", "split", "prefix-cache")
 GPU = ("nvidia-smi", "same-gpu")
 
@@ -150,7 +152,9 @@ def doctor(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[st
     code = main(["doctor", "--format", "json", *args])
     captured = capsys.readouterr()
     report = json.loads(captured.out)
-    checks = {c["name"]: Check(c["name"], c["status"], c["saw"], c["fix"], c["source"]) for c in report["checks"]}
+    assert report["command"] == "doctor" and report["ok"] is (code == 0)
+    checks = {c["name"]: Check(c["name"], c["status"], c["saw"], c["fix"], c["source"])
+              for c in report["data"]["checks"]}
     return code, checks, captured.out + captured.err
 
 
@@ -201,7 +205,7 @@ def test_text_output_lists_every_check(server: SSEServer, keyed: str, capsys: py
     assert_no_key(out, KEY)
 
 
-# -- S-24: 401 from whitespace in the key, or a trailing slash ------------------------------------
+# -- 401 (S-24) from whitespace in the key, or a trailing slash ------------------------------------
 
 @pytest.mark.parametrize("where", ["env", "keyring"])
 def test_s24_key_with_whitespace_fails_auth_with_the_whitespace_hint(
@@ -221,8 +225,9 @@ def test_s24_key_with_whitespace_fails_auth_with_the_whitespace_hint(
     assert auth.status == "fail"
     assert "whitespace or a line break" in auth.saw
     assert "with the whitespace removed from the key the server accepts the request" in auth.saw
-    assert ("kvswitch key set lab" if where == "keyring" else f"fix ${KEY_ENV}") in auth.fix and "S-29" in auth.fix
-    assert "S-24" in auth.source
+    assert ("kvswitch key set lab" if where == "keyring" else f"fix ${KEY_ENV}") in auth.fix
+    assert "status and quota" in auth.fix
+    assert auth.source == KNOWN
     assert checks["model"].status == "skip"
     assert_no_key(out, KEY)
 
@@ -249,7 +254,7 @@ def test_s29_a_wrong_key_fails_with_the_status_and_quota_hint(server: SSEServer,
     code, checks, out = doctor(capsys, *skip(*GPU))
     assert code == 1
     assert checks["auth"].status == "fail" and "HTTP 401" in checks["auth"].saw
-    assert "status and quota" in checks["auth"].fix and "S-29" in checks["auth"].fix
+    assert "status and quota" in checks["auth"].fix and checks["auth"].source == KNOWN
     assert "whitespace" not in checks["auth"].saw and "'/'" not in checks["auth"].saw
     assert_no_key(out, KEY, OTHER_KEY)
 
@@ -266,7 +271,7 @@ def test_s25_split_on_one_address_stalls_and_fails(keyed: str, capsys: pytest.Ca
     assert split.status == "fail"
     assert "same address" in split.saw and "stalled" in split.saw
     assert "split needs two real instance groups; with one instance use merged" in split.fix
-    assert split.source == "S-25"
+    assert split.source == KNOWN
     assert checks["model"].status == "pass"  # a plain request is fine: only split hangs
     assert checks["config"].status == "warn" and "KVS111" in checks["config"].saw
 
@@ -300,7 +305,7 @@ def test_s26_chunk_size_in_split_mode_warns(tmp_path: Path, server: SSEServer, k
         code, checks, _ = doctor(capsys, *skip(*NETWORK, *GPU))
     assert code == 0  # a warning, not a failure
     chunk = checks["chunk-size"]
-    assert chunk.status == "warn" and chunk.source == "S-26"
+    assert chunk.status == "warn" and chunk.source == "docs/background.md#chunk-size"
     assert "chunk_size is ignored in split mode" in chunk.saw and str(client) in chunk.saw
     assert "kvswitch switch merged" in chunk.fix
     assert checks["config"].status == "pass"  # the chunk finding is reported once, here
@@ -329,7 +334,7 @@ def test_s27_same_gpu_through_two_command_prefixes(tmp_path: Path, decode_uuid: 
     assert same is not None and same.status == status, same
     assert report.get("nvidia-smi").status == "pass"  # type: ignore[union-attr]
     if status == "warn":
-        assert UUID_A in same.saw and "only logically split" in same.saw and same.source == "S-27"
+        assert UUID_A in same.saw and "only logically split" in same.saw and same.source == KNOWN
         assert "different GPUs" in same.fix and "merged" in same.fix
         assert report.exit_code == 0
 
@@ -362,7 +367,7 @@ def test_s28_prefix_cache_swings_warn_against_a_live_server(keyed: str, capsys: 
         code, checks, _ = doctor(capsys, *skip(*GPU))
     assert code == 0
     prefix = checks["prefix-cache"]
-    assert prefix.status == "warn" and prefix.source == "S-28"
+    assert prefix.status == "warn" and prefix.source == "docs/background.md#measuring"
     assert "TTFT swings" in prefix.saw
     assert "fix the prompt or turn the prefix cache off for comparisons" in prefix.fix
     assert "kvswitch profile edit lab --prefix-cache false" in prefix.fix
@@ -414,7 +419,7 @@ def test_s08_unknown_model_fails_naming_the_servers_models(keyed: str, capsys: p
         code, checks, _ = doctor(capsys, *skip(*GPU))
     assert code == 1
     model = checks["model"]
-    assert model.status == "fail" and model.source == "S-08"
+    assert model.status == "fail" and model.source == KNOWN
     assert "HTTP 404" in model.saw and "'qwen2.5-coder-7b' is not in the server's model list" in model.saw
     assert "similar ids: qwen2.5-coder-7b-instruct" in model.saw
     assert "kvswitch profile edit lab --model ID" in model.fix
@@ -489,7 +494,8 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Mo
     assert main(["doctor", "--format", "yaml"]) == 2
     capsys.readouterr()
     assert main(["doctor", "--help"]) == 0
-    assert "S-25" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "docs/background.md#known-errors" in shown and "HTTPS_PROXY" in shown
 
 
 # -- keys: never printed, never sent where the profile does not point --------------------------

@@ -279,7 +279,7 @@ def test_shared_gpu_fractions_sum_below_095(engine: str, flag: str) -> None:
     p, d, _ = result.commands
     total = float(value(p, flag)[0]) + float(value(d, flag)[0])  # type: ignore[index]
     assert total < 0.95
-    assert "S-27" in " ".join(c.text for c in result.caveats)
+    assert "only a logical split: memory will not drop" in " ".join(c.text for c in result.caveats)
     assert not has(d, "--base-gpu-id") and "CUDA_VISIBLE_DEVICES" not in env(p)
 
 
@@ -447,6 +447,14 @@ def test_bad_router_choices_are_value_errors(kw: dict[str, str]) -> None:
 
 
 # -- the CLI --------------------------------------------------------------------------------
+def envelope_data(out: str, ok: bool = True) -> dict[str, Any]:
+    """The ``data`` of ``engine-flags --format json`` (kvswitch's JSON envelope)."""
+    doc = json.loads(out)
+    assert (doc["command"], doc["format"], doc["ok"]) == ("engine-flags", 1, ok)
+    data: dict[str, Any] = doc["data"]
+    return data
+
+
 def setup_profile(*edits: str) -> None:
     init(preset="vllm", model="Qwen/Qwen2.5-7B-Instruct", profile="lab")
     if edits:
@@ -462,7 +470,7 @@ def test_cli_text_and_json() -> None:
     assert text.out.startswith("kvswitch engine-flags · vLLM · merged · profile lab")
     out = cli("engine-flags", "--engine", "sglang", "--mode", "split", "--format", "json")
     assert out.rc == 0, out
-    data = json.loads(out.out)
+    data = envelope_data(out.out)
     assert data["mode"] == "split" and data["transfer_backend"] == "mooncake" and data["ok"] is True
 
 
@@ -475,8 +483,8 @@ def test_cli_router_options() -> None:
     assert "# worker (prefills and decodes) →" in text.out
     shells = [c for c in text.out.split("\n\n") if c.startswith("# router")]
     assert "--policy round_robin" in shells[0] and "--prometheus-port 39000" in shells[0]
-    data = json.loads(cli("engine-flags", "--engine", "vllm", "--mode", "split", "--router", "vllm",
-                          "--format", "json").out)
+    data = envelope_data(cli("engine-flags", "--engine", "vllm", "--mode", "split", "--router", "vllm",
+                             "--format", "json").out)
     assert (data["router"], data["router_mode"]) == ("vllm", "pd")
     assert data["commands"][2]["argv"][:2] == ["vllm-router", "--host"]
     refused = cli("engine-flags", "--engine", "vllm", "--mode", "split", "--router", "sglang")
@@ -486,7 +494,7 @@ def test_cli_router_options() -> None:
 def test_cli_follows_the_config_mode_and_profile() -> None:
     setup_profile()
     assert cli("switch", "split").rc == 0
-    data: dict[str, Any] = json.loads(cli("engine-flags", "--engine", "vllm", "--format", "json").out)
+    data = envelope_data(cli("engine-flags", "--engine", "vllm", "--format", "json").out)
     assert data["mode"] == "split" and data["profile"] == "lab"
     missing = cli("engine-flags", "--engine", "vllm", "--profile", "nope")
     assert missing.rc == 1 and "no profile 'nope'" in missing.err

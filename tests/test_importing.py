@@ -123,7 +123,7 @@ def test_dry_run_writes_nothing(sandbox: Path) -> None:
     assert not config_file().exists()
     import json
 
-    out = json.loads(r.out)
+    out = json.loads(r.out)["data"]  # kvswitch's JSON envelope
     assert out["dry_run"] is True
     assert out["profiles"][0]["base_url"] == "http://192.168.1.20:30000/v1"
     no_key_in(r.out)
@@ -271,8 +271,8 @@ def test_the_key_is_never_in_the_environment_of_anything_printed(sandbox: Path) 
         r = cli("import", kind, "--format", "json", "--profile", f"p-{kind}", "--dry-run")
         assert r.rc == 0, r.err
         no_key_in(r.out, r.err)
-        assert json.loads(r.out)["profiles"][0]["key"] in ("none", "keyring") or \
-            json.loads(r.out)["profiles"][0]["key"].startswith("env:")
+        assert json.loads(r.out)["data"]["profiles"][0]["key"] in ("none", "keyring") or \
+            json.loads(r.out)["data"]["profiles"][0]["key"].startswith("env:")
     assert os.listdir(sandbox)  # the files are still there
 
 

@@ -57,7 +57,7 @@ def test_nothing_present(sandbox: Path, bare_path: Path) -> None:
     r = cli("client", "detect")
     assert r.rc == 0, r.err
     assert "no clients found" in r.out
-    out = json.loads(cli("client", "detect", "--format", "json").out)
+    out = json.loads(cli("client", "detect", "--format", "json").out)["data"]  # kvswitch's JSON envelope
     assert [c["found"] for c in out["clients"]] == [False] * 5
     assert {c["kind"] for c in out["clients"]} == {"claude-code", "codex", "cline-providers", "opencode", "qwen-code"}
     assert out["cc_switch"]["exists"] is False
@@ -156,7 +156,7 @@ def test_register_found_without_a_config(sandbox: Path, bare_path: Path) -> None
     shutil.copyfile(FIXTURES / "qwen-settings.json", sandbox / ".qwen" / "settings.json")
     r = cli("client", "detect", "--register", "--format", "json")
     assert r.rc == 0, r.err
-    out = json.loads(r.out)
+    out = json.loads(r.out)["data"]
     assert sorted(out["registered_now"]) == ["opencode", "qwen-code"]
     assert {c["kind"]: c["registered"] for c in out["clients"] if c["found"]} == {"opencode": True, "qwen-code": True}
     data = config_data()
@@ -164,7 +164,7 @@ def test_register_found_without_a_config(sandbox: Path, bare_path: Path) -> None
     assert {c["kind"] for c in data["clients"]} == {"opencode", "qwen-code"}
     assert not (sandbox / ".config" / "opencode" / "opencode.json").exists()  # written by the first change only
     again = cli("client", "detect", "--register", "--format", "json")
-    assert json.loads(again.out)["registered_now"] == []
+    assert json.loads(again.out)["data"]["registered_now"] == []
     r = cli("import", "qwen-code")
     assert r.rc == 0, r.err
     assert config_data()["active_profile"] == "qwen-code"  # the clients-only config gets its profile
@@ -235,7 +235,7 @@ def test_an_unreadable_file_is_listed_with_its_problem(sandbox: Path, bare_path:
     (sandbox / ".qwen").mkdir()
     (sandbox / ".qwen" / "settings.json").write_text('{"security": ')
     r = cli("client", "detect", "--format", "json")
-    qwen = next(c for c in json.loads(r.out)["clients"] if c["kind"] == "qwen-code")
+    qwen = next(c for c in json.loads(r.out)["data"]["clients"] if c["kind"] == "qwen-code")
     assert qwen["file_exists"] and qwen["endpoint"] is None and qwen["problem"]
 
 
@@ -259,7 +259,7 @@ def test_status_without_a_profile_lists_the_registered_clients(sandbox: Path, ba
     assert "no active profile" in r.out and "kvswitch import CLIENT" in r.out
     assert "qwen" in r.out and "no profile to compare with" in r.out
     assert "sk-import-qwen-5e6f7a8b9c" not in r.out  # masked
-    out = json.loads(cli("status", "--format", "json").out)
+    out = json.loads(cli("status", "--format", "json").out)["data"]
     assert out["profile"] is None and out["clients"][0]["drift"] == ["profile"]
     r = cli("switch", "split")
     assert r.rc == 1 and "kvswitch import CLIENT" in r.err

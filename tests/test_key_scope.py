@@ -81,7 +81,7 @@ def test_an_endpoint_the_profile_does_not_name_gets_no_key(servers: tuple[SSESer
     own, other = servers
     write_profile(own.url)
     assert main([*PROBE, "--endpoint", f"split={other.url}", "--format", "json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    report = json.loads(capsys.readouterr().out)["data"]
     assert keys_sent(own) == {f"Bearer {KEY}"}
     assert other.auth_log and keys_sent(other) == {""}  # it was asked, without the key
     assert report["modes"]["merged"]["key"] == "sent"
@@ -97,7 +97,7 @@ def test_the_profiles_own_split_probe_url_gets_the_key(servers: tuple[SSEServer,
     own, other = servers
     write_profile(own.url, {"probe_url": other.url})
     assert main([*PROBE, "--format", "json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    report = json.loads(capsys.readouterr().out)["data"]
     assert keys_sent(other) == {f"Bearer {KEY}"} and report["modes"]["split"]["key"] == "sent"
 
 

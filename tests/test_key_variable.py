@@ -66,7 +66,7 @@ def test_status_and_doctor_print_the_masked_export_line_while_the_variable_is_un
         f'"$(kvswitch key get work --reveal)"' in status.out
     )
     doctor = cli("doctor", "--format", "json", *OFFLINE)
-    check = next(c for c in json.loads(doctor.out)["checks"] if c["name"] == "key-variables")
+    check = next(c for c in json.loads(doctor.out)["data"]["checks"] if c["name"] == "key-variables")
     assert check["status"] == "warn" and f"{VAR} is not set" in check["saw"]
     assert check["fix"].startswith(f"export {VAR}={MASK_A} ")
     for text in (status.out, status.err, doctor.out, doctor.err):
@@ -86,7 +86,7 @@ def test_set_to_the_key_is_ok_and_set_to_another_says_so_masked(
     )
     monkeypatch.setenv(VAR, KEY_B)
     status = cli("status", "--format", "json")
-    [variable] = json.loads(status.out)["key_variables"]
+    [variable] = json.loads(status.out)["data"]["key_variables"]
     assert (variable["name"], variable["state"], variable["value"], variable["key"]) == (
         VAR,
         "differs",
@@ -145,7 +145,7 @@ def test_clients_that_keep_the_key_in_their_file_read_no_variable() -> None:
     assert key_variables(read_config()) == []
     status = cli("status")
     assert "key variable" not in status.out
-    assert json.loads(cli("status", "--format", "json").out)["key_variables"] == []
+    assert json.loads(cli("status", "--format", "json").out)["data"]["key_variables"] == []
 
 
 def test_a_profile_without_a_key_has_no_variable() -> None:

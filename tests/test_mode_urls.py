@@ -127,7 +127,7 @@ def write_profile(
 def probe(*extra: str) -> dict[str, Any]:
     result = cli(*PROBE, *extra)
     assert result.rc == 0, result
-    report: dict[str, Any] = json.loads(result.out)
+    report: dict[str, Any] = json.loads(result.out)["data"]
     return report
 
 
@@ -177,7 +177,7 @@ def test_an_endpoint_option_still_wins_over_the_profiles_url(
     result = cli(*PROBE, "--endpoint", f"split={split.url}")
     assert result.rc == 1  # the split server wants the key, which it did not get:
     assert split.chats() == [(None, "")]  # not an address the profile names
-    assert json.loads(result.out)["modes"]["split"]["key"].startswith("no key sent to")
+    assert json.loads(result.out)["data"]["modes"]["split"]["key"].startswith("no key sent to")
     assert merged.chats() == [(None, f"Bearer {KEY}")]
 
 
@@ -186,7 +186,7 @@ def test_an_endpoint_option_still_wins_over_the_profiles_url(
 
 def doctor_checks(*extra: str) -> dict[str, dict[str, Any]]:
     result = cli(*DOCTOR, *extra)
-    return {c["name"]: c for c in json.loads(result.out)["checks"]}
+    return {c["name"]: c for c in json.loads(result.out)["data"]["checks"]}
 
 
 def test_doctor_sends_the_split_request_to_split_url_without_the_header(

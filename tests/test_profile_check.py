@@ -92,7 +92,7 @@ def test_save_keeps_comments_and_blank_endpoint_unsets(config: Config) -> None:
     path = config_file()
     saved = save_profile("taotoken", {"cache.chunk_size": 768, "split.prefill_base_url": "http://127.0.0.1:8100"})
     text = path.read_text()
-    assert "# merged mode: chunked prefill on one instance (S-11)" in text
+    assert "# merged mode: chunked prefill on one instance" in text
     assert saved.profile()[1].merged.chunk_size == 768
     assert tomllib.loads(text)["profiles"]["taotoken"]["split"]["prefill_base_url"] == "http://127.0.0.1:8100"
     again = check_profile(saved, "taotoken", {"split.prefill_base_url": "  "})

@@ -97,7 +97,7 @@ def test_a_switch_never_writes_headers_and_drift_reports_them(kind_id: str) -> N
     assert st.drift == ["provider.headers"], st.drift
     result = cli("status", "--format", "json")
     assert result.rc == 1  # a client out of step is a finding
-    assert json.loads(result.out)["clients"][0]["drift"] == ["provider.headers"]
+    assert json.loads(result.out)["data"]["clients"][0]["drift"] == ["provider.headers"]
     _ok("profile", "use", "A")
     assert _headers(kind_id, path)["X-Org"] == "ops" and _mode_header(kind_id, path) == "split"
     (st,) = status().clients
@@ -146,7 +146,7 @@ def test_profile_show_lists_the_headers_text_and_json() -> None:
     setup()
     _ok("profile", "edit", "A", "--header", "X-Team=infra")
     assert '  headers.X-Team = "infra"' in _ok("profile", "show", "A").splitlines()
-    assert json.loads(_ok("profile", "show", "A", "--format", "json"))["headers"] == {"X-Team": "infra"}
+    assert json.loads(_ok("profile", "show", "A", "--format", "json"))["data"]["headers"] == {"X-Team": "infra"}
 
 
 @pytest.mark.parametrize(

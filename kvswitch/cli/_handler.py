@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import traceback
 from collections.abc import Callable
 
 from kvswitch.errors import KvswitchError, ReadError, UnknownKindError
+from kvswitch.i18n import N_, tr
 
 __all__ = ["UsageError", "exit_code", "handle", "recover_first"]
 
-BUG_HINT = (
+BUG_HINT = N_(
     "This is a bug in kvswitch. Please report it with the command you ran and the lines above "
     "(they hold no keys)."
 )
@@ -25,23 +27,28 @@ def exit_code(exc: KvswitchError) -> int:
     return 2 if isinstance(exc, ReadError | UnknownKindError) else 1
 
 
-def handle(run: Callable[[], int]) -> int:
+def handle(run: Callable[[], int], parser: argparse.ArgumentParser | None = None) -> int:
+    """``run()``'s exit code; errors become a message on stderr and their exit code. A
+    :class:`UsageError` shows ``parser``'s usage (the sub-command's) first, as argparse does."""
     try:
         return run()
     except KvswitchError as exc:
-        print(f"kvswitch: {exc}", file=sys.stderr)
+        print(tr("kvswitch: {message}").format(message=exc), file=sys.stderr)
         return exit_code(exc)
     except UsageError as exc:
-        print(f"kvswitch: {exc}", file=sys.stderr)
+        if parser is not None:
+            parser.print_usage(sys.stderr)
+        print(tr("{prog}: error: {message}").format(prog=parser.prog if parser else "kvswitch", message=exc),
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("kvswitch: interrupted", file=sys.stderr)
+        print(tr("kvswitch: interrupted"), file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
     except Exception:  # noqa: BLE001 - the last line of defence: report and exit 3
         traceback.print_exc()
-        print(f"kvswitch: internal error. {BUG_HINT}", file=sys.stderr)
+        print(tr("kvswitch: internal error. {hint}").format(hint=tr(BUG_HINT)), file=sys.stderr)
         return 3
 
 
@@ -52,4 +59,4 @@ def recover_first() -> None:
 
     note = recover()
     if note:
-        print(f"kvswitch: {note}", file=sys.stderr)
+        print(tr("kvswitch: {message}").format(message=note), file=sys.stderr)

@@ -6,19 +6,23 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kvswitch.i18n import N_, tr
+
 __all__ = ["add_target_options", "env_name_option", "text_option", "url_option"]
 
 
-def add_target_options(p: argparse.ArgumentParser, base_url_help: str,
-                       model_help: str = "model id (with --base-url)") -> Any:
+MODEL_HELP = N_("model id (with --base-url)")
+
+
+def add_target_options(p: argparse.ArgumentParser, base_url_help: str, model_help: str | None = None) -> Any:
     """Add ``--profile``, ``--base-url``, ``--model`` and ``--api-key-env`` in a group of their
     own; the group is returned for a command's further target options."""
-    src = p.add_argument_group("target (default: the active profile)")
-    src.add_argument("--profile", help="a profile other than the active one (not with --base-url)")
+    src = p.add_argument_group(tr("target (default: the active profile)"))
+    src.add_argument("--profile", help=tr("a profile other than the active one (not with --base-url)"))
     src.add_argument("--base-url", type=url_option, help=base_url_help)
-    src.add_argument("--model", type=text_option, help=model_help)
+    src.add_argument("--model", type=text_option, help=model_help or tr(MODEL_HELP))
     src.add_argument("--api-key-env", metavar="NAME", type=env_name_option,
-                     help="with --base-url: the environment variable holding the key")
+                     help=tr("with --base-url: the environment variable holding the key"))
     return src
 
 
@@ -39,7 +43,7 @@ def text_option(value: str) -> str:
 
     problem = text_problem(value)
     if problem is not None:
-        raise argparse.ArgumentTypeError(f"{show(value)} is not usable: {problem}")
+        raise argparse.ArgumentTypeError(tr("{value} is not usable: {problem}").format(value=show(value), problem=problem))
     return value
 
 
@@ -48,6 +52,6 @@ def env_name_option(value: str) -> str:
     from kvswitch.validate import is_key_reference, show
 
     if not is_key_reference(f"env:{value}"):  # the one pattern of a name, as in a profile's env:NAME
-        raise argparse.ArgumentTypeError(f"{show(value)} is not an environment variable name "
-                                         "(letters, digits and '_', not starting with a digit)")
+        raise argparse.ArgumentTypeError(tr("{value} is not an environment variable name "
+                                            "(letters, digits and '_', not starting with a digit)").format(value=show(value)))
     return value

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
+
+from kvswitch.i18n import tr
 
 __all__ = ["add_parser"]
 
@@ -13,15 +14,17 @@ __all__ = ["add_parser"]
 def add_parser(clients: Any) -> None:
     """Add ``detect`` to the ``client`` command's subcommands."""
     p = clients.add_parser(
-        "detect", help="find the clients installed here (files and programs) and register them",
-        description="Look for each client kvswitch knows: its settings file where the client keeps "
-        "it (CODEX_HOME and CLAUDE_CONFIG_DIR followed), its program on PATH and the program's "
-        "version. Says which are registered. --register registers every client found that is not "
-        "(a missing file is written by the first profile use or switch); on a terminal you are "
-        "asked which. Nothing is written to the clients' files. Exit 0; 2 usage.",
+        "detect", help=tr("find the clients installed here (files and programs) and register them"),
+        description=tr("Look for each client kvswitch knows: its settings file where the client keeps it "
+                       "(CODEX_HOME and CLAUDE_CONFIG_DIR followed), its program on PATH and the program's "
+                       "version. Says which are registered. --register registers every client found that is not "
+                       "(a missing file is written by the first profile use or switch); on a terminal you are "
+                       "asked which. Nothing is written to the clients' files. Exit 0; 2 usage."),
     )
-    p.add_argument("--register", action="store_true", help="register every client found and not registered yet")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--register", action="store_true",
+                   help=tr("register every client found and not registered yet"))
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help=tr("text, or json: the clients found in kvswitch's JSON envelope"))
     p.set_defaults(func=run)
 
 
@@ -39,13 +42,15 @@ def run(args: argparse.Namespace) -> int:
         if candidates:
             _show_text(found, [], asked=True)
             registered = register_found(_ask(candidates, found))
-            print(f"registered {', '.join(registered)}; make a profile of one with: kvswitch import NAME"
-                  if registered else "nothing registered")
+            print(tr("registered {clients}; make a profile of one with: kvswitch import NAME").format(
+                clients=", ".join(registered)) if registered else tr("nothing registered"))
             return 0
     if registered:
         found = detect_clients(existing_config())
     if args.format == "json":
-        print(json.dumps(_as_json(found, registered), indent=2))
+        from kvswitch.cli.envelope import dumps
+
+        print(dumps("client detect", _as_json(found, registered)))
     else:
         _show_text(found, registered, asked=False)
     return 0
@@ -74,21 +79,25 @@ def _show_text(found: list[Any], registered: list[str], *, asked: bool) -> None:
 
     present = [f for f in found if f.found]
     if not present:
-        print("no clients found (looked for: " + ", ".join(f.product for f in found) + ")")
+        print(tr("no clients found (looked for: {clients})").format(clients=", ".join(f.product for f in found)))
     for i, f in enumerate(present, 1):
-        file = f"{f.file}" + ("" if f.file_exists else " (not there yet)")
-        program = f"{f.program.name} {f.version or '(version unknown)'}" if f.program else "program not on PATH"
-        state = f"registered as {f.name}" if f.registered and f.name else "registered" if f.registered else "not registered"
+        file = f"{f.file}" + ("" if f.file_exists else tr(" (not there yet)"))
+        version = f.version or tr("(version unknown)")
+        program = f"{f.program.name} {version}" if f.program else tr("program not on PATH")
+        state = (tr("registered as {name}").format(name=f.name) if f.registered and f.name
+                 else tr("registered") if f.registered else tr("not registered"))
         print(f"{i}. {f.product}: {file}")
         print(f"   {program} · {state}")
         if f.endpoint:
-            print(f"   uses {show(f.endpoint)}" + (f" · model {show(f.model)}" if f.model else ""))
+            model = tr(" · model {model}").format(model=show(f.model)) if f.model else ""
+            print("   " + tr("uses {endpoint}").format(endpoint=show(f.endpoint)) + model)
         if f.problem:
-            print(f"   cannot read it: {f.problem}")
+            print("   " + tr("cannot read it: {reason}").format(reason=f.problem))
     if registered:
-        print(f"registered {', '.join(registered)}; make a profile of one with: kvswitch import NAME")
+        print(tr("registered {clients}; make a profile of one with: kvswitch import NAME").format(
+            clients=", ".join(registered)))
     elif not asked and any(not f.registered for f in present):
-        print("register them with: kvswitch client detect --register")
+        print(tr("register them with: kvswitch client detect --register"))
     _mention_cc_switch()
 
 
@@ -96,14 +105,14 @@ def _mention_cc_switch() -> None:
     from kvswitch.cc_switch import default_database
 
     if default_database().is_file():
-        print(f"CC Switch's database is here ({default_database()}): "
-              "kvswitch import --from cc-switch makes profiles of its providers")
+        print(tr("CC Switch's database is here ({path}): kvswitch import --from cc-switch makes profiles of its "
+                 "providers").format(path=default_database()))
 
 
 def _ask(candidates: list[Any], found: list[Any]) -> list[Any]:
     """Ask on the terminal which of ``candidates`` (numbered as listed) to register."""
     numbered = [f for f in found if f.found]
-    print("register which? numbers (e.g. 1 3), a for all, Enter for none: ", end="", flush=True)
+    print(tr("register which? numbers (e.g. 1 3), a for all, Enter for none: "), end="", flush=True)
     try:
         answer = sys.stdin.readline().strip().lower()
     except (OSError, KeyboardInterrupt):
@@ -115,6 +124,7 @@ def _ask(candidates: list[Any], found: list[Any]) -> list[Any]:
         if word.isdigit() and 1 <= int(word) <= len(numbered) and numbered[int(word) - 1] in candidates:
             picked.append(numbered[int(word) - 1])
         else:
-            print(f"kvswitch: {word!r} is not one of the numbers above; nothing registered", file=sys.stderr)
+            print(tr("kvswitch: {word} is not one of the numbers above; nothing registered").format(word=repr(word)),
+                  file=sys.stderr)
             return []
     return picked

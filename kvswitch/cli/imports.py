@@ -3,39 +3,42 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from kvswitch.i18n import tr
 
 __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
-        "import", help="make a profile from a client's current settings, or from CC Switch's providers",
-        description="Read a client's current provider (base URL, model, extra headers, and where "
-        "its key is) and add it to kvswitch's config as a profile; or, with --from cc-switch, "
-        "the providers of CC Switch's database, read-only. Nothing is written to the client's "
-        "file or to CC Switch's database. A key is stored in the keyring only with --key, and "
-        "never printed; a key the client reads from a variable becomes key = \"env:NAME\". "
-        "Without a kvswitch config yet, one is written with the imported profile active. "
-        "Exit 0 imported; 1 refused (nothing to import, a profile of that name exists, a "
-        "database kvswitch cannot read); 2 usage or unreadable input.",
+        "import", help=tr("make a profile from a client's current settings, or from CC Switch's providers"),
+        description=tr("Read a client's current provider (base URL, model, extra headers, and where its key is) "
+                       "and add it to kvswitch's config as a profile; or, with --from cc-switch, the providers of "
+                       "CC Switch's database, read-only. Nothing is written to the client's file or to CC Switch's "
+                       "database. A key is stored in the keyring only with --key, and never printed; a key the "
+                       "client reads from a variable becomes key = \"env:NAME\". Without a kvswitch config yet, "
+                       "one is written with the imported profile active. Exit 0 imported; 1 refused (nothing to "
+                       "import, a profile of that name exists, a database kvswitch cannot read); 2 usage or "
+                       "unreadable input."),
     )
     p.add_argument("client", nargs="?", metavar="CLIENT",
-                   help="a registered client's name, a client kind (claude-code, codex, cline, opencode, "
-                   "qwen-code: its usual file) or a file path")
-    p.add_argument("--from", dest="source", choices=("cc-switch",), help="import CC Switch's providers")
-    p.add_argument("--db", type=Path, metavar="PATH", help="CC Switch's database (default ~/.cc-switch/cc-switch.db)")
-    p.add_argument("--app", metavar="APP", help="CC Switch: only this app's providers (claude, codex, opencode)")
-    p.add_argument("--provider", metavar="NAME", help="CC Switch: only the provider of this name or id")
-    p.add_argument("--profile", metavar="NAME", help="the new profile's name (default: the client's kind, "
-                   "or the provider's name)")
-    p.add_argument("--model", metavar="MODEL", help="the model, where the source names none")
-    p.add_argument("--key", action="store_true", help="store the key the source holds in the keyring")
-    p.add_argument("--dry-run", action="store_true", help="show what would be imported, write nothing")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+                   help=tr("a registered client's name, a client kind (claude-code, codex, cline, opencode, "
+                           "qwen-code: its usual file) or a file path"))
+    p.add_argument("--from", dest="source", choices=("cc-switch",), help=tr("import CC Switch's providers"))
+    p.add_argument("--db", type=Path, metavar="PATH",
+                   help=tr("CC Switch's database (default ~/.cc-switch/cc-switch.db)"))
+    p.add_argument("--app", metavar="APP", help=tr("CC Switch: only this app's providers (claude, codex, opencode)"))
+    p.add_argument("--provider", metavar="NAME", help=tr("CC Switch: only the provider of this name or id"))
+    p.add_argument("--profile", metavar="NAME", help=tr("the new profile's name (default: the client's kind, or the "
+                                                        "provider's name)"))
+    p.add_argument("--model", metavar="MODEL", help=tr("the model, where the source names none"))
+    p.add_argument("--key", action="store_true", help=tr("store the key the source holds in the keyring"))
+    p.add_argument("--dry-run", action="store_true", help=tr("show what would be imported, write nothing"))
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help=tr("text, or json: the imported profiles in kvswitch's JSON envelope"))
     p.set_defaults(func=run)
 
 
@@ -44,9 +47,9 @@ def run(args: argparse.Namespace) -> int:
     from kvswitch.cli.profile import checked_name
 
     if (args.client is None) == (args.source is None):
-        raise UsageError("give a CLIENT or --from cc-switch (one of them)")
+        raise UsageError(tr("give a CLIENT or --from cc-switch (one of them)"))
     if args.source is None and (args.db or args.app or args.provider):
-        raise UsageError("--db, --app and --provider go with --from cc-switch")
+        raise UsageError(tr("--db, --app and --provider go with --from cc-switch"))
     if args.profile is not None:
         checked_name(args.profile)
     if args.model is not None:
@@ -65,11 +68,13 @@ def run(args: argparse.Namespace) -> int:
     saved = save_imports(imports, store_keys=args.key, dry_run=args.dry_run) if imports else None
     final = list(saved.profiles) if saved is not None else []
     if args.format == "json":
-        print(json.dumps({
+        from kvswitch.cli.envelope import dumps
+
+        print(dumps("import", {
             "dry_run": args.dry_run,
             "profiles": [_as_json(i, saved.keys_stored if saved else ()) for i in final],
             "skipped": [{"source": s.source, "reason": s.reason} for s in skipped],
-        }, indent=2))
+        }, ok=bool(final)))
     else:
         _show_text(final, skipped, saved, args.dry_run)
     return 0 if final else 1
@@ -86,29 +91,32 @@ def _as_json(imp: Any, stored: tuple[str, ...]) -> dict[str, Any]:
 def _show_text(final: list[Any], skipped: list[Any], saved: Any, dry_run: bool) -> None:
     from kvswitch.validate import shell_word, show, show_name
 
-    verb = "would import" if dry_run else "imported"
     for imp in final:
         p = imp.profile
-        key = ("the key, stored in the keyring" if saved and imp.name in saved.keys_stored
-               else f"key {p.key}")
-        print(f"{verb} profile {show_name(imp.name)} from {imp.source}")  # its parts shown escaped
-        print(f"  {show(p.base_url)} ({p.url_convention}) · model {show(p.model)} · {key}")
+        key = (tr("the key, stored in the keyring") if saved and imp.name in saved.keys_stored
+               else tr("key {key}").format(key=p.key))
+        # the profile's parts are shown escaped
+        verb = (tr("would import profile {name} from {source}") if dry_run
+                else tr("imported profile {name} from {source}"))
+        print(verb.format(name=show_name(imp.name), source=imp.source))
+        print("  " + tr("{url} ({convention}) · model {model} · {key}").format(
+            url=show(p.base_url), convention=p.url_convention, model=show(p.model), key=key))
         if p.headers:
-            print("  headers: " + ", ".join(show(h) for h in p.headers))
+            print("  " + tr("headers: {headers}").format(headers=", ".join(show(h) for h in p.headers)))
         for note in imp.notes:
-            print(f"  note: {note}")
+            print("  " + tr("note: {note}").format(note=note))
     for s in skipped:
-        print(f"skipped {s.source}: {s.reason}", file=sys.stderr)
+        print(tr("skipped {source}: {reason}").format(source=s.source, reason=s.reason), file=sys.stderr)
     if not final:
-        print("kvswitch: nothing was imported", file=sys.stderr)
+        print(tr("kvswitch: nothing was imported"), file=sys.stderr)
         return
     if dry_run:
         return
     if saved.created:
-        print(f"wrote {saved.config} with profile {show_name(final[0].name)} active; "
-              "register your clients with: kvswitch client detect --register")
+        print(tr("wrote {path} with profile {name} active; register your clients with: kvswitch client detect "
+                 "--register").format(path=saved.config, name=show_name(final[0].name)))
     elif saved.activated:
-        print(f"profile {show_name(saved.activated)} is active; "
-              f"render it into the clients with: kvswitch profile use {shell_word(saved.activated)}")
+        print(tr("profile {name} is active; render it into the clients with: kvswitch profile use {word}").format(
+            name=show_name(saved.activated), word=shell_word(saved.activated)))
     else:
-        print(f"make it active with: kvswitch profile use {shell_word(final[0].name)}")
+        print(tr("make it active with: kvswitch profile use {word}").format(word=shell_word(final[0].name)))

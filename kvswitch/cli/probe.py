@@ -8,8 +8,9 @@ import sys
 from typing import Any
 
 from kvswitch.cli._target import add_target_options
+from kvswitch.i18n import ntr, tr
 
-__all__ = ["mode_endpoints", "register", "settings_from_args"]
+__all__ = ["mode_endpoints", "pad", "register", "render_text", "settings_from_args"]
 
 ASK_ABOVE_TOKENS = 20_000
 """Above this many tokens to a host that is not loopback, the probe asks first (D-12)."""
@@ -24,66 +25,73 @@ _WITH_PASSIVE = {"help", "passive", "modes", "format", "no_history", *_PASSIVE_O
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "probe",
-        help="measure TTFT, ITL and GPU memory in each mode, side by side",
-        description="Send streamed chat requests in each mode (interleaved), measure TTFT (first token-bearing "
-        "delta), TTFB, ITL, TPOT and E2E, sample GPU memory (NVML or one nvidia-smi loop) and the backend's "
-        "/metrics, and compare split with merged (median ratio with a 95 % bootstrap interval). Default: the "
-        "active profile. Exit 0 when every request succeeded, 1 when some failed or the probe was refused.",
+        help=tr("measure TTFT, ITL and GPU memory in each mode, side by side"),
+        description=tr("Send streamed chat requests in each mode (interleaved), measure TTFT (first token-bearing "
+                       "delta), TTFB, ITL, TPOT and E2E, sample GPU memory (NVML or one nvidia-smi loop) and the "
+                       "backend's /metrics, and compare split with merged (median ratio with a 95 % bootstrap "
+                       "interval). Default: the active profile. Exit 0 when every request succeeded, 1 when some "
+                       "failed or the probe was refused."),
     )
-    src = add_target_options(p, base_url_help="probe this URL instead of a profile's",
-                             model_help="model id (needed with --base-url; with a profile, instead of its model)")
+    src = add_target_options(p, base_url_help=tr("probe this URL instead of a profile's"),
+                             model_help=tr("model id (needed with --base-url; with a profile, instead of its model)"))
     src.add_argument("--url-convention", choices=("append-v1", "includes-v1"))
-    how = p.add_argument_group("modes and routing")
+    how = p.add_argument_group(tr("modes and routing"))
     how.add_argument("--mode", action="append", choices=("merged", "split"), dest="modes",
-                     help="repeat for both (default: merged and split)")
+                     help=tr("repeat for both (default: merged and split)"))
     how.add_argument("--routing", choices=("auto", "header", "endpoint", "switch"), default="auto",
-                     help="auto: each mode's own URL where the profile (merged.url, split.url) "
-                     "or --endpoint gives one, else the X-Cache-Mode header on the one base URL (experimental); "
-                     "switch: flip the registered clients before each mode's runs")
+                     help=tr("auto: each mode's own URL where the profile (merged.url, split.url) or --endpoint "
+                             "gives one, else the X-Cache-Mode header on the one base URL (experimental); switch: "
+                             "flip the registered clients before each mode's runs"))
     how.add_argument("--endpoint", action="append", default=[], metavar="MODE=URL",
-                     help="a mode's own base URL (e.g. split=http://router:8000/v1)")
-    load = p.add_argument_group("load")
-    load.add_argument("--runs", type=int, default=10, help="measured batches per mode (10)")
-    load.add_argument("--warmup", type=int, default=2, help="warm-up requests per mode, not measured (2)")
+                     help=tr("a mode's own base URL (e.g. split=http://router:8000/v1)"))
+    load = p.add_argument_group(tr("load"))
+    load.add_argument("--runs", type=int, default=10, help=tr("measured batches per mode (10)"))
+    load.add_argument("--warmup", type=int, default=2, help=tr("warm-up requests per mode, not measured (2)"))
     g = load.add_mutually_exclusive_group()
-    g.add_argument("--prompt-tokens", type=int, default=256, help="prompt length in words ≈ tokens (256)")
-    g.add_argument("--article-prompt", action="store_true", help="the article's prompt, repeated 8 times (S-21)")
-    load.add_argument("--max-tokens", type=int, default=128, help="output tokens per request (128, S-34)")
+    g.add_argument("--prompt-tokens", type=int, default=256, help=tr("prompt length in words ≈ tokens (256)"))
+    g.add_argument("--article-prompt", action="store_true",
+                   help=tr("a fixed long prompt instead: one Chinese question about the KV cache, repeated 8 times"))
+    load.add_argument("--max-tokens", type=int, default=128,
+                      help=tr("output tokens per request (128: long enough for ITL to mean something)"))
     load.add_argument("--no-cache-bust", action="store_true",
-                      help="send the same prompt every time (prefix cache hits; S-28) instead of a nonce at the start")
-    load.add_argument("--concurrency", type=int, default=1, help="requests per batch, sent together (1)")
+                      help=tr("send the same prompt every time (prefix cache hits) instead of a nonce at the start"))
+    load.add_argument("--concurrency", type=int, default=1, help=tr("requests per batch, sent together (1)"))
     load.add_argument("--background", type=int, default=0,
-                      help="long generations kept running while TTFT is sampled (decode load; 0)")
-    load.add_argument("--background-max-tokens", type=int, default=512)
-    load.add_argument("--timeout", type=float, default=300.0, help="whole request, seconds (300)")
-    load.add_argument("--stall-timeout", type=float, default=30.0, help="no data for this long fails a request (30)")
-    gpu = p.add_argument_group("GPU memory and metrics")
-    gpu.add_argument("--no-gpu", action="store_true", help="do not sample GPU memory")
-    gpu.add_argument("--smi", default="nvidia-smi", help="the nvidia-smi to run")
+                      help=tr("long generations kept running while TTFT is sampled (decode load; 0)"))
+    load.add_argument("--background-max-tokens", type=int, default=512,
+                      help=tr("output tokens per background generation (512)"))
+    load.add_argument("--timeout", type=float, default=300.0, help=tr("whole request, seconds (300)"))
+    load.add_argument("--stall-timeout", type=float, default=30.0,
+                      help=tr("no data for this long fails a request (30)"))
+    gpu = p.add_argument_group(tr("GPU memory and metrics"))
+    gpu.add_argument("--no-gpu", action="store_true", help=tr("do not sample GPU memory"))
+    gpu.add_argument("--smi", default="nvidia-smi", help=tr("the nvidia-smi to run"))
     gpu.add_argument("--gpu-prefix", action="append", default=[], metavar="INSTANCE=CMD",
-                     help="sample an instance through a command prefix, e.g. prefill='ssh p-host' (repeat)")
-    gpu.add_argument("--no-metrics", action="store_true", help="do not scrape the backend's /metrics")
-    out = p.add_argument_group("output")
-    out.add_argument("--format", choices=("text", "json"), default="text")
-    out.add_argument("--yes", action="store_true", help="spend tokens on a remote host without asking")
-    out.add_argument("--no-history", action="store_true", help="do not append the report to the history")
+                     help=tr("sample an instance through a command prefix, e.g. prefill='ssh p-host' (repeat)"))
+    gpu.add_argument("--no-metrics", action="store_true", help=tr("do not scrape the backend's /metrics"))
+    out = p.add_argument_group(tr("output"))
+    out.add_argument("--format", choices=("text", "json"), default="text",
+                     help=tr("text, or json: the report in kvswitch's JSON envelope"))
+    out.add_argument("--yes", action="store_true", help=tr("spend tokens on a remote host without asking"))
+    out.add_argument("--no-history", action="store_true", help=tr("do not append the report to the history"))
     out.add_argument("--combine", nargs="+", metavar="REPORT.json",
-                     help="measure nothing: show JSON reports of single modes (kvswitch probe --format json) "
-                     "side by side, with the comparison recomputed")
-    passive = p.add_argument_group("passive: from the gateway's traffic")
+                     help=tr("measure nothing: show JSON reports of single modes (kvswitch probe --format json) "
+                             "side by side, with the comparison recomputed"))
+    passive = p.add_argument_group(tr("passive: from the gateway's traffic"))
     passive.add_argument("--passive", action="store_true",
-                         help="send nothing: read the timings kvswitch's gateway keeps of the real requests it "
-                         "carries, per mode and API (real traffic, not a controlled experiment); with --mode, "
-                         "--format and the options below only")
+                         help=tr("send nothing: read the timings kvswitch's gateway keeps of the real requests it "
+                                 "carries, per mode and API (real traffic, not a controlled experiment); with "
+                                 "--mode, --format and the options below only"))
     passive.add_argument("--gateway", metavar="URL",
-                         help="the gateway's URL, on this machine (default: the running gateway)")
+                         help=tr("the gateway's URL, on this machine (default: the running gateway)"))
     passive.add_argument("--window", type=float, metavar="SECONDS",
-                         help="watch this long (60; with --requests, until they came unless given)")
-    passive.add_argument("--requests", type=int, metavar="N", help="end the window once N requests per mode came")
+                         help=tr("watch this long (60; with --requests, until they came unless given)"))
+    passive.add_argument("--requests", type=int, metavar="N",
+                         help=tr("end the window once N requests per mode came"))
     passive.add_argument("--past", action="store_true",
-                         help="look back over the last --window seconds the gateway kept instead of waiting")
+                         help=tr("look back over the last --window seconds the gateway kept instead of waiting"))
     passive.add_argument("--api", action="append", choices=APIS, dest="apis",
-                         help="only this API's requests (repeat; default: all four)")
+                         help=tr("only this API's requests (repeat; default: all four)"))
     active_only = {a.dest: (a.option_strings[0], a.default) for a in p._actions
                    if a.option_strings and a.dest not in _WITH_PASSIVE}
     p.set_defaults(func=run, active_only=active_only)
@@ -102,17 +110,18 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     for item in args.endpoint:
         mode, _, url = item.partition("=")
         if mode not in ("merged", "split") or not url:
-            raise UsageError(f"--endpoint takes MODE=URL, not {show(item)}")
+            raise UsageError(tr("--endpoint takes MODE=URL, not {value}").format(value=show(item)))
         try:
             url = check_url(url, "address")
         except InvalidValueError as exc:
-            raise UsageError(f"--endpoint {mode}=…: {exc.code} {exc.message}") from None
+            raise UsageError(tr("--endpoint {mode}=…: {code} {message}").format(
+                mode=mode, code=exc.code, message=exc.message)) from None
         endpoints[mode] = url
     prefixes: dict[str, list[str]] = {}
     for item in args.gpu_prefix:
         name, _, cmd = item.partition("=")
         if not name or not cmd:
-            raise UsageError(f"--gpu-prefix takes INSTANCE=CMD, not {item!r}")
+            raise UsageError(tr("--gpu-prefix takes INSTANCE=CMD, not {value}").format(value=repr(item)))
         prefixes[name] = shlex.split(cmd)
     common: dict[str, Any] = {
         "modes": tuple(args.modes or ("merged", "split")), "routing": args.routing, "runs": args.runs,
@@ -123,17 +132,17 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "smi": args.smi, "metrics": not args.no_metrics, "gpu_prefixes": prefixes or {"local": []},
     }
     if min(args.runs, args.concurrency, args.max_tokens, args.prompt_tokens) < 1 or args.warmup < 0:
-        raise UsageError("--runs, --concurrency, --max-tokens and --prompt-tokens must be at least 1")
+        raise UsageError(tr("--runs, --concurrency, --max-tokens and --prompt-tokens must be at least 1"))
     if args.base_url:
         if not args.model:
-            raise UsageError("--base-url needs --model")
+            raise UsageError(tr("--base-url needs --model"))
         if args.profile:
-            raise UsageError("give --profile or --base-url, not both")
+            raise UsageError(tr("give --profile or --base-url, not both"))
         from kvswitch.keys import env_key
 
         key = env_key(args.api_key_env) if args.api_key_env else None  # checked: no U+200B in a header
         if args.api_key_env and not key:
-            raise UsageError(f"${args.api_key_env} is not set")
+            raise UsageError(tr("${name} is not set").format(name=args.api_key_env))
         # the key of --api-key-env goes to --base-url's origin only, never to an --endpoint elsewhere
         return ProbeSettings(base_url=args.base_url, model=args.model, api_key=key,
                              key_origins=KeyScope.of(key, [args.base_url]).origins,
@@ -167,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import threading
 
-    from kvswitch.probe.report import build_report, dumps, save_history
+    from kvswitch.probe.report import build_report, save_history
     from kvswitch.probe.runner import estimate, run_probe
 
     if args.passive:
@@ -176,20 +185,24 @@ def run(args: argparse.Namespace) -> int:
     if given:
         from kvswitch.cli._handler import UsageError
 
-        raise UsageError(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with --passive")
+        raise UsageError(ntr("{options} goes with --passive", "{options} go with --passive", len(given)).format(
+            options=", ".join(given)))
     if args.combine:
         return _combine(args)
 
     s = settings_from_args(args)
     requests, tokens, remote = estimate(s)
     if remote and tokens > ASK_ABOVE_TOKENS and not args.yes:
-        what = f"{requests} requests, up to {tokens:,} tokens, to {', '.join(remote)}"
+        what = ntr("{count} request, up to {tokens} tokens, to {hosts}",
+                   "{count} requests, up to {tokens} tokens, to {hosts}", requests).format(
+            count=requests, tokens=f"{tokens:,}", hosts=", ".join(remote))
         if not sys.stdin.isatty():
-            print(f"kvswitch: this probe sends {what}; run again with --yes to go ahead", file=sys.stderr)
+            print(tr("kvswitch: this probe sends {what}; run again with --yes to go ahead").format(what=what),
+                  file=sys.stderr)
             return 1
-        answer = input(f"This probe sends {what}. Go ahead? [y/N] ").strip().lower()
-        if answer not in ("y", "yes"):
-            print("kvswitch: probe not run", file=sys.stderr)
+        answer = input(tr("This probe sends {what}. Go ahead? [y/N] ").format(what=what)).strip().lower()
+        if answer not in ("y", "yes", "是"):
+            print(tr("kvswitch: probe not run"), file=sys.stderr)
             return 1
     switcher = None
     if s.routing == "switch":
@@ -217,12 +230,21 @@ def run(args: argparse.Namespace) -> int:
     report = build_report(raw)
     if not args.no_history:
         save_history(report)
+    failed = sum(m["failures"] for m in report["modes"].values())
+    code = 1 if failed or report["cancelled"] else 0
+    _show(args, report, code)
+    return code
+
+
+def _show(args: argparse.Namespace, report: dict[str, Any], code: int) -> None:
+    """The report as text, or as JSON in the envelope (command ``probe``)."""
     if args.format == "json":
-        print(dumps(report, indent=2))
+        from kvswitch.cli.envelope import dumps
+        from kvswitch.probe.report import finite
+
+        print(dumps("probe", finite(report), ok=code == 0))
     else:
         print(render_text(report))
-    failed = sum(m["failures"] for m in report["modes"].values())
-    return 1 if failed or report["cancelled"] else 0
 
 
 def _passive(args: argparse.Namespace) -> int:
@@ -232,20 +254,21 @@ def _passive(args: argparse.Namespace) -> int:
 
     from kvswitch.cli._handler import UsageError
     from kvswitch.probe.passive import PassiveSettings, run_passive
-    from kvswitch.probe.report import dumps
 
     refused = [flag for dest, (flag, default) in sorted(args.active_only.items(), key=lambda kv: kv[1][0])
                if getattr(args, dest) != default]
     if refused:
-        raise UsageError(f"--passive sends no request of its own, so {', '.join(refused)} "
-                         f"do{'es' if len(refused) == 1 else ''} not go with it (it takes --mode, --format, "
-                         "--gateway, --window, --requests, --past and --api)")
+        raise UsageError(ntr("--passive sends no request of its own, so {options} does not go with it (it takes "
+                             "--mode, --format, --gateway, --window, --requests, --past and --api)",
+                             "--passive sends no request of its own, so {options} do not go with it (it takes "
+                             "--mode, --format, --gateway, --window, --requests, --past and --api)",
+                             len(refused)).format(options=", ".join(refused)))
     if args.window is not None and not (0 <= args.window < float("inf")):
-        raise UsageError("--window takes a number of seconds, 0 or more")
+        raise UsageError(tr("--window takes a number of seconds, 0 or more"))
     if args.requests is not None and args.requests < 1:
-        raise UsageError("--requests must be at least 1")
+        raise UsageError(tr("--requests must be at least 1"))
     if args.past and args.requests is not None:
-        raise UsageError("--past reads what the gateway kept at once; --requests waits for more: give one")
+        raise UsageError(tr("--past reads what the gateway kept at once; --requests waits for more: give one"))
     window = args.window if args.window is not None else (None if args.requests else 60.0)
     url, upstreams = _gateway(args.gateway)
     s = PassiveSettings(gateway=url, token=_gateway_token(), window=window, requests=args.requests,
@@ -257,9 +280,9 @@ def _passive(args: argparse.Namespace) -> int:
         if tty:
             counts = w.counts()
             seen = " · ".join(f"{m} {counts.get(m, 0)}" for m in s.modes)
-            rest = f" · {left:.0f} s left" if left is not None else ""
-            print(f"\rwatching the gateway: {seen}{rest} (Ctrl-C ends the window)  ", end="", file=sys.stderr,
-                  flush=True)
+            rest = tr(" · {seconds} s left").format(seconds=f"{left:.0f}") if left is not None else ""
+            line = tr("watching the gateway: {seen}{rest} (Ctrl-C ends the window)").format(seen=seen, rest=rest)
+            print(f"\r{line}  ", end="", file=sys.stderr, flush=True)
 
     cancel = threading.Event()
     previous = None
@@ -276,7 +299,7 @@ def _passive(args: argparse.Namespace) -> int:
             signal.signal(signal.SIGINT, previous)
         if tty:
             print(file=sys.stderr)
-    print(dumps(report, indent=2) if args.format == "json" else render_text(report))
+    _show(args, report, 0)
     return 0
 
 
@@ -293,8 +316,8 @@ def _gateway(option: str | None) -> tuple[str, dict[str, str]]:
     if option is None:
         info = running()
         if info is None:
-            raise PassiveError("the gateway is not running (kvswitch gateway --detach starts it; --gateway URL "
-                               "names another)")
+            raise PassiveError(tr("the gateway is not running (kvswitch gateway --detach starts it; --gateway URL "
+                                  "names another)"))
         return info.url, dict(info.upstreams)
     try:
         url = check_url(option, "--gateway").rstrip("/")
@@ -308,8 +331,9 @@ def _gateway(option: str | None) -> tuple[str, dict[str, str]]:
     if not ours and not is_loopback_url(url):
         from kvswitch.validate import show
 
-        raise UsageError(f"--gateway {show(url)} is not on this machine: the gateway's token is sent only to a "
-                         "loopback address or to the running gateway's own URL (kvswitch gateway status)")
+        raise UsageError(tr("--gateway {url} is not on this machine: the gateway's token is sent only to a "
+                            "loopback address or to the running gateway's own URL (kvswitch gateway status)").format(
+            url=show(url)))
     return url, dict(info.upstreams) if ours and info is not None else {}
 
 
@@ -327,7 +351,7 @@ def _gateway_token() -> str:
 
     token = load_token(read_config())
     if token is None:
-        raise PassiveError("the gateway has no token yet (kvswitch gateway pin or kvswitch gateway run makes it)")
+        raise PassiveError(tr("the gateway has no token yet (kvswitch gateway pin or kvswitch gateway run makes it)"))
     return token
 
 
@@ -337,7 +361,7 @@ def _combine(args: argparse.Namespace) -> int:
     from kvswitch.cli._handler import UsageError
     from kvswitch.errors import KvswitchError
     from kvswitch.io import read_bytes
-    from kvswitch.probe.report import combine_reports, dumps, save_history
+    from kvswitch.probe.report import combine_reports, save_history
 
     reports = []
     for name in args.combine:
@@ -346,14 +370,15 @@ def _combine(args: argparse.Namespace) -> int:
         except KvswitchError as exc:
             raise UsageError(f"{name}: {exc}") from None
         except (OSError, ValueError) as exc:
-            raise UsageError(f"{name}: not a probe report ({str(exc)[:200]})") from None
+            raise UsageError(tr("{file}: not a probe report ({reason})").format(file=name, reason=str(exc)[:200])) \
+                from None
     try:
-        report = combine_reports(reports)
+        report = combine_reports(reports)  # bare reports or envelopes, this version's or the one before
     except ValueError as exc:
         raise UsageError(f"--combine: {exc}") from None
     if not args.no_history:
         save_history(report)  # so that `kvswitch advise --from-probe latest` finds the comparison
-    print(dumps(report, indent=2) if args.format == "json" else render_text(report))
+    _show(args, report, 0)
     return 0
 
 
@@ -382,67 +407,103 @@ def _ratio(comparison: Any, name: str) -> tuple[float, float, float] | None:
     return (value, lo, hi) if all(_f(x) != "–" for x in (value, lo, hi)) else None
 
 
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a terminal (a CJK character takes two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text: str, width: int, *, left: bool = False) -> str:
+    """``text`` padded to ``width`` terminal columns, right-aligned unless ``left``."""
+    pad = " " * max(0, width - _width(text))
+    return text + pad if left else pad + text
+
+
+_WIDTHS = (7, 7, 10, 10, 10, 10, 10, 10, 11)
+"""The side-by-side table's narrowest column widths (terminal columns; a longer heading widens its column)."""
+
+
+def _headings() -> list[str]:
+    """The table's headings (numbers and units are never translated)."""
+    return [tr("mode"), tr("ok/n"), tr("TTFT med"), "p90", "p99", tr("TTFB med"), "ITL p99", tr("TPOT med"),
+            tr("bg ITL p99")]
+
+
+def _row(cells: list[str], widths: list[int]) -> str:
+    return " ".join(pad(text, width, left=i == 0) for i, (text, width) in enumerate(zip(cells, widths, strict=True)))
+
+
 def render_text(report: dict[str, Any]) -> str:
-    """The report as a table and notes (what the CLI prints)."""
+    """The report as a table and notes (what the CLI prints), in the user's language."""
     s = report.get("settings") if isinstance(report.get("settings"), dict) else {}
     assert isinstance(s, dict)
     passive = s.get("passive") is True
-    lines = [
-        _passive_head(s) if passive else
-        f"kvswitch probe · {s.get('model')} @ {s.get('base_url')} · {s.get('runs')} runs × {s.get('concurrency')} "
-        f"per mode (+{s.get('warmup')} warm-up), prompt {s.get('prompt')}, max_tokens {s.get('max_tokens')}"
-        + (f", {s['background']} background stream(s)" if s.get("background") else ""),
-        "",
-        f"{'mode':<7} {'ok/n':>7} {'TTFT med':>10} {'p90':>10} {'p99':>10} {'TTFB med':>10} {'ITL p99':>10} "
-        f"{'TPOT med':>10} {'bg ITL p99':>11}",
-    ]
+    if passive:
+        head = _passive_head(s)
+    else:
+        head = tr("kvswitch probe · {model} @ {url} · {runs} runs × {concurrency} per mode (+{warmup} warm-up), "
+                  "prompt {prompt}, max_tokens {max_tokens}").format(
+            model=s.get("model"), url=s.get("base_url"), runs=s.get("runs"), concurrency=s.get("concurrency"),
+            warmup=s.get("warmup"), prompt=s.get("prompt"), max_tokens=s.get("max_tokens"))
+        if s.get("background"):
+            head += ntr(", {count} background stream", ", {count} background streams",
+                        _int(s["background"])).format(count=s["background"])
+    headings = _headings()
+    widths = [max(width, _width(text)) for width, text in zip(_WIDTHS, headings, strict=True)]
+    lines = [head, "", _row(headings, widths).rstrip()]
     modes = report.get("modes") if isinstance(report.get("modes"), dict) else {}
     assert isinstance(modes, dict)
     for mode, m in modes.items():
         n, failed = _d(m, "requests"), _d(m, "failures")
         ratio = f"{n - failed}/{n}" if isinstance(n, int) and isinstance(failed, int) else "?"
-        lines.append(
-            f"{mode!s:<7} {ratio:>7} {_f(_d(m, 'ttft_ms', 'median')):>10} {_f(_d(m, 'ttft_ms', 'p90')):>10} "
-            f"{_f(_d(m, 'ttft_ms', 'p99')):>10} {_f(_d(m, 'ttfb_ms', 'median')):>10} {_f(_d(m, 'itl_ms', 'p99')):>10} "
-            f"{_f(_d(m, 'tpot_ms', 'median')):>10} {_f(_d(m, 'background_itl_ms', 'p99')):>11}"
-        )
+        lines.append(_row([
+            str(mode), ratio, _f(_d(m, "ttft_ms", "median")), _f(_d(m, "ttft_ms", "p90")),
+            _f(_d(m, "ttft_ms", "p99")), _f(_d(m, "ttfb_ms", "median")), _f(_d(m, "itl_ms", "p99")),
+            _f(_d(m, "tpot_ms", "median")), _f(_d(m, "background_itl_ms", "p99")),
+        ], widths))
     lines.append("")
     comp = report.get("comparison")
     if (r := _ratio(comp, "ttft_median_ratio")) is not None:
         value, lo, hi = r
-        verdict = ("split is faster to first token" if hi < 1 else "merged is faster to first token" if lo > 1
-                   else "no difference the interval can show")
+        verdict = (tr("split is faster to first token") if hi < 1 else tr("merged is faster to first token")
+                   if lo > 1 else tr("no difference the interval can show"))
         if passive:
-            verdict += " on this traffic (not a controlled experiment: see the notes)"
-        lines.append(f"TTFT median split/merged: {value:.2f} (95 % bootstrap interval {lo:.2f}–{hi:.2f}): {verdict}")
+            verdict += tr(" on this traffic (not a controlled experiment: see the notes)")
+        line = tr("TTFT median split/merged: {ratio} (95 % bootstrap interval {low}–{high}): {verdict}")
+        lines.append(line.format(ratio=f"{value:.2f}", low=f"{lo:.2f}", high=f"{hi:.2f}", verdict=verdict))
     if (r := _ratio(comp, "itl_p99_ratio")) is not None:
-        lines.append(f"ITL p99 split/merged: {r[0]:.2f} (95 % interval {r[1]:.2f}–{r[2]:.2f})")
+        lines.append(tr("ITL p99 split/merged: {ratio} (95 % interval {low}–{high})").format(
+            ratio=f"{r[0]:.2f}", low=f"{r[1]:.2f}", high=f"{r[2]:.2f}"))
     lines.append("")
     for mode, m in modes.items():
-        lines.append(f"{mode}: routed by {_d(m, 'routed_by')} → {_d(m, 'url')}")
+        lines.append(tr("{mode}: routed by {route} → {url}").format(mode=mode, route=_d(m, "routed_by"),
+                                                                     url=_d(m, "url")))
         key = _d(m, "key")
         if isinstance(key, str) and key not in ("sent", "none"):
             lines.append(f"  {key}")
         causes = _d(m, "failure_causes")
         if _d(m, "failures") and isinstance(causes, dict):
             for cause, count in causes.items():
-                lines.append(f"  {count} failed: {cause}")
+                lines.append("  " + tr("{count} failed: {cause}").format(count=count, cause=cause))
         apis = _d(m, "apis")
         if isinstance(apis, dict):
             lines += [_api_line(str(api), a) for api, a in apis.items()]
         mem = _d(m, "gpu_memory")
         if isinstance(mem, str):
-            lines.append(f"  GPU memory: {mem}")
+            lines.append("  " + tr("GPU memory: {memory}").format(memory=mem))
         elif isinstance(mem, dict):
             for uuid, g in mem.items():
-                lines.append(f"  GPU {uuid} ({_d(g, 'instance')}): baseline {_f(_d(g, 'baseline_mib'), 'MiB')}, "
-                             f"peak {_f(_d(g, 'peak_mib'), 'MiB')}, Δ {_f(_d(g, 'delta_mib'), 'MiB')}")
+                line = tr("GPU {uuid} ({instance}): baseline {baseline}, peak {peak}, Δ {delta}")
+                lines.append("  " + line.format(
+                    uuid=uuid, instance=_d(g, "instance"), baseline=_f(_d(g, "baseline_mib"), "MiB"),
+                    peak=_f(_d(g, "peak_mib"), "MiB"), delta=_f(_d(g, "delta_mib"), "MiB")))
         metrics = _d(m, "metrics")
         if isinstance(metrics, str):
-            lines.append(f"  backend metrics: {metrics}")
+            lines.append("  " + tr("backend metrics: {metrics}").format(metrics=metrics))
         elif isinstance(metrics, dict):
             shown = ", ".join(f"{k} {v:g}" if _f(v) != "–" else f"{k} –" for k, v in metrics.items())
-            lines.append(f"  backend metrics (during the mode's runs): {shown}")
+            lines.append("  " + tr("backend metrics (during the mode's runs): {metrics}").format(metrics=shown))
     lines.append("")
     notes = report.get("notes") if isinstance(report.get("notes"), list) else []
     assert isinstance(notes, list)
@@ -450,21 +511,41 @@ def render_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 2
+
+
+def _clock(when: Any) -> str:
+    """An ISO time of a report as this machine's local clock time (``14:05:09``); ``?`` where
+    it is not one."""
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(str(when))
+    except ValueError:
+        return "?"
+    return (moment.astimezone() if moment.tzinfo else moment).strftime("%H:%M:%S")
+
+
 def _passive_head(s: dict[str, Any]) -> str:
     """The first line of a passive report: which gateway, which window, which APIs."""
     apis = s.get("apis")
-    shown = "all APIs" if not isinstance(apis, list) else "/".join(map(str, apis))
-    until = f", until {s['requests_per_mode']} requests per mode" if s.get("requests_per_mode") else ""
-    look = "looking back " if s.get("look") == "past" else ""
-    when = f"{str(s.get('began'))[11:19]}–{str(s.get('ended'))[11:19]}"
+    shown = tr("all APIs") if not isinstance(apis, list) else "/".join(map(str, apis))
+    until = (tr(", until {count} requests per mode").format(count=s["requests_per_mode"])
+             if s.get("requests_per_mode") else "")
+    when = f"{_clock(s.get('began'))}–{_clock(s.get('ended'))}"
     seconds = s.get("seconds")
     span = f"{seconds:g} s" if isinstance(seconds, int | float) and not isinstance(seconds, bool) else "? s"
-    return (f"kvswitch probe --passive · the gateway at {s.get('gateway')} · {look}{span} "
-            f"({when}{until}) · {shown}")
+    if s.get("look") == "past":
+        return tr("kvswitch probe --passive · the gateway at {url} · looking back {span} ({when}{until}) · "
+                  "{apis}").format(url=s.get("gateway"), span=span, when=when, until=until, apis=shown)
+    return tr("kvswitch probe --passive · the gateway at {url} · {span} ({when}{until}) · {apis}").format(
+        url=s.get("gateway"), span=span, when=when, until=until, apis=shown)
 
 
 def _api_line(api: str, a: Any) -> str:
     n, failed = _d(a, "requests"), _d(a, "failures")
     ok = f"{n - failed}/{n}" if isinstance(n, int) and isinstance(failed, int) else "?"
-    return (f"  {api:<12} {ok:>7} ok · TTFT median {_f(_d(a, 'ttft_ms', 'median'))}, p90 "
-            f"{_f(_d(a, 'ttft_ms', 'p90'))} · ITL p99 {_f(_d(a, 'itl_ms', 'p99'))}")
+    return "  " + tr("{api} {ok} ok · TTFT median {median}, p90 {p90} · ITL p99 {itl}").format(
+        api=pad(api, 12, left=True), ok=pad(ok, 7), median=_f(_d(a, "ttft_ms", "median")),
+        p90=_f(_d(a, "ttft_ms", "p90")), itl=_f(_d(a, "itl_ms", "p99")))

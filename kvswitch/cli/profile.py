@@ -1,4 +1,5 @@
-"""``kvswitch profile list|show|use|add|edit|remove|rename`` and ``kvswitch client add|remove|list``."""
+"""``kvswitch profile list|show|use|add|edit|remove|rename`` and ``kvswitch client add|remove|list``
+(``profile list``, ``profile show`` and ``client list`` take ``--format text|json``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kvswitch.cli.status import format_option, reports
+from kvswitch.i18n import N_, tr
+
 __all__ = ["register"]
+
 
 def _boolean(value: str) -> bool:
     return {"true": True, "false": False}[value.lower()]
@@ -39,95 +44,106 @@ _FIELDS: dict[str, tuple[tuple[str, ...], Callable[[str], Any]]] = {
 _ALIASES = {"probe_url": "split_url"}
 """Older option names still accepted (hidden from --help): old name → field."""
 _FIELD_HELP = {
-    "merged_url": "the merged instance: clients use it in merged mode (default: --base-url)",
-    "split_url": "the router in front of the split pair: clients use it in split mode "
-                 "(default: --base-url)",
+    "merged_url": N_("the merged instance: clients use it in merged mode (default: --base-url)"),
+    "split_url": N_("the router in front of the split pair: clients use it in split mode "
+                    "(default: --base-url)"),
 }
 
 
 def _field_options(p: argparse.ArgumentParser) -> None:
     for name in _FIELDS:
+        shown = _FIELD_HELP.get(name)
         p.add_argument(f"--{name.replace('_', '-')}", dest=f"f_{name}", metavar="VALUE",
-                       help=_FIELD_HELP.get(name))
+                       help=tr(shown) if shown is not None else None)
     # the older name of --split-url, still accepted
     p.add_argument("--probe-url", dest="f_probe_url", metavar="VALUE", help=argparse.SUPPRESS)
     header = p.add_mutually_exclusive_group()
     header.add_argument("--mode-header", dest="f_mode_header", action="store_const", const=True,
-                        help="clients that take extra headers send X-Cache-Mode: merged|split "
-                        "(the default)")
+                        help=tr("clients that take extra headers send X-Cache-Mode: merged|split "
+                                "(the default)"))
     header.add_argument("--no-mode-header", dest="f_mode_header", action="store_const", const=False,
-                        help="clients send no X-Cache-Mode header: the mode is only its URL")
+                        help=tr("clients send no X-Cache-Mode header: the mode is only its URL"))
 
 
 def _header_options(p: argparse.ArgumentParser, *, removable: bool = True) -> None:
     p.add_argument("--header", dest="headers", action="append", metavar="NAME=VALUE", default=[],
-                   help="an extra header the real clients send (repeatable); never a key: "
-                   "credential headers are refused")
+                   help=tr("an extra header the real clients send (repeatable); never a key: "
+                           "credential headers are refused"))
     if removable:
         p.add_argument("--no-header", dest="no_headers", action="append", metavar="NAME", default=[],
-                       help="stop sending this extra header (repeatable)")
+                       help=tr("stop sending this extra header (repeatable)"))
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("profile", help="list, show, choose and edit profiles",
-                       description="Profiles: a backend (base URL, model, key reference) and both modes' settings.")
+    p = sub.add_parser("profile", help=tr("list, show, choose and edit profiles"),
+                       description=tr("Profiles: a backend (base URL, model, key reference) and both modes' settings."))
     ps = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    ps.add_parser("list", help="the profiles; * marks the active one").set_defaults(func=_list)
-    show = ps.add_parser("show", help="one profile (default: the active one)")
+    listing = ps.add_parser("list", help=tr("the profiles; * marks the active one"))
+    format_option(listing)
+    listing.set_defaults(func=_list)
+    show = ps.add_parser("show", help=tr("one profile (default: the active one)"))
     show.add_argument("name", nargs="?")
-    show.add_argument("--format", choices=("text", "json"), default="text")
+    format_option(show)
     show.set_defaults(func=_show)
-    use = ps.add_parser("use", help="make NAME active and render it into every client (all or none)")
+    use = ps.add_parser("use", help=tr("make NAME active and render it into every client (all or none)"))
     use.add_argument("name")
-    use.add_argument("--dry-run", action="store_true")
+    use.add_argument("--dry-run", action="store_true", help=tr("print the unified diff, write nothing"))
     use.set_defaults(func=_use)
-    add = ps.add_parser("add", help="add a profile (from a preset, or --base-url)")
+    add = ps.add_parser("add", help=tr("add a profile (from a preset, or --base-url)"))
     add.add_argument("name")
-    add.add_argument("--preset", help="one of: kvswitch presets (see kvswitch init --help)")
+    add.add_argument("--preset", help=tr("one of: kvswitch presets (see kvswitch init --help)"))
     _field_options(add)
     _header_options(add, removable=False)
     add.set_defaults(func=_add)
-    edit = ps.add_parser("edit", help="change fields of a profile (re-render with: kvswitch profile use)")
+    edit = ps.add_parser("edit", help=tr("change fields of a profile (re-render with: kvswitch profile use)"))
     edit.add_argument("name")
     _field_options(edit)
     _header_options(edit)
     edit.set_defaults(func=_edit)
-    rm = ps.add_parser("remove", help="remove a profile (not the active one) and its stored key")
+    rm = ps.add_parser("remove", help=tr("remove a profile (not the active one) and its stored key"))
     rm.add_argument("name")
     rm.set_defaults(func=_remove)
-    mv = ps.add_parser("rename", help="rename a profile (its stored key moves with it)")
+    mv = ps.add_parser("rename", help=tr("rename a profile (its stored key moves with it)"))
     mv.add_argument("old")
     mv.add_argument("new")
     mv.set_defaults(func=_rename)
+    _register_client(sub)
 
-    c = sub.add_parser("client", help="register and unregister client files")
+
+def _register_client(sub: Any) -> None:
+    c = sub.add_parser("client", help=tr("register and unregister client files"))
     cs = c.add_subparsers(dest="action", metavar="ACTION", required=True)
-    cs.add_parser("list", help="the registered clients").set_defaults(func=_client_list)
-    cadd = cs.add_parser("add", help="register a client file (it is not modified)")
+    listing = cs.add_parser("list", help=tr("the registered clients"))
+    format_option(listing)
+    listing.set_defaults(func=_client_list)
+    cadd = cs.add_parser("add", help=tr("register a client file (it is not modified)"))
     cadd.add_argument("path", type=Path)
     from kvswitch.kinds import choices
 
     kinds = choices(clients_only=True)
     cadd.add_argument("--kind", choices=kinds, metavar="KIND",
-                      help=f"default: detected from the path and content; one of: {', '.join(kinds)}")
+                      help=tr("default: detected from the path and content; one of: {kinds}").format(
+                          kinds=", ".join(kinds)))
     cadd.add_argument("--name",
-                      help="how messages call it (e.g. 'vscode'): letters, digits, '.', '_', '-'")
+                      help=tr("how messages call it (e.g. 'vscode'): letters, digits, '.', '_', '-'"))
     keys = cadd.add_mutually_exclusive_group()
     keys.add_argument("--write-key", action="store_true",
-                      help="write the profile's key into this file (the default for the article's shapes only)")
-    keys.add_argument("--no-key", action="store_true", help="never write the key into this file")
+                      help=tr("write the profile's key into this file (the default only for the "
+                              "article-cline and article-ccswitch kinds)"))
+    keys.add_argument("--no-key", action="store_true", help=tr("never write the key into this file"))
     cadd.add_argument("--allow-key-in-repo", action="store_true",
-                      help="write the key even though the file is inside a git work tree (D-7)")
-    cadd.add_argument("--nudge", choices=("none", "touch", "signal", "command"), default="none")
-    cadd.add_argument("--pidfile", help="signal nudge: the client's pid file")
-    cadd.add_argument("--signal", default="HUP", help="signal nudge: the signal name (default HUP)")
+                      help=tr("write the key even though the file is inside a git work tree"))
+    cadd.add_argument("--nudge", choices=("none", "touch", "signal", "command"), default="none",
+                      help=tr("how the client is told to reload after a write (default: none)"))
+    cadd.add_argument("--pidfile", help=tr("signal nudge: the client's pid file"))
+    cadd.add_argument("--signal", default="HUP", help=tr("signal nudge: the signal name (default HUP)"))
     cadd.add_argument("--command", dest="nudge_argv", nargs=argparse.REMAINDER,
-                      help="command nudge: argv (run without a shell)")
+                      help=tr("command nudge: argv (run without a shell)"))
     cadd.set_defaults(func=_client_add)
     from kvswitch.cli.detect import add_parser as add_detect
 
     add_detect(cs)
-    crm = cs.add_parser("remove", help="unregister a client file (it is not modified)")
+    crm = cs.add_parser("remove", help=tr("unregister a client file (it is not modified)"))
     crm.add_argument("path", type=Path)
     crm.set_defaults(func=_client_remove)
 
@@ -143,8 +159,8 @@ def _collect(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
         out[("mode_header",)] = args.f_mode_header
     for old, new in _ALIASES.items():
         if getattr(args, f"f_{old}", None) is not None and getattr(args, f"f_{new}") is not None:
-            raise UsageError(
-                f"give --{new.replace('_', '-')} or --{old.replace('_', '-')}, not both")
+            raise UsageError(tr("give {option} or {old_option}, not both").format(
+                option=f"--{new.replace('_', '-')}", old_option=f"--{old.replace('_', '-')}"))
     fields = [*_FIELDS.items(), *((old, _FIELDS[new]) for old, new in _ALIASES.items())]
     for name, (path, conv) in fields:
         raw = getattr(args, f"f_{name}", None)
@@ -154,7 +170,7 @@ def _collect(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
         try:
             value = conv(raw)
         except (ValueError, KeyError):
-            raise UsageError(f"{option}: not a valid value: {show(raw)}") from None
+            raise UsageError(tr("{option}: not a valid value: {value}").format(option=option, value=show(raw))) from None
         out[path] = checked_value(option, path, value)
     return out
 
@@ -169,7 +185,7 @@ def checked_value(option: str, path: tuple[str, ...], value: Any) -> Any:
     except InvalidValueError as exc:
         raise UsageError(f"{option}: {exc.code} {exc.message}") from None
     if note is not None:
-        print(f"kvswitch: note: {note.code} {note.message}", file=sys.stderr)
+        print(tr("kvswitch: note: {code} {message}").format(code=note.code, message=note.message), file=sys.stderr)
     return value
 
 
@@ -201,15 +217,30 @@ def validated_profile(data: dict[str, Any]) -> Any:
         for err in exc.errors(include_url=False):
             field = ".".join(str(p) for p in err["loc"])
             option = "--" + str(err["loc"][-1]).replace("_", "-")
-            problems.append(f"{option} ({field}): {'required' if err['type'] == 'missing' else err['msg']}")
+            what = tr("required") if err["type"] == "missing" else err["msg"]
+            problems.append(f"{option} ({field}): {what}")
         raise UsageError("; ".join(problems)) from None
 
 
+@reports("profile list")
 def _list(args: argparse.Namespace) -> int:
     from kvswitch.config import read_config
     from kvswitch.validate import show, show_name, text_problem, url_problem
 
     config = read_config()
+    if args.format == "json":
+        from kvswitch.cli.envelope import dumps
+
+        print(dumps("profile list", {
+            "active": config.model.active_profile,
+            "profiles": [
+                {"name": name, "active": name == config.model.active_profile, "provider": prof.provider,
+                 "base_url": prof.base_url, "model": prof.model, "key": prof.key,
+                 "merged_url": prof.mode_url("merged"), "split_url": prof.mode_url("split")}
+                for name, prof in config.model.profiles.items()
+            ],
+        }))
+        return 0
     for name, prof in config.model.profiles.items():
         mark = "*" if name == config.model.active_profile else " "
         url = prof.base_url if url_problem(prof.base_url) is None else show(prof.base_url)
@@ -223,6 +254,7 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+@reports("profile show")
 def _show(args: argparse.Namespace) -> int:
     from kvswitch.config import read_config
     from kvswitch.validate import show_name
@@ -232,10 +264,14 @@ def _show(args: argparse.Namespace) -> int:
     data = prof.model_dump(mode="json")
     if data["split"].get("probe_url") is None:
         data["split"].pop("probe_url", None)  # config version 1's name of split.url
+    active = name == config.model.active_profile
     if args.format == "json":
-        print(json.dumps({"name": name, "active": name == config.model.active_profile, **data}, indent=2))
+        from kvswitch.cli.envelope import dumps
+
+        print(dumps("profile show", {"name": name, "active": active, **data}))
         return 0
-    print(f"profile {show_name(name)}{' (active)' if name == config.model.active_profile else ''}")
+    title = tr("profile {profile} (active)") if active else tr("profile {profile}")
+    print(title.format(profile=show_name(name)))
     for key, value in data.items():
         if isinstance(value, dict):
             for k, v in value.items():
@@ -260,8 +296,8 @@ def _use(args: argparse.Namespace) -> int:
     for line in applied_lines(changes, nudge_changed(changes)):  # D-8: each client told to reload
         print(line)
     for line in running_warnings(changes):
-        print(f"kvswitch: warning: {line}", file=sys.stderr)
-    print(f"profile {show_name(args.name)} is active")
+        print(tr("kvswitch: warning: {warning}").format(warning=line), file=sys.stderr)
+    print(tr("profile {profile} is active").format(profile=show_name(args.name)))
     return _reload_gateway()
 
 
@@ -273,11 +309,11 @@ def _reload_gateway() -> int:
     try:
         info = reload()
     except KvswitchError as exc:
-        print(f"kvswitch: the clients were updated, but the running gateway did not reload: {exc}",
-              file=sys.stderr)
+        print(tr("kvswitch: the clients were updated, but the running gateway did not reload: {error}").format(
+            error=exc), file=sys.stderr)
         return 1
     if info is not None:
-        print(f"gateway: now serving profile {info.profile} for new requests")
+        print(tr("gateway: now serving profile {profile} for new requests").format(profile=info.profile))
     return 0
 
 
@@ -289,13 +325,15 @@ def _add(args: argparse.Namespace) -> int:
     checked_name(args.name)
     config = read_config()
     if args.name in config.model.profiles:
-        print(f"kvswitch: profile {args.name!r} exists; change it with kvswitch profile edit", file=sys.stderr)
+        print(tr("kvswitch: profile {profile} exists; change it with kvswitch profile edit").format(
+            profile=repr(args.name)), file=sys.stderr)
         return 1
     data: dict[str, Any] = {}
     if args.preset:
         preset = presets().get(args.preset)
         if preset is None:
-            print(f"kvswitch: no preset {args.preset!r} (presets: {', '.join(presets())})", file=sys.stderr)
+            print(tr("kvswitch: no preset {preset} (presets: {presets})").format(
+                preset=repr(args.preset), presets=", ".join(presets())), file=sys.stderr)
             return 2
         data.update(provider=preset.name, base_url=preset.base_url, url_convention=preset.url_convention)
     for path, value in _collect(args).items():
@@ -308,7 +346,8 @@ def _add(args: argparse.Namespace) -> int:
         data["headers"] = headers
     profile = validated_profile(data)
     edit_config([Set(("profiles", args.name), profile_table(profile))], config)
-    print(f"added profile {args.name} ({profile.base_url}); make it active with: kvswitch profile use {args.name}")
+    print(tr("added profile {profile} ({url}); make it active with: kvswitch profile use {profile}").format(
+        profile=args.name, url=profile.base_url))
     return 0
 
 
@@ -321,21 +360,23 @@ def _edit(args: argparse.Namespace) -> int:
     changes = _collect(args)
     header_edits, dropped = _header_edits(args, name, prof.headers)
     if not changes and not header_edits:
-        print("kvswitch: nothing to change (give --FIELD VALUE or --header NAME=VALUE options)",
+        print(tr("kvswitch: nothing to change (give --FIELD VALUE or --header NAME=VALUE options)"),
               file=sys.stderr)
         return 2
     edit_config([*(Set(("profiles", name, *path), value) for path, value in changes.items()),
                  *header_edits], config)
     if dropped:
-        print(f"kvswitch: note: the clients' files keep {', '.join(dropped)} until you remove "
-              "it there (kvswitch writes a profile's headers, it never removes a client's)",
-              file=sys.stderr)
+        print(tr("kvswitch: note: the clients' files keep {headers} until you remove "
+                 "it there (kvswitch writes a profile's headers, it never removes a client's)").format(
+            headers=", ".join(dropped)), file=sys.stderr)
     from kvswitch.validate import shell_word, show_name
 
     active = name == config.model.active_profile
-    use = f"kvswitch profile use {shell_word(name)}"
-    hint = f" (render it into the clients with: {use})" if active else ""
-    print(f"profile {show_name(name)} updated{hint}")
+    if active:
+        print(tr("profile {profile} updated (render it into the clients with: {command})").format(
+            profile=show_name(name), command=f"kvswitch profile use {shell_word(name)}"))
+    else:
+        print(tr("profile {profile} updated").format(profile=show_name(name)))
     return 0
 
 
@@ -354,7 +395,8 @@ def _headers(args: argparse.Namespace, name: str, have: dict[str, str]) -> tuple
         header, eq, value = raw.partition("=")
         header, value = header.strip(), value.strip()
         if not eq or not header:
-            raise UsageError(f"--header: give NAME=VALUE (got {'no =' if not eq else 'no name'})")
+            raise UsageError(tr("--header: give NAME=VALUE (got no =)") if not eq
+                             else tr("--header: give NAME=VALUE (got no name)"))
         problem = header_problem(header, value)
         if problem is not None:
             raise UsageError(f"--header: {problem}")
@@ -363,7 +405,8 @@ def _headers(args: argparse.Namespace, name: str, have: dict[str, str]) -> tuple
     for header in getattr(args, "no_headers", None) or []:
         old = spelled(header)
         if old is None:
-            raise UsageError(f"--no-header: profile {show(name)} sends no header {show(header)}")
+            raise UsageError(tr("--no-header: profile {profile} sends no header {header}").format(
+                profile=show(name), header=show(header)))
         del headers[old]
         dropped.append(old)
     return headers, dropped
@@ -394,8 +437,8 @@ def _remove(args: argparse.Namespace) -> int:
     config = read_config()
     name, prof = config.profile(args.name)
     if name == config.model.active_profile:
-        print(f"kvswitch: {show_name(name)} is the active profile; choose another first "
-              "(kvswitch profile use)", file=sys.stderr)
+        print(tr("kvswitch: {profile} is the active profile; choose another first "
+                 "(kvswitch profile use)").format(profile=show_name(name)), file=sys.stderr)
         return 1
     edit_config([Delete(("profiles", name))], config)
     if prof.key == "keyring":
@@ -405,8 +448,9 @@ def _remove(args: argparse.Namespace) -> int:
         try:
             delete_key(name)
         except KvswitchError as exc:
-            print(f"kvswitch: profile removed, but its key could not be deleted: {exc}", file=sys.stderr)
-    print(f"removed profile {show_name(name)}")
+            print(tr("kvswitch: profile removed, but its key could not be deleted: {error}").format(error=exc),
+                  file=sys.stderr)
+    print(tr("removed profile {profile}").format(profile=show_name(name)))
     return 0
 
 
@@ -418,7 +462,7 @@ def _rename(args: argparse.Namespace) -> int:
     config = read_config()
     _, prof = config.profile(args.old)
     if args.new in config.model.profiles:
-        print(f"kvswitch: profile {args.new!r} exists", file=sys.stderr)
+        print(tr("kvswitch: profile {profile} exists").format(profile=repr(args.new)), file=sys.stderr)
         return 1
     key = None
     if prof.key == "keyring":
@@ -433,15 +477,26 @@ def _rename(args: argparse.Namespace) -> int:
 
         set_key(args.new, key)
         delete_key(args.old)
-    print(f"renamed profile {show_name(args.old)} → {args.new}")
+    print(tr("renamed profile {old} → {new}").format(old=show_name(args.old), new=args.new))
     return 0
 
 
+@reports("client list")
 def _client_list(args: argparse.Namespace) -> int:
     from kvswitch.clients import wants_key
     from kvswitch.config import client_path, read_config
 
     config = read_config()
+    if args.format == "json":
+        from kvswitch.cli.envelope import dumps
+
+        print(dumps("client list", {"clients": [
+            {"path": str(client_path(e)), "kind": e.kind, "name": e.name, "nudge": e.nudge.kind,
+             "write_key": wants_key(e), "allow_key_in_repo": e.allow_key_in_repo, "mode": e.mode,
+             "route": e.route, "exists": client_path(e).exists()}
+            for e in config.model.clients
+        ]}))
+        return 0
     for entry in config.model.clients:
         flags = [entry.kind, f"nudge={entry.nudge.kind}"]
         if not wants_key(entry):
@@ -449,7 +504,7 @@ def _client_list(args: argparse.Namespace) -> int:
         if entry.allow_key_in_repo:
             flags.append("key-in-repo-allowed")
         if entry.mode is not None:
-            flags.append(f"own mode {entry.mode}")
+            flags.append(tr("own mode {mode}").format(mode=entry.mode))
         print(f"{client_path(entry)}  ({', '.join(flags)})")
     return 0
 
@@ -476,7 +531,8 @@ def _client_add(args: argparse.Namespace) -> int:
     if not exists and not kind.real:
         read_bytes(path)  # the article's shapes are created by kvswitch init only
     if not kind.client:
-        print(f"kvswitch: {path}: not a client file (it is {kind.product}'s own config)", file=sys.stderr)
+        print(tr("kvswitch: {path}: not a client file (it is {product}'s own config)").format(
+            path=path, product=kind.product), file=sys.stderr)
         return 2
     nudge: dict[str, Any] = {"kind": args.nudge}
     if args.pidfile:
@@ -493,9 +549,9 @@ def _client_add(args: argparse.Namespace) -> int:
     from kvswitch.clients import add_client
 
     add_client(entry, config)  # refuses a file registered already, under any spelling
-    print(f"registered {path} ({kind.product})")
+    print(tr("registered {path} ({product})").format(path=path, product=kind.product))
     if not exists:
-        print("  the file does not exist yet: kvswitch profile use writes it")
+        print(tr("  the file does not exist yet: kvswitch profile use writes it"))
     return 0
 
 
@@ -512,7 +568,7 @@ def _client_remove(args: argparse.Namespace) -> int:
     for i, entry in enumerate(config.model.clients):
         if entry is target:
             edit_config([Delete(("clients", i))], config)
-            print(f"unregistered {path} (the file is unchanged)")
+            print(tr("unregistered {path} (the file is unchanged)").format(path=path))
             return 0
-    print(f"kvswitch: {path} is not a registered client", file=sys.stderr)
+    print(tr("kvswitch: {path} is not a registered client").format(path=path), file=sys.stderr)
     return 1

@@ -1,6 +1,8 @@
 """The CLI reference (``docs/cli.md``'s generated part), rendered from the argparse parser.
 
-``python -m kvswitch.cli.reference`` prints it. It walks ``kvswitch.cli.build_parser()``: every
+``python -m kvswitch.cli.reference [--lang zh-CN]`` prints it (in English unless asked, whatever
+the locale, so that the committed page does not depend on who made it). It walks
+``kvswitch.cli.build_parser()``: every
 command and sub-command, its usage, description, arguments and options. The usage lines are
 rendered here rather than by argparse's formatter, so the text depends neither on the terminal
 width nor on the Python version's wrapping rules; help texts are expanded the way argparse
@@ -11,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+
+from kvswitch.i18n import tr
 
 __all__ = ["cli_reference", "main"]
 
@@ -152,11 +156,11 @@ def _section(prog: str, parser: argparse.ArgumentParser, summary: str, depth: in
     optionals = [a for a in parser._actions
                  if a.option_strings and a.help is not argparse.SUPPRESS and not isinstance(a, argparse._HelpAction)]
     if positionals:
-        out += ["| argument | description |", "|---|---|"]
+        out += [tr("| argument | description |"), "|---|---|"]
         out += [f"| `{_args_text(a)}` | {_cell(_expand_help(a, prog))} |" for a in positionals]
         out.append("")
     if optionals:
-        out += ["| option | value | default | description |", "|---|---|---|---|"]
+        out += [tr("| option | value | default | description |"), "|---|---|---|---|"]
         for a in optionals:
             names = ", ".join(f"`{s}`" for s in a.option_strings)
             value = f"`{_cell(_args_text(a))}`" if _takes_value(a) else ""
@@ -164,7 +168,7 @@ def _section(prog: str, parser: argparse.ArgumentParser, summary: str, depth: in
         out.append("")
     children = list(_children(parser))
     if children:
-        out += ["| command | what |", "|---|---|"]
+        out += [tr("| command | what |"), "|---|---|"]
         out += [f"| [`{prog} {name}`](#{_anchor(f'{prog} {name}')}) | {_cell(text)} |" for name, text, _ in children]
         out.append("")
         for name, text, child in children:
@@ -177,16 +181,28 @@ def _anchor(heading: str) -> str:
     return "".join(c for c in heading.lower().replace(" ", "-") if c.isalnum() or c in "-_")
 
 
-def cli_reference() -> str:
-    """Every command and sub-command of ``kvswitch``, as markdown."""
+def cli_reference(lang: str = "en") -> str:
+    """Every command and sub-command of ``kvswitch``, as markdown, in ``lang`` (``en`` or
+    ``zh-CN``; the language in use is put back afterwards)."""
     from kvswitch.cli import build_parser
+    from kvswitch.i18n import language, set_language
 
-    parser = build_parser()
-    return "\n".join(_section("kvswitch", parser, "", 2)).rstrip("\n") + "\n"
+    before = language()
+    set_language(lang)
+    try:
+        parser = build_parser()
+        return "\n".join(_section("kvswitch", parser, "", 2)).rstrip("\n") + "\n"
+    finally:
+        set_language(before)
 
 
-def main() -> int:
-    sys.stdout.write(cli_reference())
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m kvswitch.cli.reference [--lang en|zh-CN]``: print the reference."""
+    parser = argparse.ArgumentParser(prog="python -m kvswitch.cli.reference",
+                                     description="Print the CLI reference (docs/cli.md's generated part).")
+    parser.add_argument("--lang", choices=("en", "zh-CN"), default="en")
+    args = parser.parse_args(argv)
+    sys.stdout.write(cli_reference(args.lang))
     return 0
 
 

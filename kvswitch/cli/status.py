@@ -1,45 +1,108 @@
-"""``kvswitch status [--format text|json]`` and ``kvswitch restore PATH [--list | --id ID]``."""
+"""``kvswitch status [--format text|json]`` and ``kvswitch restore PATH [--list | --id ID]``.
+
+Also :func:`reports`, which the state commands (switch, status, restore, profile, client, key,
+watch) share: with ``--format json`` a failure still prints one envelope.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import functools
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kvswitch.cli._handler import recover_first
+from kvswitch.cli._handler import UsageError, recover_first
+from kvswitch.errors import KvswitchError
+from kvswitch.i18n import tr
 
-__all__ = ["register"]
+__all__ = ["error_data", "format_option", "register", "reports"]
+
+Run = Callable[[argparse.Namespace], int]
+
+
+def format_option(p: argparse.ArgumentParser) -> None:
+    """``--format text|json`` (json: one envelope on stdout, ``kvswitch.cli.envelope``)."""
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help=tr("text for people (the default), or json: one JSON report on stdout"))
+
+
+def error_data(exc: BaseException) -> dict[str, Any]:
+    """``data.error`` of a failed command: the message (without its place), what kind of error,
+    lint's code where the error carries one, the place where known, and the exit code."""
+    from kvswitch.cli._handler import exit_code
+
+    if not isinstance(exc, KvswitchError):
+        return {"message": str(exc), "type": type(exc).__name__, "code": None, "path": None,
+                "line": None, "column": None, "exit_code": 2}
+    where = exc.location
+    codes = [d.code for d in getattr(exc, "diagnostics", ())]
+    code = getattr(exc, "code", None) or (codes[0] if codes else None)
+    return {
+        "message": exc.message, "type": type(exc).__name__, "code": code,
+        **({"codes": codes} if codes else {}),
+        "path": str(where.path) if where is not None and where.path is not None else None,
+        "line": where.line if where is not None else None,
+        "column": where.column if where is not None else None,
+        "exit_code": exit_code(exc),
+    }
+
+
+def reports(command: str | Callable[[argparse.Namespace], str]) -> Callable[[Run], Run]:
+    """Decorate a command's ``run``: with ``--format json``, a kvswitch error or a usage error
+    first prints one envelope (``ok`` false, ``data.error``) on stdout, then goes on to the
+    handler as before (its message on stderr, its exit code)."""
+
+    def wrap(run: Run) -> Run:
+        @functools.wraps(run)
+        def wrapped(args: argparse.Namespace) -> int:
+            if getattr(args, "format", "text") != "json":
+                return run(args)
+            try:
+                return run(args)
+            except (KvswitchError, UsageError) as exc:
+                from kvswitch.cli.envelope import dumps
+
+                name = command(args) if callable(command) else command
+                print(dumps(name, {"error": error_data(exc)}, ok=False))
+                raise
+
+        return wrapped
+
+    return wrap
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "status",
-        help="the active profile and mode, and where every client stands",
-        description="Exit 0 when every client is in sync with the active profile and mode, 1 when "
-        "one has drifted or cannot be read. Clients that read the key from an environment "
-        "variable (Codex, OpenCode) get a line saying whether that variable is set here, with "
-        "the export line (the key masked) when it is not.",
+        help=tr("the active profile and mode, and where every client stands"),
+        description=tr(
+            "Exit 0 when every client is in sync with the active profile and mode, 1 when "
+            "one has drifted or cannot be read. Clients that read the key from an environment "
+            "variable (Codex, OpenCode) get a line saying whether that variable is set here, with "
+            "the export line (the key masked) when it is not."),
     )
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    format_option(p)
     p.set_defaults(func=_status)
     r = sub.add_parser(
         "restore",
-        help="put a backup of a file back (itself atomic and backed up)",
-        description="Without options: restore the newest backup that differs from the file now.",
+        help=tr("put a backup of a file back (itself atomic and backed up)"),
+        description=tr("Without options: restore the newest backup that differs from the file now."),
     )
     r.add_argument("path", type=Path)
     g = r.add_mutually_exclusive_group()
-    g.add_argument("--list", action="store_true", help="list the backups")
-    g.add_argument("--id", help="restore this backup (an id from --list)")
+    g.add_argument("--list", action="store_true", help=tr("list the backups"))
+    g.add_argument("--id", help=tr("restore this backup (an id from --list)"))
+    format_option(r)
     r.set_defaults(func=_restore)
 
 
 def _when(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else "never"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else tr("never")
 
 
+@reports("status")
 def _status(args: argparse.Namespace) -> int:
     from kvswitch.clients import status
 
@@ -47,61 +110,87 @@ def _status(args: argparse.Namespace) -> int:
     st = status()
     variables, problem = _key_variables()
     if args.format == "json":
-        print(json.dumps({
-            "config": str(st.config), "profile": st.profile, "mode": st.mode, "in_sync": st.in_sync,
-            "clients": [
-                {"path": str(c.path), "kind": c.kind, "name": c.name, "exists": c.exists, "mode": c.mode,
-                 "in_sync": c.in_sync, "drift": c.drift, "key": c.key, "last_write": c.last_write,
-                 "backups": c.backups, "problem": c.problem, "target": c.target,
-                 "own_mode": c.own_mode, "changed_outside": c.changed_outside,
-                 "route": c.route, "gateway_running": c.gateway_running}
-                for c in st.clients
-            ],
-            "key_variables": [v.as_dict() for v in variables],
-            **({"key_variables_problem": problem} if problem else {}),
-        }, indent=2))
-    else:
-        from kvswitch.validate import show_name
+        from kvswitch.cli.envelope import dumps
 
-        if st.profile is None:
-            print(f"no active profile · mode {st.mode}  ({st.config})")
-            print("  make one from a client's settings: kvswitch import CLIENT "
-                  "(or choose one: kvswitch profile use NAME)")
-        else:
-            print(f"profile {show_name(st.profile)} · mode {st.mode}  ({st.config})")
-        if not st.clients:
-            print("no clients registered (kvswitch client add PATH)")
-        for c in st.clients:
-            state = "in sync" if c.in_sync else ("PROBLEM" if c.problem else "no profile to compare with"
-                                                 if st.profile is None else "drifted: " + ", ".join(c.drift))
-            own = f" (its own mode: {c.target})" if c.own_mode else ""
-            if c.route == "gateway":
-                mode = (f"via the gateway, mode {c.mode}" if c.gateway_running
-                        else "via the gateway (not running: kvswitch gateway --detach starts it)")
-                state = "pinned" if c.in_sync else state
-                print(f"- {c.path} [{c.kind}] {mode} · {state}")
-            else:
-                print(f"- {c.path} [{c.kind}] mode {c.mode or '?'}{own} · {state}")
-            if c.changed_outside:
-                print("    changed outside kvswitch since its last write")
-            print(f"    key {c.key or 'none'} · last kvswitch write {_when(c.last_write)} · {c.backups} backups")
-            if c.problem:
-                print(f"    {c.problem}")
-        for v in variables:
-            saw, fix = v.describe()
-            print(f"key variable {v.name}: {'ok' if v.ok else v.state} · {saw}")
-            if fix:
-                print(f"    {fix}")
-        if problem:
-            print(f"key variable: cannot check: {problem}")
+        print(dumps("status", _status_data(st, variables, problem), ok=st.in_sync))
+    else:
+        _status_text(st, variables, problem)
     return 0 if st.in_sync else 1
+
+
+def _status_data(st: Any, variables: list[Any], problem: str | None) -> dict[str, Any]:
+    from kvswitch.cli.envelope import iso_time
+
+    return {
+        "config": str(st.config), "profile": st.profile, "mode": st.mode, "in_sync": st.in_sync,
+        "clients": [
+            {"path": str(c.path), "kind": c.kind, "name": c.name, "exists": c.exists, "mode": c.mode,
+             "in_sync": c.in_sync, "drift": c.drift, "key": c.key, "last_write": iso_time(c.last_write),
+             "backups": c.backups, "problem": c.problem, "target": c.target,
+             "own_mode": c.own_mode, "changed_outside": c.changed_outside,
+             "route": c.route, "gateway_running": c.gateway_running}
+            for c in st.clients
+        ],
+        "key_variables": [v.as_dict() for v in variables],
+        **({"key_variables_problem": problem} if problem else {}),
+    }
+
+
+def _status_text(st: Any, variables: list[Any], problem: str | None) -> None:
+    from kvswitch.validate import show_name
+
+    if st.profile is None:
+        print(tr("no active profile · mode {mode}  ({config})").format(mode=st.mode, config=st.config))
+        print(tr("  make one from a client's settings: kvswitch import CLIENT "
+                 "(or choose one: kvswitch profile use NAME)"))
+    else:
+        print(tr("profile {profile} · mode {mode}  ({config})").format(
+            profile=show_name(st.profile), mode=st.mode, config=st.config))
+    if not st.clients:
+        print(tr("no clients registered (kvswitch client add PATH)"))
+    for c in st.clients:
+        _client_text(st, c)
+    for v in variables:
+        saw, fix = v.describe()
+        line = tr("key variable {name}: ok · {saw}") if v.ok else tr("key variable {name}: {state} · {saw}")
+        print(line.format(name=v.name, state=v.state, saw=saw))
+        if fix:
+            print(f"    {fix}")
+    if problem:
+        print(tr("key variable: cannot check: {problem}").format(problem=problem))
+
+
+def _client_text(st: Any, c: Any) -> None:
+    if c.in_sync:
+        state = tr("in sync")
+    elif c.problem:
+        state = tr("PROBLEM")
+    elif st.profile is None:
+        state = tr("no profile to compare with")
+    else:
+        state = tr("drifted: {fields}").format(fields=", ".join(c.drift))
+    if c.route == "gateway":
+        mode = (tr("via the gateway, mode {mode}").format(mode=c.mode) if c.gateway_running
+                else tr("via the gateway (not running: kvswitch gateway --detach starts it)"))
+        state = tr("pinned") if c.in_sync else state
+        print(f"- {c.path} [{c.kind}] {mode} · {state}")
+    else:
+        own = tr(" (its own mode: {mode})").format(mode=c.target) if c.own_mode else ""
+        print(tr("- {path} [{kind}] mode {mode}{own} · {state}").format(
+            path=c.path, kind=c.kind, mode=c.mode or "?", own=own, state=state))
+    if c.changed_outside:
+        print(tr("    changed outside kvswitch since its last write"))
+    line = (tr("    key {key} · last kvswitch write {when} · {count} backups") if c.key
+            else tr("    key none · last kvswitch write {when} · {count} backups"))
+    print(line.format(key=c.key, when=_when(c.last_write), count=c.backups))
+    if c.problem:
+        print(f"    {c.problem}")
 
 
 def _key_variables() -> tuple[list[Any], str | None]:
     """The variables registered clients read the active profile's key from (kvswitch.
     key_variables), or why they cannot be checked (the keyring refused)."""
     from kvswitch.config import read_config
-    from kvswitch.errors import KvswitchError
     from kvswitch.key_variables import key_variables
 
     try:
@@ -110,19 +199,51 @@ def _key_variables() -> tuple[list[Any], str | None]:
         return [], str(exc)
 
 
+def _restore_command(args: argparse.Namespace) -> str:
+    return "restore --list" if args.list else "restore"
+
+
+@reports(_restore_command)
 def _restore(args: argparse.Namespace) -> int:
     from kvswitch.backups import list_backups
+    from kvswitch.cli.envelope import dumps, iso_time
     from kvswitch.clients import restore
 
+    json_out = args.format == "json"
     if args.list:
         backups = list_backups(args.path)
+        if json_out:
+            data: dict[str, Any] = {
+                "path": str(args.path),
+                "backups": [{"id": b.id, "created": iso_time(b.created), "size": b.size, "backup": str(b.path)}
+                            for b in backups],
+            }
+            if not backups:
+                from kvswitch.errors import Location
+
+                data["error"] = error_data(KvswitchError(tr("no backups of {path}").format(path=args.path),
+                                                         Location(args.path)))
+            print(dumps("restore --list", data, ok=bool(backups)))
+            return 0 if backups else 1
         if not backups:
-            print(f"no backups of {args.path}")
+            print(tr("no backups of {path}").format(path=args.path))
             return 1
         for b in backups:
-            print(f"{b.id}  {_when(b.created)}  {b.size:>8} bytes")
+            print(tr("{id}  {when}  {size:>8} bytes").format(id=b.id, when=_when(b.created), size=b.size))
         return 0
     recover_first()  # an interrupted switch first: restore puts back a file it may name
     chosen, result = restore(args.path, args.id)
-    print(f"restored {args.path} from backup {chosen.id}" + (f" (the version it replaced: {result.backup})" if result.backup else ""))
+    if json_out:
+        print(dumps("restore", {
+            "path": str(args.path),
+            "restored": {"id": chosen.id, "created": iso_time(chosen.created), "size": chosen.size},
+            "replaced_backup": str(result.backup) if result.backup else None,
+        }))
+        return 0
+    if result.backup:
+        print(tr("restored {path} from backup {id} (the version it replaced: {backup})").format(
+            path=args.path, id=chosen.id, backup=result.backup))
+    else:
+        print(tr("restored {path} from backup {id}").format(path=args.path, id=chosen.id))
     return 0
+

@@ -21,6 +21,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from kvswitch.i18n import tr
+
 if TYPE_CHECKING:
     from kvswitch.edits import Cut, Edit
 
@@ -87,12 +89,12 @@ def dump_value(value: Any, unit: str = "    ", indent: str = "", eol: str = "\n"
         items = [inner + dump_value(v, unit, inner, eol) for v in value]
         return "[" + eol + ("," + eol).join(items) + eol + indent + "]"
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{value!r} has no JSON representation")
+        raise ValueError(tr("{value} has no JSON representation").format(value=repr(value)))
     if isinstance(value, str):
         return _dump_str(value)
     if value is None or isinstance(value, bool | int | float):
         return json.dumps(value)
-    raise TypeError(f"cannot write a {type(value).__name__} into JSONC")
+    raise TypeError(tr("cannot write a {type} into JSONC").format(type=type(value).__name__))
 
 
 class JsoncDocument:
@@ -280,12 +282,12 @@ class JsoncDocument:
             checked = JsoncDocument(out, unit=self._unit, eol=self._eol)
             got = checked.value
         except JsoncSyntaxError as exc:  # an edit (a remembered raw entry) broke the text
-            raise ValueError(f"the edited text does not parse: {exc.message}") from exc
+            raise ValueError(tr("the edited text does not parse: {error}").format(error=exc.message)) from exc
         expected = apply_to_data(self.value, edits)
         where = None if _same_after(self, out, got, expected, edits) else _first_difference(got, expected)
         if where is not None:
             raise ValueError(
-                f"the edited text does not read back as the intended values (at {_show(where)})"
+                tr("the edited text does not read back as the intended values (at {path})").format(path=_show(where))
             )
         return EditedText.of(out, checked)
 
@@ -363,11 +365,12 @@ class JsoncDocument:
             nested: Any = value
             for part in reversed(path[depth + 1 :]):
                 if not isinstance(part, str):
-                    raise TypeError(f"cannot create array index {part!r} at {path!r}")
+                    raise TypeError(tr("cannot create array index {index} at {path}").format(index=repr(part), path=_show(path)))
                 nested = {part: nested}
             key = path[depth]
             if not isinstance(parent, ObjectNode) or not isinstance(key, str):
-                raise TypeError(f"{_show(path[:depth])} is not an object; cannot set {_show(path)}")
+                message = tr("{parent} is not an object; cannot set {path}")
+                raise TypeError(message.format(parent=_show(path[:depth]), path=_show(path)))
             return self.insert(path[:depth], key, value=nested)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -375,7 +378,7 @@ class JsoncDocument:
         nested: Any = value
         for part in reversed(path):
             if not isinstance(part, str):
-                raise TypeError(f"cannot create array index {part!r}")
+                raise TypeError(tr("cannot create array index {index}").format(index=repr(part)))
             nested = {part: nested}
         eol = self.eol
         body = dump_value(nested, self.indent_unit, "", eol)
@@ -403,9 +406,9 @@ class JsoncDocument:
         """
         parent = self.node(parent_path)
         if not isinstance(parent, ObjectNode):
-            raise TypeError(f"{_show(tuple(parent_path))} is not an object")
+            raise TypeError(tr("{path} is not an object").format(path=_show(tuple(parent_path))))
         if parent.get(key) is not None:
-            raise KeyError(f"{_show((*parent_path, key))} already exists")
+            raise KeyError(tr("{path} already exists").format(path=_show((*parent_path, key))))
         eol = self.eol
         unit = self.indent_unit
         props = parent.props
@@ -473,7 +476,7 @@ class JsoncDocument:
         than once in its object loses every copy (else an earlier one would show through)."""
         path = tuple(path)
         if not path or not isinstance(key := path[-1], str):
-            raise TypeError("delete takes a path that ends in an object key")
+            raise TypeError(tr("delete takes a path that ends in an object key"))
         doc = self
         while True:
             after = doc._delete_last(path[:-1], key)
@@ -712,4 +715,4 @@ def _shift(edit: Edit, n: int) -> Edit:
 
 
 def _show(path: tuple[str | int, ...]) -> str:
-    return " → ".join(str(p) for p in path) if path else "the document root"
+    return " → ".join(str(p) for p in path) if path else tr("the document root")

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from kvswitch.i18n import tr
+
 __all__ = [
     "MAX_DEPTH",
     "ArrayNode",
@@ -197,31 +199,33 @@ class _Parser:
         pos = _TRIVIA.match(self.text, pos).end()  # type: ignore[union-attr]
         if pos < self.n and self.text[pos] == "/":
             if self.text.startswith("/*", pos):
-                raise JsoncSyntaxError("unterminated comment", pos)
-            raise JsoncSyntaxError('unexpected character "/"', pos)
+                raise JsoncSyntaxError(tr("unterminated comment"), pos)
+            raise JsoncSyntaxError(tr('unexpected character "/"'), pos)
         return pos
 
     def fail_at(self, pos: int, expected: str) -> JsoncSyntaxError:
+        """The error at ``pos``: ``expected`` (in the user's language) and what was found."""
         if pos >= self.n:
-            return JsoncSyntaxError(f"unexpected end of file: {expected}", pos)
+            return JsoncSyntaxError(tr("unexpected end of file: {expected}").format(expected=expected), pos)
         ch = self.text[pos]
         if ch == "'":
-            return JsoncSyntaxError(
-                f"{expected}; found \"'\" (strings and keys take double quotes)", pos
-            )
+            message = tr("{expected}; found \"'\" (strings and keys take double quotes)")
+            return JsoncSyntaxError(message.format(expected=expected), pos)
         word = _WORD.match(self.text, pos)
         if word is not None and ch not in "{[\"-0123456789":
             text = word.group()
             # a short word is shown (True, None, undefined); a long one may be a key pasted
             # without quotes, and messages never show keys
-            shown = repr(text) if len(text) <= 12 else f"an unquoted value of {len(text)} characters"
-            return JsoncSyntaxError(f"{expected}; found {shown}", pos)
-        return JsoncSyntaxError(f"{expected}; found {ch!r}", pos)
+            if len(text) > 12:
+                message = tr("{expected}; found an unquoted value of {count} characters")
+                return JsoncSyntaxError(message.format(expected=expected, count=len(text)), pos)
+            return JsoncSyntaxError(tr("{expected}; found {found}").format(expected=expected, found=repr(text)), pos)
+        return JsoncSyntaxError(tr("{expected}; found {found}").format(expected=expected, found=repr(ch)), pos)
 
     # -- values ---------------------------------------------------------------
     def value(self, pos: int, path: Path) -> Node:
         if pos >= self.n:
-            raise JsoncSyntaxError("unexpected end of file: value expected", pos)
+            raise JsoncSyntaxError(tr("unexpected end of file: {expected}").format(expected=tr("value expected")), pos)
         ch = self.text[pos]
         if ch == "{":
             return self.obj(pos, path)
@@ -234,21 +238,21 @@ class _Parser:
         if ch == "-" or "0" <= ch <= "9":
             m = _NUMBER.match(self.text, pos)
             if m is None:
-                raise JsoncSyntaxError("invalid number", pos)
+                raise JsoncSyntaxError(tr("invalid number"), pos)
             raw = m.group()
             end = m.end()
             if end < self.n and _NUMBER_TAIL.match(self.text[end]):
                 digits = raw.lstrip("-")
                 if digits == "0" and self.text[end].isdigit():
-                    raise JsoncSyntaxError("invalid number (no leading zeros)", pos)
-                raise JsoncSyntaxError("invalid number", pos)
+                    raise JsoncSyntaxError(tr("invalid number (no leading zeros)"), pos)
+                raise JsoncSyntaxError(tr("invalid number"), pos)
             num: int | float
             if any(c in raw for c in ".eE"):
                 num = float(raw)
                 if math.isinf(num):
-                    raise JsoncSyntaxError("number out of range", pos)
+                    raise JsoncSyntaxError(tr("number out of range"), pos)
             elif len(raw) > 4000:  # beyond any double, and beyond int()'s digit limit
-                raise JsoncSyntaxError("number out of range", pos)
+                raise JsoncSyntaxError(tr("number out of range"), pos)
             else:
                 num = int(raw)
             return Node(pos, end, num)
@@ -258,7 +262,7 @@ class _Parser:
                 w = _WORD.match(self.text, pos)
                 if w is not None and w.end() == end:
                     return Node(pos, end, literal)
-        raise self.fail_at(pos, "value expected")
+        raise self.fail_at(pos, tr("value expected"))
 
     def string(self, pos: int) -> tuple[str, int]:
         m = _STRING.match(self.text, pos)
@@ -269,7 +273,7 @@ class _Parser:
             try:
                 return json.loads(raw), m.end()
             except ValueError as exc:  # lone surrogate escapes and the like
-                raise JsoncSyntaxError(f"invalid string: {exc}", pos) from None
+                raise JsoncSyntaxError(tr("invalid string: {error}").format(error=exc), pos) from None
         return raw[1:-1], m.end()
 
     def string_error(self, start: int) -> JsoncSyntaxError:
@@ -280,30 +284,29 @@ class _Parser:
             if ch == '"':
                 break
             if ch in "\r\n":
-                return JsoncSyntaxError("unterminated string (strings cannot span lines)", start)
+                return JsoncSyntaxError(tr("unterminated string (strings cannot span lines)"), start)
             if ch == "\\":
                 nxt = text[pos + 1 : pos + 2]
                 if nxt == "u":
                     if not re.fullmatch(r"[0-9a-fA-F]{4}", text[pos + 2 : pos + 6]):
-                        return JsoncSyntaxError("invalid unicode escape in string", pos)
+                        return JsoncSyntaxError(tr("invalid unicode escape in string"), pos)
                     pos += 6
                     continue
                 if nxt == "":
                     break
                 if nxt not in '"\\/bfnrt':
-                    return JsoncSyntaxError(f"invalid escape character {nxt!r} in string", pos)
+                    return JsoncSyntaxError(tr("invalid escape character {char} in string").format(char=repr(nxt)), pos)
                 pos += 2
                 continue
             if ord(ch) < 0x20:
-                return JsoncSyntaxError(
-                    f"control character U+{ord(ch):04X} in string (write it as an escape)", pos
-                )
+                message = tr("control character {char} in string (write it as an escape)")
+                return JsoncSyntaxError(message.format(char=f"U+{ord(ch):04X}"), pos)
             pos += 1
-        return JsoncSyntaxError("unterminated string", start)
+        return JsoncSyntaxError(tr("unterminated string"), start)
 
     def obj(self, pos: int, path: Path) -> ObjectNode:
         if len(path) >= MAX_DEPTH:
-            raise JsoncSyntaxError(f"nesting deeper than {MAX_DEPTH} levels", pos)
+            raise JsoncSyntaxError(tr("nesting deeper than {depth} levels").format(depth=MAX_DEPTH), pos)
         node = ObjectNode(pos)
         text = self.text
         pos = self.skip(pos + 1)
@@ -311,21 +314,21 @@ class _Parser:
         props = node.props
         while True:
             if pos >= self.n:
-                raise JsoncSyntaxError("unexpected end of file: expected '}'", pos)
+                raise JsoncSyntaxError(tr("unexpected end of file: {expected}").format(expected=tr("expected '}'")), pos)
             ch = text[pos]
             if ch == "}":
                 node.end = pos + 1
                 node.value = {p.key: p.value.value for p in props}
                 return node
             if props and props[-1].comma < 0:
-                raise self.fail_at(pos, "expected ',' or '}'")
+                raise self.fail_at(pos, tr("expected ',' or '}'"))
             if ch != '"':
-                raise self.fail_at(pos, "property name (double-quoted string) expected")
+                raise self.fail_at(pos, tr("property name (double-quoted string) expected"))
             key_start = pos
             key, pos = self.string(pos)
             pos = self.skip(pos)
             if pos >= self.n or text[pos] != ":":
-                raise self.fail_at(pos, "expected ':'")
+                raise self.fail_at(pos, tr("expected ':'"))
             pos = self.skip(pos + 1)
             child = self.value(pos, (*path, key))
             prop = Property(key, key_start, child)
@@ -340,20 +343,20 @@ class _Parser:
 
     def arr(self, pos: int, path: Path) -> ArrayNode:
         if len(path) >= MAX_DEPTH:
-            raise JsoncSyntaxError(f"nesting deeper than {MAX_DEPTH} levels", pos)
+            raise JsoncSyntaxError(tr("nesting deeper than {depth} levels").format(depth=MAX_DEPTH), pos)
         node = ArrayNode(pos)
         text = self.text
         pos = self.skip(pos + 1)
         items, commas = node.items, node.commas
         while True:
             if pos >= self.n:
-                raise JsoncSyntaxError("unexpected end of file: expected ']'", pos)
+                raise JsoncSyntaxError(tr("unexpected end of file: {expected}").format(expected=tr("expected ']'")), pos)
             if text[pos] == "]":
                 node.end = pos + 1
                 node.value = [item.value for item in items]
                 return node
             if items and commas[-1] < 0:
-                raise self.fail_at(pos, "expected ',' or ']'")
+                raise self.fail_at(pos, tr("expected ',' or ']'"))
             child = self.value(pos, (*path, len(items)))
             items.append(child)
             commas.append(-1)
@@ -372,7 +375,7 @@ def _parse(text: str) -> tuple[Node | None, list[Duplicate]]:
     root = parser.value(pos, ())
     pos = parser.skip(root.end)
     if pos < len(text):
-        raise parser.fail_at(pos, "end of file expected")
+        raise parser.fail_at(pos, tr("end of file expected"))
     return root, parser.duplicates
 
 

@@ -20,6 +20,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.formats.jsonc import line_col, line_starts
+from kvswitch.i18n import language, tr
 
 if TYPE_CHECKING:
     from kvswitch.edits import Edit
@@ -287,7 +288,7 @@ class TomlDocument:
             line, column = self.line_col(deep.offset)
         except (AssertionError, IndexError, ValueError, RecursionError):
             pass  # the text is not valid TOML either; no position to give
-        raise TomlSyntaxError(f"nesting deeper than {MAX_DEPTH} levels", line, column)
+        raise TomlSyntaxError(tr("nesting deeper than {depth} levels").format(depth=MAX_DEPTH), line, column)
 
     @property
     def value(self) -> dict[str, Any]:
@@ -350,9 +351,9 @@ class TomlDocument:
         edits = list(edits)
         for edit in edits:
             if isinstance(edit, Insert):
-                raise ValueError(f"{_show(edit.path)}: TOML documents take Set and Delete edits only")
+                raise ValueError(tr("{path}: TOML documents take Set and Delete edits only").format(path=_show(edit.path)))
             if not edit.path:
-                raise ValueError("an edit needs a key path")
+                raise ValueError(tr("an edit needs a key path"))
         expected: Any = self.data
         for edit in edits:
             if isinstance(edit, Delete) and get_path(expected, edit.path) is MISSING:
@@ -375,7 +376,7 @@ class TomlDocument:
         try:
             doc = tomlkit.parse(source)
         except (TOMLKitError, RecursionError) as exc:
-            raise ValueError(f"tomlkit cannot edit this text: {exc}") from exc
+            raise ValueError(tr("the TOML editor cannot edit this text: {error}").format(error=exc)) from exc
         created: list[Any] = []
         try:
             for edit in edits:
@@ -384,7 +385,7 @@ class TomlDocument:
                 _end_with_blank_line(table)
             out = tomlkit.dumps(doc)
         except (TOMLKitError, KeyError, IndexError, TypeError) as exc:
-            raise ValueError(f"{_show(edits[0].path) if edits else 'edit'}: cannot apply: {exc}") from exc
+            raise ValueError(tr("{path}: cannot apply: {error}").format(path=_show(edits[0].path if edits else ()), error=exc)) from exc
         out = _space_new_tables(out)
         while _BLANK_END.search(out) and not _BLANK_END.search(source):
             out = out[: out.rindex("\n")]  # the blank lines we added after new tables ended up last
@@ -587,12 +588,14 @@ def _apply_one(doc: Any, edit: Edit, delete: bool, created: list[Any]) -> None:
             if not isinstance(part, int) or not (-len(container) <= part < len(container) or appending):
                 if delete:
                     return
-                raise ValueError(f"{_show(edit.path)}: no element {part!r} in the array")
+                message = tr("{path}: no element {index} in the array")
+                raise ValueError(message.format(path=_show(edit.path), index=repr(part)))
         elif not isinstance(container, MutableMapping) or isinstance(part, int):
             if delete:
                 return
-            what = "an array" if isinstance(part, int) else "a table"
-            raise ValueError(f"{_show(edit.path[:depth])} is not {what}")
+            if isinstance(part, int):
+                raise ValueError(tr("{path} is not an array").format(path=_show(edit.path[:depth])))
+            raise ValueError(tr("{path} is not a table").format(path=_show(edit.path[:depth])))
         elif part not in container and not last:
             if delete:
                 return
@@ -610,7 +613,7 @@ def _apply_one(doc: Any, edit: Edit, delete: bool, created: list[Any]) -> None:
         return
     value = getattr(edit, "value", None)
     if value is None:
-        raise ValueError(f"{_show(edit.path)}: TOML has no null value")
+        raise ValueError(tr("{path}: TOML has no null value").format(path=_show(edit.path)))
     if is_array(container) and key == len(container):  # a new element at the end
         if isinstance(container, AoT) and isinstance(value, dict):
             table = _new_item(value, None, False, created)
@@ -709,7 +712,7 @@ def _space_new_tables(out: str) -> str:
 
 
 def _show(path: tuple[str | int, ...]) -> str:
-    return ".".join(str(p) for p in path) or "(top level)"
+    return ".".join(str(p) for p in path) or tr("(top level)")
 
 
 def _depth(value: Any) -> int:
@@ -736,17 +739,17 @@ def rename_key(doc: TomlDocument, path: tuple[str, ...], new: str) -> str:
     text = doc.text
     spot = _Scanner(text).scan().get(path)
     if spot is None or spot.end < 0 or not _BARE.fullmatch(new):
-        raise ValueError(f"{_show(path)}: no key to rename")
+        raise ValueError(tr("{path}: no key to rename").format(path=_show(path)))
     m = re.compile(r"([A-Za-z0-9_-]+)([ \t]*=)").match(text, spot.key)
     if m is None or m.group(1) != path[-1] or m.end() > spot.value:
-        raise ValueError(f"{_show(path)} is not written as a bare key")
+        raise ValueError(tr("{path} is not written as a bare key").format(path=_show(path)))
     result = text[: m.start(1)] + new + text[m.end(1) :]
     expected = copy.deepcopy(doc.data)
     parent = expected
     for part in path[:-1]:
         parent = parent[part]
     if new in parent:
-        raise ValueError(f"{_show((*path[:-1], new))} exists already")
+        raise ValueError(tr("{path} exists already").format(path=_show((*path[:-1], new))))
     parent[new] = parent.pop(path[-1])
     verify_toml(result, expected)
     return result
@@ -772,7 +775,7 @@ def rename_table(doc: TomlDocument, path: tuple[str, ...], new: str) -> str:
         last = m.end(2)
         hits += 1
     if not hits:
-        raise ValueError(f"{_show(path)} has no table header to rename")
+        raise ValueError(tr("{path} has no table header to rename").format(path=_show(path)))
     result = "".join(out) + text[last:]
     expected = copy.deepcopy(doc.data)
     parent = expected
@@ -796,9 +799,10 @@ def verified(text: str, expected: dict[str, Any]) -> str:
     try:
         got = tomllib.loads(_strip_bom(text))
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"the edited text does not parse: {exc}") from exc
+        raise ValueError(tr("the edited text does not parse: {error}").format(error=exc)) from exc
     if got != expected and not same_values(got, expected):
-        raise ValueError(f"the edited text reads back differently at {_first_difference(got, expected)}")
+        message = tr("the edited text reads back differently at {path}")
+        raise ValueError(message.format(path=_first_difference(got, expected)))
     return EditedText.of(str(text), TomlDocument._known(str(text), got))
 
 
@@ -826,7 +830,7 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str:
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             if not same_values(x, y):
                 return _first_difference(x, y, f"{path}[{i}]")
-    return path or "the top level"
+    return path or tr("the top level")
 
 
 def _syntax_error(exc: tomllib.TOMLDecodeError, text: str) -> TomlSyntaxError:
@@ -836,11 +840,62 @@ def _syntax_error(exc: tomllib.TOMLDecodeError, text: str) -> TomlSyntaxError:
         line, col = int(m.group("line")), int(m.group("col"))
         if line == 1 and text.startswith("\ufeff"):
             col = max(1, col)
-        return TomlSyntaxError(m.group("msg"), line, col)
+        return TomlSyntaxError(_tomllib_words(m.group("msg")), line, col)
     m = _TOMLLIB_EOF.match(msg)
     if m:
         stripped = _strip_bom(text)
         line = stripped.count("\n") + 1
         col = len(stripped) - (stripped.rfind("\n") + 1) + 1
-        return TomlSyntaxError(f"{m.group('msg')} (at end of file)", line, col)
-    return TomlSyntaxError(msg, None, None)
+        words = _tomllib_words(m.group("msg"))
+        return TomlSyntaxError(tr("{error} (at end of file)").format(error=words), line, col)
+    return TomlSyntaxError(_tomllib_words(msg), None, None)
+
+
+_TOMLLIB_NAMED = re.compile(
+    r"^(?:(?P<expected>Expected) (?P<what>'.*')|Cannot declare (?P<declare>.+) twice"
+    r"|Cannot mutate immutable namespace (?P<mutate>.+)|Cannot redefine namespace (?P<redefine>.+)"
+    r"|Duplicate inline table key (?P<duplicate>.+)|Found invalid character (?P<invalid>.+)"
+    r"|Illegal character (?P<illegal>.+))$",
+    re.S,
+)
+
+
+def _tomllib_words(msg: str) -> str:
+    """A ``tomllib`` error message in the user's language (tomllib's own English words when
+    the message is not one kvswitch knows: a newer Python may word them differently)."""
+    if language() == "en":
+        return msg
+    fixed = {
+        "Cannot overwrite a value": tr("Cannot overwrite a value"),
+        "Escaped character is not a Unicode scalar value": tr("Escaped character is not a Unicode scalar value"),
+        "Expected '=' after a key in a key/value pair": tr("Expected '=' after a key in a key/value pair"),
+        "Expected ']' at the end of a table declaration": tr("Expected ']' at the end of a table declaration"),
+        "Expected ']]' at the end of an array declaration": tr("Expected ']]' at the end of an array declaration"),
+        "Invalid date or datetime": tr("Invalid date or datetime"),
+        "Invalid hex value": tr("Invalid hex value"),
+        "Invalid initial character for a key part": tr("Invalid initial character for a key part"),
+        "Invalid statement": tr("Invalid statement"),
+        "Invalid value": tr("Invalid value"),
+        "Unclosed array": tr("Unclosed array"),
+        "Unclosed inline table": tr("Unclosed inline table"),
+        "Unescaped '\\' in a string": tr("Unescaped '\\' in a string"),
+        "Unterminated string": tr("Unterminated string"),
+    }
+    if msg in fixed:
+        return fixed[msg]
+    m = _TOMLLIB_NAMED.match(msg)
+    if m is None:
+        return msg
+    if m.group("expected"):
+        return tr("Expected {what}").format(what=m.group("what"))
+    if m.group("declare"):
+        return tr("Cannot declare {key} twice").format(key=m.group("declare"))
+    if m.group("mutate"):
+        return tr("Cannot mutate immutable namespace {key}").format(key=m.group("mutate"))
+    if m.group("redefine"):
+        return tr("Cannot redefine namespace {key}").format(key=m.group("redefine"))
+    if m.group("duplicate"):
+        return tr("Duplicate inline table key {key}").format(key=m.group("duplicate"))
+    if m.group("invalid"):
+        return tr("Found invalid character {char}").format(char=m.group("invalid"))
+    return tr("Illegal character {char}").format(char=m.group("illegal"))

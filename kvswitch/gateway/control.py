@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvswitch import procs
 from kvswitch.gateway.errors import GatewayError
+from kvswitch.i18n import tr
 
 if TYPE_CHECKING:
     import asyncio
@@ -117,11 +118,12 @@ def private_folder(directory: Path) -> None:
     try:
         st = os.lstat(directory)
     except OSError as exc:
-        raise GatewayError(f"cannot use the gateway's folder: {exc.strerror}", Location(directory)) from None
+        raise GatewayError(tr("cannot use the gateway's folder: {reason}").format(reason=exc.strerror),
+                           Location(directory)) from None
     if not stat.S_ISDIR(st.st_mode):
-        raise GatewayError("the gateway's folder is not a folder (a link?); remove it", Location(directory))
+        raise GatewayError(tr("the gateway's folder is not a folder (a link?); remove it"), Location(directory))
     if st.st_uid != os.getuid():
-        raise GatewayError(f"the gateway's folder belongs to uid {st.st_uid}, not to you; remove it",
+        raise GatewayError(tr("the gateway's folder belongs to uid {uid}, not to you; remove it").format(uid=st.st_uid),
                            Location(directory))
     if stat.S_IMODE(st.st_mode) != 0o700:
         directory.chmod(0o700)
@@ -289,13 +291,17 @@ def request(message: dict[str, Any], *, timeout: float = 10.0) -> dict[str, Any]
         clean_stale()
         return None
     except PermissionError:
-        raise GatewayError(f"not allowed to reach the gateway's control socket {path}") from None
+        raise GatewayError(tr("not allowed to reach the gateway's control socket {path}").format(path=path)) from None
     except TimeoutError:
-        raise GatewayError(f"the gateway did not answer on {path} within {timeout:g} s") from None
+        raise GatewayError(tr("the gateway did not answer on {path} within {seconds} s").format(
+            path=path, seconds=f"{timeout:g}")) from None
     except OSError as exc:
-        raise GatewayError(f"cannot talk to the gateway on {path}: {exc.strerror or exc}") from None
+        raise GatewayError(tr("cannot talk to the gateway on {path}: {reason}").format(
+            path=path, reason=exc.strerror or exc)) from None
     if not reply.get("ok"):
-        raise GatewayError(f"the gateway refused: {reply.get('error') or 'no reason given'}")
+        if not reply.get("error"):
+            raise GatewayError(tr("the gateway refused, giving no reason"))
+        raise GatewayError(tr("the gateway refused: {reason}").format(reason=reply["error"]))
     status = reply.get("status")
     return status if isinstance(status, dict) else {}
 
@@ -315,9 +321,9 @@ def _exchange(path: Path, message: dict[str, Any], timeout: float) -> dict[str, 
     try:
         reply = json.loads(data)
     except ValueError:
-        raise GatewayError(f"the gateway's control socket {path} gave no answer") from None
+        raise GatewayError(tr("the gateway's control socket {path} gave no answer").format(path=path)) from None
     if not isinstance(reply, dict):
-        raise GatewayError(f"the gateway's control socket {path} gave no answer")
+        raise GatewayError(tr("the gateway's control socket {path} gave no answer").format(path=path))
     return reply
 
 
@@ -368,7 +374,7 @@ def stop(timeout: float = 15.0) -> GatewayInfo | None:
         if not _wait_gone(pid, start_time, 5.0):
             _signal(pid, start_time, signal.SIGKILL)
             if not _wait_gone(pid, start_time, 5.0):
-                raise GatewayError(f"the gateway (pid {pid}) could not be stopped")
+                raise GatewayError(tr("the gateway (pid {pid}) could not be stopped").format(pid=pid))
     clean_stale()
     return info
 
@@ -446,10 +452,11 @@ class ControlServer:
                 with contextlib.suppress(FileNotFoundError):
                     self.path.unlink()  # a socket file nobody listens on: left by a killed gateway
             except (OSError, TimeoutError) as exc:
-                raise GatewayError(f"cannot use the control socket {self.path}: {exc}") from None
+                raise GatewayError(tr("cannot use the control socket {path}: {reason}").format(
+                    path=self.path, reason=exc)) from None
             else:
                 writer.close()
-                raise GatewayError(f"another gateway answers on {self.path}")
+                raise GatewayError(tr("another gateway answers on {path}").format(path=self.path))
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.bind(os.fspath(self.path))
@@ -480,19 +487,22 @@ class ControlServer:
                 raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
                 uid = struct.unpack("3i", raw)[1]
             if uid != self._uid:
-                reply: dict[str, Any] = {"ok": False, "error": "refused: the peer runs as another user"}
+                reply: dict[str, Any] = {"ok": False, "error": tr("refused: the peer runs as another user")}
             else:
                 try:
                     line = await asyncio.wait_for(reader.readline(), _READ_TIMEOUT)
                 except ValueError:
-                    reply = {"ok": False, "error": f"a control line is at most {MAX_LINE // 1024} KiB"}
+                    reply = {"ok": False, "error": tr("a control line is at most {size} KiB").format(
+                        size=MAX_LINE // 1024)}
                 except TimeoutError:
-                    reply = {"ok": False, "error": f"no request line within {_READ_TIMEOUT:g} s"}
+                    reply = {"ok": False, "error": tr("no request line within {seconds} s").format(
+                        seconds=f"{_READ_TIMEOUT:g}")}
                 else:
                     try:
                         reply = await self._answer(line)
                     except Exception as exc:  # noqa: BLE001 - a bug: the peer still gets an answer
-                        reply = {"ok": False, "error": f"internal error in the gateway: {type(exc).__name__}"}
+                        reply = {"ok": False, "error": tr("internal error in the gateway: {kind}").format(
+                            kind=type(exc).__name__)}
             writer.write(json.dumps(reply).encode() + b"\n")
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -510,29 +520,31 @@ class ControlServer:
         try:
             message = json.loads(line)
         except ValueError:
-            return {"ok": False, "error": "a control line is one JSON object"}
+            return {"ok": False, "error": tr("a control line is one JSON object")}
         if not isinstance(message, dict):
-            return {"ok": False, "error": "a control line is one JSON object"}
+            return {"ok": False, "error": tr("a control line is one JSON object")}
         op = message.get("op")
         if op == "status":
             return {"ok": True, "status": self.gateway.status()}
         if op == "mode":
             mode = message.get("mode")
             if mode not in _MODES:
-                return {"ok": False, "error": f"mode must be merged or split, not {mode!r}"[:300]}
+                return {"ok": False, "error": tr("mode must be merged or split, not {value}").format(
+                    value=repr(mode))[:300]}
             self.gateway.set_mode(mode)
             return {"ok": True, "status": self.gateway.status()}
         if op == "reload":
             if self._reload is None:
-                return {"ok": False, "error": "this gateway was given its upstreams outright; restart it instead"}
+                return {"ok": False,
+                        "error": tr("this gateway was given its upstreams outright; restart it instead")}
             try:
                 settings = await asyncio.get_running_loop().run_in_executor(None, self._reload)
             except KvswitchError as exc:
-                return {"ok": False, "error": f"the config could not be read again: {exc}"}
+                return {"ok": False, "error": tr("the config could not be read again: {error}").format(error=exc)}
             self.gateway.reload(settings)
             return {"ok": True, "status": self.gateway.status()}
         if op == "stop":
             status = self.gateway.status()
             asyncio.get_running_loop().call_soon(self.gateway.request_stop)
             return {"ok": True, "status": status}
-        return {"ok": False, "error": f"unknown op {str(op)[:100]!r} (status, mode, reload, stop)"}
+        return {"ok": False, "error": tr("unknown op {op} (status, mode, reload, stop)").format(op=repr(str(op)[:100]))}

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kvswitch.gateway.errors import GatewayError
+from kvswitch.i18n import ntr, tr
 
 __all__ = [
     "LAST",
@@ -66,16 +67,21 @@ class ModeFigures:
 
     @property
     def line(self) -> str:
-        """``merged: TTFT p50 123 ms (last 37 requests)`` / ``split: no requests yet``."""
+        """``merged: TTFT p50 123 ms (last 37 requests)`` / ``split: no requests yet`` (in the
+        user's language; the mode's name stays as it is)."""
         n = self.requests
         if n == 0:
-            return f"{self.mode}: no requests yet"
+            return tr("{mode}: no requests yet").format(mode=self.mode)
         if self.ttft_p50_ms is None:
-            return f"{self.mode}: no TTFT in the last {_requests(n)}"
+            return ntr("{mode}: no TTFT in the last {count} request", "{mode}: no TTFT in the last {count} requests",
+                       n).format(mode=self.mode, count=n)
         p50 = _ms(self.ttft_p50_ms)
         if self.timed == n:
-            return f"{self.mode}: TTFT p50 {p50} ms (last {_requests(n)})"
-        return f"{self.mode}: TTFT p50 {p50} ms ({self.timed} of the last {_requests(n)})"
+            return ntr("{mode}: TTFT p50 {p50} ms (last {count} request)",
+                       "{mode}: TTFT p50 {p50} ms (last {count} requests)", n).format(mode=self.mode, p50=p50, count=n)
+        return ntr("{mode}: TTFT p50 {p50} ms ({timed} of the last {count} request)",
+                   "{mode}: TTFT p50 {p50} ms ({timed} of the last {count} requests)", n).format(
+            mode=self.mode, p50=p50, timed=self.timed, count=n)
 
     @property
     def detail(self) -> str:
@@ -84,8 +90,13 @@ class ModeFigures:
         X-Cache-Mode); empty without requests."""
         if not self.requests:
             return ""
-        routes = ", ".join(f"{r} {n}" for r, n in sorted(self.routes.items(), key=lambda x: (-x[1], x[0])))
-        return f"routes: {routes}" + (f" · {self.failed} failed" if self.failed else "")
+        counts = [f"{r} {n}" for r, n in sorted(self.routes.items(), key=lambda x: (-x[1], x[0]))]
+        routes = counts[0] if counts else ""
+        for more in counts[1:]:
+            routes = tr("{earlier}, {next_item}").format(earlier=routes, next_item=more)
+        if self.failed:
+            return tr("routes: {routes} · {failed} failed").format(routes=routes, failed=self.failed)
+        return tr("routes: {routes}").format(routes=routes)
 
 
 @dataclass(frozen=True)
@@ -109,10 +120,6 @@ class LiveFigures:
         return tuple(self.modes[m].line for m in MODES)
 
 
-def _requests(n: int) -> str:
-    return f"{n} request" if n == 1 else f"{n} requests"
-
-
 def _ms(value: float) -> str:
     return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
 
@@ -129,7 +136,7 @@ def gateway_origin(url: str) -> str:
         host = port = None
         parts = None
     if parts is None or parts.scheme not in ("http", "https") or not host:
-        raise GatewayError(f"not a gateway URL: {show(redact_url(url))}")
+        raise GatewayError(tr("not a gateway URL: {url}").format(url=show(redact_url(url))))
     host = _UNSPECIFIED.get(host, host)
     shown = f"[{host}]" if ":" in host else host
     return f"{parts.scheme}://{shown}" + (f":{port}" if port is not None else "")
@@ -158,16 +165,20 @@ def _fetch(origin: str, token: str, since: int, timeout: float) -> dict[str, Any
     except (TimeoutError, urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
-            raise GatewayError(f"the gateway at {origin} did not answer GET /samples within {timeout:g} s") from None
+            raise GatewayError(tr("the gateway at {origin} did not answer GET /samples within {seconds} s").format(
+                origin=origin, seconds=f"{timeout:g}")) from None
         why = getattr(reason, "strerror", None) or str(reason) or type(reason).__name__
         from kvswitch.redact import Redactor
 
-        raise GatewayError(f"no gateway answers at {origin}: {Redactor([token]).text(str(why))[:200]}") from None
+        raise GatewayError(tr("no gateway answers at {origin}: {reason}").format(
+            origin=origin, reason=Redactor([token]).text(str(why))[:200])) from None
     if len(body) > MAX_ANSWER:
-        raise GatewayError(f"the gateway at {origin} sent more than {MAX_ANSWER >> 20} MiB of samples")
+        raise GatewayError(tr("the gateway at {origin} sent more than {size} MiB of samples").format(
+            origin=origin, size=MAX_ANSWER >> 20))
     data = samples_answer(body)
     if data is None:
-        raise GatewayError(f"the answer of GET /samples at {origin} is not a kvswitch gateway's samples")
+        raise GatewayError(tr("the answer of GET /samples at {origin} is not a kvswitch gateway's samples").format(
+            origin=origin))
     return data
 
 
@@ -186,15 +197,16 @@ def samples_answer(body: bytes) -> dict[str, Any] | None:
 
 def _refused(origin: str, status: int) -> GatewayError:
     if status == 401:
-        return GatewayError(f"the gateway at {origin} refused the local token (HTTP 401): it runs with another "
-                            "token than kvswitch's config gives (kvswitch gateway token)")
+        return GatewayError(tr("the gateway at {origin} refused the local token (HTTP 401): it runs with another "
+                               "token than kvswitch's config gives (kvswitch gateway token)").format(origin=origin))
     if status == 404:
-        return GatewayError(f"the server at {origin} has no /samples route: not a kvswitch gateway, or an older "
-                            "one (restart it: kvswitch gateway stop, then start it again)")
+        return GatewayError(tr("the server at {origin} has no /samples route: not a kvswitch gateway, or an older "
+                               "one (restart it: kvswitch gateway stop, then start it again)").format(origin=origin))
     if 300 <= status < 400:
-        return GatewayError(f"the server at {origin} redirected GET /samples (HTTP {status}): not a kvswitch "
-                            "gateway; the token was not sent on")
-    return GatewayError(f"the gateway at {origin} answered GET /samples with HTTP {status}")
+        return GatewayError(tr("the server at {origin} redirected GET /samples (HTTP {status}): not a kvswitch "
+                               "gateway; the token was not sent on").format(origin=origin, status=status))
+    return GatewayError(tr("the gateway at {origin} answered GET /samples with HTTP {status}").format(
+        origin=origin, status=status))
 
 
 def is_int(value: Any) -> bool:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from kvswitch.config import client_path
 from kvswitch.gateway.errors import GatewayError
+from kvswitch.i18n import tr
 
 if TYPE_CHECKING:
     from kvswitch.clients import ClientChange
@@ -140,8 +141,8 @@ def _chosen(config: Config, clients: Sequence[str] | None, *, pinning: bool) -> 
                  if get_kind(e.kind).real and (pinning or pinned(e))]
         if not found and pinning:
             raise GatewayError(
-                "no registered client to pin: register one (kvswitch client detect --register, "
-                "or kvswitch client add PATH)", Location(config.path))
+                tr("no registered client to pin: register one (kvswitch client detect --register, "
+                   "or kvswitch client add PATH)"), Location(config.path))
         return found
     chosen: list[ClientEntry] = []
     for spec in clients:
@@ -149,9 +150,9 @@ def _chosen(config: Config, clients: Sequence[str] | None, *, pinning: bool) -> 
         kind = get_kind(entry.kind)
         if not kind.real:
             raise GatewayError(
-                f"{entry.name or client_path(entry)} ({kind.product}) is a file shape no released "
-                "client reads: it keeps both modes' endpoints itself, so there is nothing to pin "
-                "to the gateway. Nothing was changed.",
+                tr("{client} ({product}) is a file shape no released client reads: it keeps both modes' "
+                   "endpoints itself, so there is nothing to pin to the gateway. Nothing was changed.").format(
+                    client=entry.name or client_path(entry), product=kind.product),
                 Location(client_path(entry)),
             )
         if not any(c is entry for c in chosen):

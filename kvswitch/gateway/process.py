@@ -26,6 +26,7 @@ from kvswitch import procs
 from kvswitch.gateway import control
 from kvswitch.gateway.control import GatewayInfo
 from kvswitch.gateway.errors import GatewayError
+from kvswitch.i18n import language, tr
 
 if TYPE_CHECKING:
     from kvswitch.gateway.settings import GatewaySettings
@@ -50,12 +51,12 @@ def log_path() -> Path:
 
 def _already(info: GatewayInfo | None, record: control.Record | None) -> GatewayError:
     if info is not None:
-        return GatewayError(f"a gateway already runs for this kvswitch home: {info.url} (pid {info.pid}); "
-                            "kvswitch gateway stop stops it")
+        return GatewayError(tr("a gateway already runs for this kvswitch home: {url} (pid {pid}); kvswitch gateway "
+                               "stop stops it").format(url=info.url, pid=info.pid))
     if record is not None:
-        return GatewayError(f"a gateway already runs for this kvswitch home: {record.url} (pid {record.pid}), "
-                            "though it does not answer yet; kvswitch gateway stop stops it")
-    return GatewayError("a gateway is starting for this kvswitch home; kvswitch gateway status shows it")
+        return GatewayError(tr("a gateway already runs for this kvswitch home: {url} (pid {pid}), though it does not "
+                               "answer yet; kvswitch gateway stop stops it").format(url=record.url, pid=record.pid))
+    return GatewayError(tr("a gateway is starting for this kvswitch home; kvswitch gateway status shows it"))
 
 
 def serve(settings_fn: Callable[[], GatewaySettings], *, on_ready: Callable[[GatewayInfo], None],
@@ -125,14 +126,17 @@ async def _serve(settings: GatewaySettings, reload: Callable[[], GatewaySettings
 
 
 def _bind_error(settings: GatewaySettings, exc: OSError) -> GatewayError:
-    where = f"port {settings.port} on {settings.listen}"
+    where = {"port": settings.port, "host": settings.listen}
     if exc.errno == errno.EADDRINUSE:
-        return GatewayError(f"{where} is in use; choose another with --port (or stop what holds it)")
+        return GatewayError(tr("port {port} on {host} is in use; choose another with --port (or stop what holds "
+                               "it)").format(**where))
     if exc.errno == errno.EACCES:
-        return GatewayError(f"not allowed to listen on {where}; choose a port above 1023 with --port")
+        return GatewayError(tr("not allowed to listen on port {port} on {host}; choose a port above 1023 with "
+                               "--port").format(**where))
     if exc.errno == errno.EADDRNOTAVAIL:
-        return GatewayError(f"{settings.listen} is not an address of this machine (--listen)")
-    return GatewayError(f"cannot listen on {where}: {exc.strerror or exc}")
+        return GatewayError(tr("{host} is not an address of this machine (--listen)").format(host=settings.listen))
+    return GatewayError(tr("cannot listen on port {port} on {host}: {reason}").format(
+        **where, reason=exc.strerror or exc))
 
 
 def detach(argv: Sequence[str], *, timeout: float = START_TIMEOUT) -> GatewayInfo:
@@ -152,8 +156,10 @@ def detach(argv: Sequence[str], *, timeout: float = START_TIMEOUT) -> GatewayInf
     start = os.lseek(fd, 0, os.SEEK_END)
     cmd = [sys.executable, "-m", "kvswitch", "gateway", "run", *argv]
     try:
+        # the gateway's messages (its log, its control answers) in the language of the command that started it
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "KVSWITCH_LANG": language()}
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, start_new_session=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd="/")
+                                env=env, cwd="/")
     finally:
         os.close(fd)
     CHILDREN[proc.pid] = proc
@@ -162,7 +168,8 @@ def detach(argv: Sequence[str], *, timeout: float = START_TIMEOUT) -> GatewayInf
         code = proc.poll()
         if code is not None:
             CHILDREN.pop(proc.pid, None)
-            raise GatewayError(f"the gateway exited (status {code}) while starting{_tail(log, start)}")
+            raise GatewayError(tr("the gateway exited (status {status}) while starting").format(status=code)
+                               + _tail(log, start))
         with contextlib.suppress(GatewayError):
             info = control.running()
             if info is not None and info.pid == proc.pid:
@@ -175,7 +182,8 @@ def detach(argv: Sequence[str], *, timeout: float = START_TIMEOUT) -> GatewayInf
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(10)
     CHILDREN.pop(proc.pid, None)
-    raise GatewayError(f"the gateway did not answer within {timeout:g} s{_tail(log, start)}")
+    raise GatewayError(tr("the gateway did not answer within {seconds} s").format(seconds=f"{timeout:g}")
+                       + _tail(log, start))
 
 
 def _tail(path: Path, start: int, limit: int = 2000) -> str:
@@ -186,4 +194,6 @@ def _tail(path: Path, start: int, limit: int = 2000) -> str:
             text = f.read()[-limit:].decode("utf-8", "replace").strip()
     except OSError:
         return ""
-    return f"; its log ({path}) says:\n{text}" if text else f"; see {path}"
+    if text:
+        return tr("; its log ({path}) says:").format(path=path) + f"\n{text}"
+    return tr("; see {path}").format(path=path)

@@ -202,6 +202,7 @@ class Gateway:
         self._web: web.Server | None = None
         self._session: aiohttp.ClientSession | None = None
         self._closing_origins: set[tuple[str | None, int | None]] = set()
+        self._origin_options: dict[tuple[str, str | None, int | None], dict[str, Any]] = {}
         """Upstreams seen closing a kept-alive connection (llama.cpp, after each stream)."""
         self._requests: set[asyncio.Task[Any]] = set()  # the tasks of in-flight requests
         self._cutting = False  # the drain is over: in-flight requests are being ended
@@ -746,18 +747,39 @@ class Gateway:
         origin = (url.host, url.port)
         if origin in self._closing_origins:
             headers = {**headers, "Connection": "close"}  # it closes them itself: a new one each time
+        route = self._connection_options(url)
         async with asyncio.timeout(self.settings.first_byte_timeout):
             reused: list[bool] = []
             try:
                 return await self._session.request(method, url, data=body, headers=headers,
-                                                   trace_request_ctx=reused)
+                                                   trace_request_ctx=reused, **route)
             except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
                 if not reused:
                     raise
                 # a kept-alive connection it had closed: from now on, a new one per request
                 self._closing_origins.add(origin)
                 headers = {**headers, "Connection": "close"}
-                return await self._session.request(method, url, data=body, headers=headers)
+                return await self._session.request(method, url, data=body, headers=headers, **route)
+
+    def _connection_options(self, url: URL) -> dict[str, Any]:
+        """How requests reach an upstream origin, worked out once per origin: through the proxy
+        HTTP(S)_PROXY / NO_PROXY name for it (never for a loopback host), and for https with the
+        CA store probe and doctor trust (SSL_CERT_FILE, SSL_CERT_DIR, else the system's)."""
+        key = (url.scheme, url.host, url.port)
+        route = self._origin_options.get(key)
+        if route is None:
+            from kvswitch import network
+
+            route = {}
+            proxy = network.proxy_for(str(url))
+            if proxy is not None:
+                route["proxy"] = proxy.shown
+                if proxy.authorization:
+                    route["proxy_headers"] = {"Proxy-Authorization": proxy.authorization}
+            if url.scheme == "https":
+                route["ssl"] = network.ssl_context()
+            self._origin_options[key] = route
+        return route
 
     async def _whole(self, resp: aiohttp.ClientResponse, content_type: str, mode: CacheMode, reason: str,
                      api: Api, mode_value: str, t0: float, path: str) -> web.Response:

@@ -14,6 +14,7 @@ import secrets
 from typing import TYPE_CHECKING
 
 from kvswitch.gateway.errors import GatewayError
+from kvswitch.i18n import tr
 
 if TYPE_CHECKING:
     from kvswitch.config import Config
@@ -53,7 +54,7 @@ def _env_name(config: Config) -> str | None:
         from kvswitch.validate import show
 
         raise GatewayError(
-            f"[gateway] token must be 'keyring' or 'env:NAME', not {show(reference)}",
+            tr("[gateway] token must be 'keyring' or 'env:NAME', not {value}").format(value=show(reference)),
             Location(config.path),
         )
     return m.group(1)
@@ -74,7 +75,7 @@ def load_token(config: Config) -> str | None:
         from kvswitch.keys import get_key
 
         value = get_key(TOKEN_ACCOUNT)
-        where = "the gateway token in the keyring"
+        where = tr("the gateway token in the keyring")
     else:
         value = os.environ.get(name)
         where = f"${name}"
@@ -109,10 +110,10 @@ def ensure_token(config: Config) -> str:
         return token
     name = _env_name(config)
     if name is not None:
-        raise GatewayError(
-            f"${name} is not set: [gateway] token = \"env:{name}\" reads the gateway's token from it; "
-            f"export {name}=A_LONG_RANDOM_VALUE, or set token = \"keyring\" to let kvswitch make one"
-        )
+        raise GatewayError(tr(
+            "${name} is not set: [gateway] token = \"env:{name}\" reads the gateway's token from it; "
+            "export {name}=A_LONG_RANDOM_VALUE, or set token = \"keyring\" to let kvswitch make one"
+        ).format(name=name))
     from kvswitch.keys import set_key
 
     token = new_token()

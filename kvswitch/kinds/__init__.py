@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch.errors import Location, UnknownKindError
+from kvswitch.i18n import tr
 from kvswitch.kinds.base import (
     COMMON_FIELDS,
     MISSING,
@@ -101,7 +102,7 @@ def get_kind(name: str) -> ClientKind:
     kind = _KINDS.get(canonical(name))
     if kind is None:
         known = ", ".join(k.id for k in all_kinds())
-        raise UnknownKindError(f"no client kind {name!r} (kinds: {known})")
+        raise UnknownKindError(tr("no client kind {name} (kinds: {known})").format(name=repr(name), known=known))
     return kind
 
 
@@ -110,7 +111,7 @@ def client_kind(name: str) -> ClientKind:
     kind = _KINDS.get(canonical(name))
     if kind is None or not kind.client:
         known = ", ".join(choices(clients_only=True))
-        raise ValueError(f"no client kind {name!r} (kinds: {known})")
+        raise ValueError(tr("no client kind {name} (kinds: {known})").format(name=repr(name), known=known))
     return kind
 
 
@@ -177,10 +178,13 @@ def detect_kind(
     if scores and (len(scores) == 1 or scores[0][0] > scores[1][0]):
         return scores[0][1].id
     names = [k.id for _, k in scores if _ == scores[0][0]] if scores else []
-    what = f"it could be any of {', '.join(names)}" if names else "no client kind recognises it"
+    kinds = ", ".join(k.id for k in all_kinds())
+    if names:
+        message = tr("cannot tell which kind of file this is (it could be any of {names}); name it with --kind ({kinds})")
+    else:
+        message = tr("cannot tell which kind of file this is (no client kind recognises it); name it with --kind ({kinds})")
     raise UnknownKindError(
-        f"cannot tell which kind of file this is ({what}); name it with --kind "
-        f"({', '.join(k.id for k in all_kinds())})",
+        message.format(names=", ".join(names), kinds=kinds),
         Location(path) if path is not None else None,
     )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from kvswitch.i18n import tr
 from kvswitch.kinds.base import ClientKind, KeyPath, ModeDefaults, RenderInput, SwitchPlan, get_path
 
 if TYPE_CHECKING:
@@ -48,11 +49,9 @@ def endpoints(cf: ConfigFile, d: ModeDefaults, base_path: KeyPath) -> tuple[str,
     base = value.rstrip("/") if isinstance(value, str) and value.strip() else None
     prefill, decode = d.prefill or base, d.decode or base
     if prefill is None or decode is None:
-        raise EditError(
-            "split mode needs prefill and decode endpoints, and there is no profile, no remembered "
-            f"value and no {'.'.join(map(str, base_path))} to take them from",
-            cf.locate(base_path),
-        )
+        message = tr("split mode needs prefill and decode endpoints, and there is no profile, no remembered "
+                     "value and no {key} to take them from")
+        raise EditError(message.format(key=".".join(map(str, base_path))), cf.locate(base_path))
     return prefill, decode
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from kvswitch.i18n import tr
 from kvswitch.kinds import register
 from kvswitch.kinds.article import ArticleKind, endpoints, json_value
 from kvswitch.kinds.base import (
@@ -72,7 +73,7 @@ class ArticleCCSwitch(ArticleKind):
 
     def lint(self, cf: ConfigFile, subject: Subject, mode: Any) -> Iterator[Finding]:
         if mode == "split" and get_path(cf.data, ("cache", "split")) is MISSING:
-            yield ("KVS110", "split mode without a [cache.split] table (prefill_base_url, decode_base_url)",
+            yield ("KVS110", tr("split mode without a [cache.split] table (prefill_base_url, decode_base_url)"),
                    ("cache", "mode"), False)
 
     def model(self) -> Any:
@@ -93,7 +94,7 @@ class ArticleCCSwitch(ArticleKind):
         d = defaults or ModeDefaults()
         cache = get_path(cf.data, ("cache",))
         if cache is not MISSING and not isinstance(cache, dict):
-            raise EditError("[cache] is not a table", cf.locate(("cache",)))
+            raise EditError(tr("[cache] is not a table"), cf.locate(("cache",)))
         old = self.file_mode(cf, d)
         if old == mode:
             return SwitchPlan(self.id, old, mode)

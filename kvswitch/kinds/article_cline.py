@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kvswitch.i18n import tr
 from kvswitch.kinds import register
 from kvswitch.kinds.article import ArticleKind, endpoints, json_value
 from kvswitch.kinds.base import (
@@ -129,7 +130,7 @@ class ArticleCline(ArticleKind):
         for field in _SPLIT_FIELDS:
             path = FIELDS[field]
             if get_path(cf.data, path) is not MISSING:
-                yield ("KVS103", f"{path[-1]} is ignored in merged mode", path, True)
+                yield ("KVS103", tr("{key} is ignored in merged mode").format(key=path[-1]), path, True)
 
     def model(self) -> Any:
         from kvswitch.models import ClineSettings
@@ -140,7 +141,7 @@ class ArticleCline(ArticleKind):
         schema["additionalProperties"] = True  # settings.json holds every other extension's keys
 
     def json5_note(self) -> str:
-        return "VS Code's settings.json takes JSONC only"
+        return tr("VS Code's settings.json takes JSONC only")
 
     def renders(self, field: str) -> bool:
         return field != "provider.name"
@@ -172,12 +173,12 @@ class ArticleCline(ArticleKind):
         d = defaults or ModeDefaults()
         data = cf.data
         if not isinstance(data, dict):
-            raise EditError("settings.json does not hold an object", cf.locate(()))
+            raise EditError(tr("settings.json does not hold an object"), cf.locate(()))
         block = data.get(_CS, MISSING)
         if block is MISSING:
             return self._new_block(cf, mode, d)
         if not isinstance(block, dict):
-            raise EditError(f"{_CS} is not an object", cf.locate((_CS,)))
+            raise EditError(tr("{key} is not an object").format(key=_CS), cf.locate((_CS,)))
         old = block.get("mode") if isinstance(block.get("mode"), str) else None
         # the block takes the mode's whole form: a file whose mode was flipped by hand (the other
         # form's keys still there) is completed; a file already in the form gets no edit at all

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from kvswitch.i18n import tr
+
 if TYPE_CHECKING:
     from kvswitch.document import ConfigFile
     from kvswitch.edits import Edit
@@ -318,10 +320,10 @@ class ClientKind:
         calls this client, else the product's name)."""
         who = name or self.product
         if self.takes_effect == "now":
-            return f"{who} picks the change up with its next request"
+            return tr("{client} picks the change up with its next request").format(client=who)
         if self.takes_effect == "next session":
-            return f"start a new {who} session to apply (a running one keeps its settings)"
-        return f"restart {who} to apply (it reads its config at start-up)"
+            return tr("start a new {client} session to apply (a running one keeps its settings)").format(client=who)
+        return tr("restart {client} to apply (it reads its config at start-up)").format(client=who)
 
     indent: ClassVar[str] = "  "
     """How a new file of this kind is indented (JSON): as the client writes its own."""
@@ -337,7 +339,7 @@ class ClientKind:
 
     def json5_note(self) -> str:
         """Why a file that is valid JSON5 (single quotes, bare keys…) is still refused."""
-        return f"{self.product} reads JSON, not JSON5"
+        return tr("{client} reads JSON, not JSON5").format(client=self.product)
 
     def running(self) -> bool:
         """Whether the client runs now and may rewrite its file (only where that matters)."""

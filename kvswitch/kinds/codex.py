@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from kvswitch.i18n import tr
 from kvswitch.kinds import register
 from kvswitch.kinds.base import MISSING, ClientSettings, KeyPath, RenderInput, get_path
 from kvswitch.kinds.real import PROVIDER_ID, RealKind, text_value
@@ -102,7 +103,7 @@ class Codex(RealKind):
         try:
             return tomllib.loads(config)
         except (tomllib.TOMLDecodeError, RecursionError) as exc:
-            raise ValueError(f"its config.toml does not parse ({exc})") from exc
+            raise ValueError(tr("its config.toml does not parse ({error})").format(error=exc)) from exc
 
     def cc_switch_key(self, settings: dict[str, Any]) -> str | None:
         """CC Switch keeps Codex's ``auth.json`` beside it: ``OPENAI_API_KEY``."""

@@ -13,6 +13,7 @@ import difflib
 import re
 from typing import TYPE_CHECKING, Any
 
+from kvswitch.i18n import tr
 from kvswitch.kinds.base import (
     MISSING,
     MODE_HEADER,
@@ -202,14 +203,12 @@ class RealKind(ClientKind):
         d = defaults or ModeDefaults()
         url = self.mode_url(d, mode)
         if url is None:
-            raise EditError(
-                f"switching {self.product} needs the profile's URL for {mode} mode; register the file "
-                "(kvswitch client add) so the active profile gives it",
-                cf.locate(()),
-            )
+            message = tr("switching {client} needs the profile's URL for {mode} mode; register the file "
+                         "(kvswitch client add) so the active profile gives it")
+            raise EditError(message.format(client=self.product, mode=mode), cf.locate(()))
         data = cf.data
         if not isinstance(data, dict):
-            raise EditError(f"{self.product}'s file does not hold an object", cf.locate(()))
+            raise EditError(tr("{client}'s file does not hold an object").format(client=self.product), cf.locate(()))
         old = self.file_mode(cf, d)
         edits: list[Edit] = []
         path = self.url_path(data)

@@ -42,6 +42,8 @@ from types import TracebackType
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from kvswitch.i18n import tr
+
 __all__ = ["LlamaServer", "LlamaServerError", "available", "main", "terminate"]
 
 LISTENING = "LISTENING"
@@ -159,7 +161,7 @@ class LlamaServer:
     def url(self) -> str:
         """``http://host:port`` of the running server (append ``/v1`` for OpenAI clients)."""
         if self._url is None:
-            raise LlamaServerError("the server is not started")
+            raise LlamaServerError(tr("the server is not started"))
         return self._url
 
     @property
@@ -174,9 +176,9 @@ class LlamaServer:
     def start(self) -> LlamaServer:
         """Start the process and wait until ``/health`` answers 200 (``startup_timeout`` s)."""
         if self._proc is not None:
-            raise LlamaServerError("already started")
+            raise LlamaServerError(tr("the server is already started"))
         if not self.model_path.is_file():
-            raise LlamaServerError(f"no model at {self.model_path}")
+            raise LlamaServerError(tr("no model at {path}").format(path=self.model_path))
         if self.slot_save_path is not None:
             self.slot_save_path.mkdir(parents=True, exist_ok=True)
         if self.log_path is not None:
@@ -227,7 +229,7 @@ class LlamaServer:
         terminal."""
         proc, self._proc = self._proc, None
         if proc is None:
-            raise LlamaServerError("the server is not started")
+            raise LlamaServerError(tr("the server is not started"))
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
@@ -265,7 +267,8 @@ class LlamaServer:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise LlamaServerError(f"no {LISTENING} line within {self.startup_timeout:g} s{self._log_tail()}")
+                raise LlamaServerError(tr("no {line} line within {seconds} s").format(
+                    line=LISTENING, seconds=f"{self.startup_timeout:g}") + self._log_tail())
             try:
                 line = self._lines.get(timeout=min(left, 0.5))
             except queue.Empty:
@@ -274,18 +277,19 @@ class LlamaServer:
                 code = None
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     code = self._proc.wait(5) if self._proc is not None else None
-                raise LlamaServerError(f"the server exited (status {code}) before listening{self._log_tail()}")
+                raise LlamaServerError(tr("the server exited (status {status}) before listening").format(status=code)
+                                       + self._log_tail())
             url = line.split(" ", 1)[1].strip().rstrip("/")
             if urlsplit(url).port is None:
-                raise LlamaServerError(f"unexpected {LISTENING} line: {line!r}")
+                raise LlamaServerError(tr("unexpected {name} line: {line}").format(name=LISTENING, line=repr(line)))
             return url
 
     def _wait_healthy(self, deadline: float) -> None:
         parts = urlsplit(self.url)
-        last = "no answer"
+        last = tr("it has not answered yet")
         while time.monotonic() < deadline:
             if self._proc is None or self._proc.poll() is not None:
-                raise LlamaServerError(f"the server exited while starting{self._log_tail()}")
+                raise LlamaServerError(tr("the server exited while starting") + self._log_tail())
             conn = http.client.HTTPConnection(parts.hostname or self.host, parts.port, timeout=2)
             try:
                 conn.request("GET", "/health")
@@ -299,7 +303,8 @@ class LlamaServer:
             finally:
                 conn.close()
             time.sleep(0.05)
-        raise LlamaServerError(f"{self.url}/health not ready within {self.startup_timeout:g} s ({last}){self._log_tail()}")
+        raise LlamaServerError(tr("{url} not ready within {seconds} s ({last})").format(
+            url=f"{self.url}/health", seconds=f"{self.startup_timeout:g}", last=last) + self._log_tail())
 
     def _log_tail(self, limit: int = 3000) -> str:
         text = ""
@@ -311,7 +316,7 @@ class LlamaServer:
             except (OSError, ValueError):
                 text = ""
         text = "\n".join([text.strip(), *self._stdout_tail]).strip()
-        return f"\n--- end of the server log ---\n{text}" if text else ""
+        return "\n" + tr("--- end of the server log ---") + f"\n{text}" if text else ""
 
     def __repr__(self) -> str:
         where = self._url or f"{self.host}:{self.port}"

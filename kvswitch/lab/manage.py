@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvswitch import procs
 from kvswitch.errors import KvswitchError
+from kvswitch.i18n import tr
 
 if TYPE_CHECKING:
     from kvswitch.models import Profile
@@ -128,7 +129,8 @@ def require_lab() -> None:
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         raise LabUnavailableError(
-            f"the lab needs the 'lab' extra ({', '.join(missing)} not installed): {INSTALL_HINT}"
+            tr("the lab needs the 'lab' extra ({missing} not installed): {install}").format(
+                missing=", ".join(missing), install=INSTALL_HINT)
         )
 
 
@@ -255,15 +257,17 @@ def up(
     from kvswitch.lab.model import PRESETS
 
     if preset not in PRESETS:
-        raise LabError(f"unknown preset {preset!r} (known: {', '.join(sorted(PRESETS))})")
+        raise LabError(tr("unknown preset {preset} (known: {known})").format(
+            preset=repr(preset), known=", ".join(sorted(PRESETS))))
     if not 0 < port < 65536:
-        raise LabError(f"port {port} is not a TCP port")
+        raise LabError(tr("port {port} is not a TCP port").format(port=port))
     if threads < 1:
-        raise LabError("--threads must be at least 1")
+        raise LabError(tr("{option} must be at least 1").format(option="--threads"))
     if chunk_size is not None and chunk_size < 1:
-        raise LabError("--chunk-size must be at least 1")
+        raise LabError(tr("{option} must be at least 1").format(option="--chunk-size"))
     if answer_chars is not None and not 0 <= answer_chars <= MAX_ANSWER_CHARS:
-        raise LabError(f"--answer-chars must be 0 (answers run to max_tokens) to {MAX_ANSWER_CHARS}")
+        raise LabError(tr("--answer-chars must be 0 (answers run to max_tokens) to {most}").format(
+            most=MAX_ANSWER_CHARS))
     current = status()
     if current.running:
         result = UpResult(True, current)
@@ -272,16 +276,15 @@ def up(
                 "answer chars": current.answer_chars}
         differ = [k for k, v in wanted.items() if v is not None and v != have[k]]
         if differ:
-            result.notes.append(
-                "the running lab has " + ", ".join(f"{k} {have[k]}" for k in differ)
-                + "; run kvswitch lab down first to change it"
-            )
+            result.notes.append(tr("the running lab has {settings}; run kvswitch lab down first to change it").format(
+                settings=_listed([_setting(k, have[k]) for k in differ])))
         return result
     alive = [p for p in current.processes if p.state == "running"]
     if alive:
-        names = ", ".join(f"{p.role} (pid {p.pid})" for p in alive)
+        names = describe(alive)
         missing = ", ".join(r for r in ROLES if r not in {p.role for p in alive})
-        raise LabError(f"the lab is partly up: {names} run, {missing} do not; run kvswitch lab down first")
+        raise LabError(tr("the lab is partly up: {running} run, {missing} do not; run kvswitch lab down first").format(
+            running=names, missing=missing))
     require_lab()
     cleared = list(current.processes)  # pidfiles of processes that are gone or not ours
     for p in cleared:
@@ -330,8 +333,27 @@ def up(
     except KvswitchError as exc:
         result.profile_error = str(exc)
     if len(pins) < 2:
-        result.notes.append("fewer than 2 CPUs available: the prefill and decode servers share them")
+        result.notes.append(tr("fewer than 2 CPUs available: the prefill and decode servers share them"))
     return result
+
+
+def _setting(name: str, value: Any) -> str:
+    """``port 18080``, ``chunk size 512`` … in the user's language."""
+    if name == "port":
+        return tr("port {lab_port}").format(lab_port=value)
+    if name == "preset":
+        return tr("preset {lab_preset}").format(lab_preset=value)
+    if name == "chunk size":
+        return tr("chunk size {lab_chunk_size}").format(lab_chunk_size=value)
+    return tr("answer chars {lab_answer_chars}").format(lab_answer_chars=value)
+
+
+def _listed(items: list[str]) -> str:
+    """``a, b, c`` with the user's language's separator."""
+    text = items[0]
+    for item in items[1:]:
+        text = tr("{earlier}, {next_item}").format(earlier=text, next_item=item)
+    return text
 
 
 def _lab_profile() -> Profile | None:
@@ -349,13 +371,12 @@ def _lab_profile() -> Profile | None:
 
 
 def _foreign_profile(provider: str) -> str:
-    return (
-        f"a profile named '{PROFILE}' exists that the lab did not make (its provider is "
-        f"{provider!r}, the lab's is '{PROFILE}'); the lab leaves it alone and starts nothing. "
-        f"Rename it (kvswitch profile rename {PROFILE} NEW-NAME) and run kvswitch lab up again, "
-        f"or set provider = \"{PROFILE}\" in it to let the lab keep its URLs, model and key "
-        "reference up to date"
-    )
+    return tr(
+        "a profile named '{name}' exists that the lab did not make (its provider is {provider}, the "
+        "lab's is '{name}'); the lab leaves it alone and starts nothing. Rename it (kvswitch profile "
+        "rename {name} NEW-NAME) and run kvswitch lab up again, or set provider = \"{name}\" in it to "
+        "let the lab keep its URLs, model and key reference up to date"
+    ).format(name=PROFILE, provider=repr(provider))
 
 
 def _check_port_free(port: int) -> None:
@@ -364,7 +385,8 @@ def _check_port_free(port: int) -> None:
         try:
             sock.bind(("127.0.0.1", port))
         except OSError as exc:
-            raise LabError(f"port {port} on 127.0.0.1 is in use ({exc.strerror}); choose another with --port") from None
+            raise LabError(tr("port {port} on 127.0.0.1 is in use ({reason}); choose another with --port").format(
+                port=port, reason=exc.strerror)) from None
 
 
 def _ensure_model(preset: str) -> tuple[Path, bool]:
@@ -409,8 +431,12 @@ def _start_server(role: str, model: Path, preset: str, chunk: int, threads: int,
     try:
         server.start()
     except LlamaServerError as exc:
-        hint = " (install the system's OpenMP runtime: apt-get install libgomp1)" if "libgomp" in str(exc) else ""
-        raise LabError(f"the {role} server did not start{hint}: {exc}") from None
+        if "libgomp" in str(exc):
+            text = tr("the {role} server did not start (install the system's OpenMP runtime: "
+                      "apt-get install libgomp1): {error}")
+        else:
+            text = tr("the {role} server did not start: {error}")
+        raise LabError(text.format(role=role, error=exc)) from None
     url = server.url
     proc = server.detach()
     _CHILDREN[proc.pid] = proc
@@ -432,12 +458,14 @@ def _start_router(port: int, urls: dict[str, str], timeout: float) -> subprocess
     url = f"http://127.0.0.1:{port}"
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise LabError(f"the router exited (status {proc.returncode}) while starting{_tail(log)}")
+            raise LabError(tr("the router exited (status {status}) while starting").format(status=proc.returncode)
+                           + _tail(log))
         if _healthy(url, timeout=2.0):
             return proc
         time.sleep(0.05)
     _stop_child(proc)
-    raise LabError(f"the router at {url} was not healthy within {timeout:g} s{_tail(log)}")
+    raise LabError(tr("the router at {url} was not healthy within {seconds} s").format(
+        url=url, seconds=f"{timeout:g}") + _tail(log))
 
 
 def _tail(path: Path, limit: int = 2000) -> str:
@@ -445,7 +473,7 @@ def _tail(path: Path, limit: int = 2000) -> str:
         text = path.read_bytes()[-limit:].decode("utf-8", "replace").strip()
     except OSError:
         return ""
-    return f"\n--- end of {path.name} ---\n{text}" if text else ""
+    return "\n" + tr("--- end of {name} ---").format(name=path.name) + f"\n{text}" if text else ""
 
 
 def _stop_child(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
@@ -560,7 +588,7 @@ def down(timeout: float = 10.0) -> DownResult:
                 result.gone.append(proc)
                 continue
             except PermissionError:
-                proc.reason = "not allowed to signal it"
+                proc.reason = tr("not allowed to signal it")
                 result.failed.append(proc)
                 continue
             targets.append((proc, records[proc.role]))
@@ -630,14 +658,14 @@ def _read_pidfiles() -> dict[str, dict[str, Any]]:
         except FileNotFoundError:
             continue
         except OSError as exc:
-            out[role] = {"_error": f"cannot read {path}: {exc.strerror}"}
+            out[role] = {"_error": tr("cannot read the pidfile {path}: {reason}").format(path=path, reason=exc.strerror)}
             continue
         try:
             rec = json.loads(text)
             if not isinstance(rec, dict) or not isinstance(rec.get("pid"), int):
                 raise ValueError
         except ValueError:
-            out[role] = {"_error": f"{path} holds no lab pidfile record"}
+            out[role] = {"_error": tr("{path} holds no lab pidfile record").format(path=path)}
             continue
         out[role] = rec
     return out
@@ -673,24 +701,26 @@ def _check(pid: int, start_time: Any) -> tuple[str, str | None]:
     """("running", None) when ``pid`` is the lab process that was recorded; ("gone", why) when
     no such process runs; ("stale", why) when the pid belongs to another process."""
     if pid <= 0:
-        return "stale", f"pid {pid} is not a process id"
+        return "stale", tr("pid {pid} is not a process id").format(pid=pid)
     proc = Path(f"/proc/{pid}")
     if not Path("/proc/self").exists():
-        return "stale", "no /proc here: the pid cannot be verified, so it is not signalled"
+        return "stale", tr("no /proc here: the pid cannot be verified, so it is not signalled")
     stat = procs.stat(pid)
     if stat is None:
-        return "gone", f"no process {pid}"
+        return "gone", tr("no process {pid}").format(pid=pid)
     state, started = stat
     if state in ("Z", "X"):
-        return "gone", f"process {pid} has exited"
+        return "gone", tr("process {pid} has exited").format(pid=pid)
     if not isinstance(start_time, int) or started != start_time:
-        return "stale", f"pid {pid} now belongs to another process (its start time differs from the recorded one)"
+        return "stale", tr("pid {pid} now belongs to another process (its start time differs from the recorded "
+                           "one)").format(pid=pid)
     try:
         cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
-        return "gone", f"no process {pid}"
+        return "gone", tr("no process {pid}").format(pid=pid)
     if MARK not in cmdline:
-        return "stale", f"pid {pid} is not a kvswitch lab process (its command line: {cmdline[:80]!r})"
+        return "stale", tr("pid {pid} is not a kvswitch lab process (its command line: {cmdline})").format(
+            pid=pid, cmdline=repr(cmdline[:80]))
     return "running", None
 
 

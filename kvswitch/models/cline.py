@@ -25,9 +25,14 @@ SHARED = CLINE_SHARED
 
 
 class ClineCacheStrategy(StrictModel):
-    """``cline.cacheStrategy``: merged form S-11, split form S-12."""
+    """``cline.cacheStrategy``: the merged form (chunkSize) or the split form (prefillEndpoint,
+    decodeEndpoint, kvTransferProtocol)."""
 
-    mode: CacheMode = Field("merged", description="merged | split (S-13).")
+    mode: CacheMode = Field(
+        "merged",
+        description="merged (chunked prefill and continuous batching on one instance) | split "
+        "(prefill/decode disaggregation).",
+    )
     chunk_size: int = Field(
         512, alias="chunkSize", ge=1, description="Merged only: tokens per prefill chunk (multiple of 64)."
     )
@@ -36,12 +41,12 @@ class ClineCacheStrategy(StrictModel):
     prefill_endpoint: str | None = Field(None, alias="prefillEndpoint", description="Split only.")
     decode_endpoint: str | None = Field(None, alias="decodeEndpoint", description="Split only.")
     kv_transfer_protocol: TransferProtocol = Field(
-        "layer-wise", alias="kvTransferProtocol", description="Split only (S-14)."
+        "layer-wise", alias="kvTransferProtocol", description="Split only; layer-wise overlaps transfer with compute."
     )
 
 
 class ClineRequestOptions(StrictModel):
-    """``cline.requestOptions`` (S-10)."""
+    """``cline.requestOptions``: what the client sends with each request."""
 
     temperature: float = Field(0.2, ge=0, le=2)
     max_tokens: int = Field(2048, alias="maxTokens", ge=1)
@@ -49,11 +54,12 @@ class ClineRequestOptions(StrictModel):
 
 
 class ClineSettings(StrictModel):
-    """The ``cline.*`` subset of ``settings.json`` (S-10)."""
+    """The ``cline.*`` subset of ``settings.json``."""
 
     api_provider: str = Field("openai-compatible", alias="cline.apiProvider")
     open_ai_base_url: str | None = Field(
-        None, alias="cline.openAiBaseUrl", description="Bare address, no trailing slash (S-24)."
+        None, alias="cline.openAiBaseUrl",
+        description="Bare address, no trailing slash (clients would join it into '//').",
     )
     open_ai_api_key: SecretStr | None = Field(None, alias="cline.openAiApiKey")
     open_ai_model_id: str | None = Field(None, alias="cline.openAiModelId")

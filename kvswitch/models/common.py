@@ -41,32 +41,39 @@ class StrictModel(BaseModel):
 
 
 class ProviderSettings(StrictModel):
-    """Where requests go and who pays: CC Switch's ``[provider]`` (S-16)."""
+    """Where requests go and who pays: CC Switch's ``[provider]``."""
 
     name: str | None = Field(None, description="Provider name, for people.")
     base_url: str | None = Field(
         None,
-        description="Bare http(s) address, no trailing slash, no query (S-07, S-24).",
+        description="Bare http(s) address: no trailing slash (clients would join it into '//'), "
+        "no query string.",
         examples=["https://taotoken.net/api"],
     )
     api_key: SecretStr | None = Field(
         None, description="API key; better kept in the OS keyring (kvswitch key set)."
     )
-    model: str | None = Field(None, description="Model id as the provider lists it (S-08).")
+    model: str | None = Field(
+        None, description="Model id as the provider lists it (another name fails with 404)."
+    )
 
 
 class CacheSettings(StrictModel):
     """The strategy switch and the settings both modes share: CC Switch's ``[cache]``."""
 
-    mode: CacheMode = Field("merged", description="merged | split (S-13).")
+    mode: CacheMode = Field(
+        "merged",
+        description="merged (chunked prefill and continuous batching on one instance) | split "
+        "(prefill/decode disaggregation).",
+    )
     chunk_size: int = Field(
         512,
         ge=1,
         description="Tokens per prefill chunk in merged mode; a multiple of 64, 512-1024 "
-        "suits most 7B models (S-19, S-26). Ignored in split mode.",
+        "suits most 7B models. Ignored in split mode.",
     )
     kv_cache_dtype: str = Field(
-        "auto", description="KV cache data type; auto lets the backend choose (S-13)."
+        "auto", description="KV cache data type; auto lets the backend choose."
     )
     prefix_cache: bool = Field(True, description="Reuse cached prefixes; on in both modes.")
 
@@ -77,18 +84,18 @@ class SplitSettings(StrictModel):
     prefill_base_url: str | None = Field(None, description="Prefill instance (http/https).")
     decode_base_url: str | None = Field(None, description="Decode instance (http/https).")
     transfer_protocol: TransferProtocol = Field(
-        "layer-wise", description="layer-wise overlaps transfer with compute (S-14)."
+        "layer-wise", description="layer-wise overlaps transfer with compute."
     )
     max_transfer_concurrency: int = Field(
-        4, description="KV layers transferred in parallel; 1-8, 4 is a stable start (S-17)."
+        4, description="KV layers transferred in parallel; 1-8, 4 is a stable start."
     )
 
 
 class RequestOptions(StrictModel):
     """Request options the client sends: CC Switch's ``[request]``."""
 
-    temperature: float = Field(0.2, ge=0, le=2, description="Sampling temperature (S-10).")
-    max_tokens: int = Field(2048, ge=1, description="Most tokens per answer; 128 for comparisons (S-34).")
+    temperature: float = Field(0.2, ge=0, le=2, description="Sampling temperature.")
+    max_tokens: int = Field(2048, ge=1, description="Most tokens per answer; 128 for comparisons.")
     stream: bool = Field(True, description="Stream the answer (needed to see TTFT).")
     timeout_seconds: float = Field(120, gt=0, description="Request timeout.")
 

@@ -56,8 +56,8 @@ class SplitProfile(StrictModel):
     )
     prefill_base_url: str | None = Field(None, description="Prefill instance; default: the profile's base_url.")
     decode_base_url: str | None = Field(None, description="Decode instance; default: the profile's base_url.")
-    transfer_protocol: TransferProtocol = Field("layer-wise", description="KV transfer granularity (S-14).")
-    max_transfer_concurrency: int = Field(4, description="KV layers in flight at once, 1-8 (S-17).")
+    transfer_protocol: TransferProtocol = Field("layer-wise", description="KV transfer granularity.")
+    max_transfer_concurrency: int = Field(4, description="KV layers in flight at once, 1-8.")
     probe_url: str | None = Field(
         None, description="Config version 1's name of url; read as url, renamed on the next change."
     )
@@ -97,10 +97,11 @@ class AutoRoute(StrictModel):
     @model_validator(mode="after")
     def _busy_is_lower(self) -> AutoRoute:
         if self.busy_split_from_tokens > self.split_from_tokens:
-            raise ValueError(
-                f"busy_split_from_tokens ({self.busy_split_from_tokens}) is above split_from_tokens "
-                f"({self.split_from_tokens}): under load the threshold only goes down"
-            )
+            from kvswitch.i18n import tr
+
+            message = tr("busy_split_from_tokens ({busy}) is above split_from_tokens ({threshold}): under load "
+                         "the threshold only goes down")
+            raise ValueError(message.format(busy=self.busy_split_from_tokens, threshold=self.split_from_tokens))
         return self
 
 
@@ -136,17 +137,18 @@ class Profile(StrictModel):
     @field_validator("headers")
     @classmethod
     def _plain_headers(cls, value: dict[str, str]) -> dict[str, str]:
+        from kvswitch.i18n import tr
         from kvswitch.validate import HEADERS_MAX, header_problem
 
         if len(value) > HEADERS_MAX:
-            raise ValueError(f"{len(value)} headers (at most {HEADERS_MAX})")
+            raise ValueError(tr("{count} headers (at most {limit})").format(count=len(value), limit=HEADERS_MAX))
         seen: set[str] = set()
         for name, text in value.items():
             problem = header_problem(name, text)
             if problem is not None:
                 raise ValueError(problem)
             if name.lower() in seen:  # HTTP header names are case-insensitive: one would be lost
-                raise ValueError(f"header {name} is given twice (header names ignore case)")
+                raise ValueError(tr("header {name} is given twice (header names ignore case)").format(name=name))
             seen.add(name.lower())
         return value
 
@@ -157,10 +159,10 @@ class Profile(StrictModel):
 
 
 class Nudge(StrictModel):
-    """How a client is told to reload after kvswitch writes its file (D-8)."""
+    """How a client is told to reload after kvswitch writes its file."""
 
     kind: Literal["none", "touch", "signal", "command"] = Field(
-        "none", description="none: tell the user to restart the client (S-35); touch; signal; command."
+        "none", description="none: tell the user to restart the client; touch; signal; command."
     )
     pidfile: str | None = Field(None, description="signal: file holding the client's pid.")
     signal: str = Field("HUP", description="signal: name without SIG.")
@@ -181,10 +183,12 @@ class ClientEntry(StrictModel):
         None, description="How messages call the client (e.g. 'vscode'): letters, digits, '.', '_', '-'."
     )
     write_key: bool | None = Field(
-        None, description="Write the profile's key into this file (default: on for the article's shapes, off for real clients)."
+        None,
+        description="Write the profile's key into this file (default: on for the Cline-style settings.json "
+        "and the CC Switch-style config.toml, off for real clients).",
     )
     allow_key_in_repo: bool = Field(
-        False, description="Allow writing the key even inside a git work tree (D-7)."
+        False, description="Allow writing the key even inside a git work tree (where it could be committed)."
     )
     nudge: Nudge = Field(default_factory=Nudge, description="How the client is told to reload.")
     mode: CacheMode | None = Field(

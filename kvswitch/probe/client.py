@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvswitch.first_token import carries_token, error_message
+from kvswitch.i18n import tr
 
 __all__ = ["RequestResult", "chat_body", "stream_chat"]
 
@@ -122,7 +123,7 @@ def _error_text(body: bytes, redact: Callable[[str], str] = _same) -> str:
     try:
         data = json.loads(text)
     except ValueError:
-        return text[:_MESSAGE] or "(empty body)"
+        return text[:_MESSAGE] or tr("(empty body)")
     if isinstance(data, dict):
         err = data.get("error", data)
         if isinstance(err, dict):
@@ -223,13 +224,13 @@ async def stream_chat(
         try:
             payload = _DECODER.decode(data)
         except ValueError:
-            result.error = f"unreadable event: {redact(data)[:120]!r}"
+            result.error = tr("unreadable event: {event}").format(event=repr(redact(data)[:120]))
             return False
         if not isinstance(payload, dict):
             return True
         msg = error_message(payload, event)
         if msg is not None:
-            result.error = f"error event in the stream: {redact(msg)[:_MESSAGE]}"
+            result.error = tr("error event in the stream: {message}").format(message=redact(msg)[:_MESSAGE])
             return False
         usage = payload.get("usage")
         if isinstance(usage, dict):
@@ -253,7 +254,8 @@ async def stream_chat(
             content = isinstance(delta, dict) and _nonempty(delta.get("content"))
             result.token_events += 1
             if result.token_events > most_tokens:
-                result.error = f"the server sent more than {most_tokens} token events for max_tokens {asked}"
+                result.error = tr("the server sent more than {count} token events for max_tokens {asked}").format(
+                    count=most_tokens, asked=asked)
                 return False
             if result.ttft is None:
                 result.ttft = at
@@ -271,31 +273,32 @@ async def stream_chat(
     try:
         await asyncio.wait_for(run(), timeout=total_timeout)
     except TimeoutError:
-        result.error = f"no complete answer within {total_timeout:g} s"
+        result.error = tr("no complete answer within {seconds} s").format(seconds=f"{total_timeout:g}")
     except httpx.ReadTimeout as exc:
-        result.error = (f"stalled: no complete response head within {stall_timeout:g} s" if "head" in str(exc)
-                        else f"stalled: no data for {stall_timeout:g} s")
+        stall = f"{stall_timeout:g}"
+        result.error = (tr("stalled: no complete response head within {seconds} s").format(seconds=stall)
+                        if "head" in str(exc) else tr("stalled: no data for {seconds} s").format(seconds=stall))
     except httpx.ConnectTimeout:
-        result.error = f"cannot connect within {stall_timeout:g} s"
+        result.error = tr("cannot connect within {seconds} s").format(seconds=f"{stall_timeout:g}")
     except httpx.ConnectError as exc:
-        result.error = f"cannot connect: {exc}"
+        result.error = tr("cannot connect: {reason}").format(reason=exc)
     except BadResponse as exc:
-        result.error = f"bad response: {exc}"
+        result.error = tr("bad response: {reason}").format(reason=exc)
     except httpx.RemoteProtocolError as exc:
-        result.error = f"connection broken mid-stream: {exc}"
+        result.error = tr("connection broken mid-stream: {reason}").format(reason=exc)
     except httpx.HTTPError as exc:
         result.error = f"{type(exc).__name__}: {exc}"
     except SSEError as exc:
-        result.error = f"bad stream: {exc}"
+        result.error = tr("bad stream: {reason}").format(reason=exc)
     except (ValueError, UnicodeError) as exc:  # a malformed response that httpx's own stack rejects
-        result.error = f"bad response: {type(exc).__name__}: {exc}"
+        result.error = tr("bad response: {reason}").format(reason=f"{type(exc).__name__}: {exc}")
     if result.error is not None:
         result.error = redact(result.error)
     if result.error is None:
         if result.ttft is None:
-            result.error = "the stream carried no token (no non-empty content, reasoning or tool call)"
+            result.error = tr("the stream carried no token (no non-empty content, reasoning or tool call)")
         elif not result.done:
-            result.error = "the stream ended without [DONE]"
+            result.error = tr("the stream ended without [DONE]")
     result.ok = result.error is None
     if not result.ok:
         result.ttft = result.ttfot = None  # a failure never counts as a time

@@ -19,6 +19,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kvswitch.i18n import tr
+
 __all__ = ["QUERY", "GpuSample", "GpuSampler", "parse_smi_line"]
 
 QUERY = ["--query-gpu=index,uuid,memory.used,memory.total", "--format=csv,noheader,nounits"]
@@ -89,13 +91,14 @@ class GpuSampler:
         for instance, prefix in self.prefixes.items():
             cmd = [*prefix, self.smi, *QUERY, "-lms", str(self.interval_ms)]
             if not prefix and shutil.which(self.smi) is None:
-                reasons.append(f"{instance}: nvidia-smi not found")
+                reasons.append(tr("{instance}: nvidia-smi not found").format(instance=instance))
                 continue
             try:
                 proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                                         text=True, bufsize=1)
             except OSError as exc:
-                reasons.append(f"{instance}: cannot run {cmd[0]} ({exc.strerror})")
+                reasons.append(tr("{instance}: cannot run {program} ({reason})").format(
+                    instance=instance, program=cmd[0], reason=exc.strerror))
                 continue
             reader = _Reader(instance, proc, threading.Thread(target=lambda: None))
             reader.thread = threading.Thread(target=self._read, args=(reader,), daemon=True)
@@ -104,7 +107,7 @@ class GpuSampler:
         if self._readers:
             self.source = "nvidia-smi"
         else:
-            self.unavailable = "; ".join(reasons) or "no GPU instance to sample"
+            self.unavailable = "; ".join(reasons) or tr("no GPU instance to sample")
 
     def _read(self, reader: _Reader) -> None:
         assert reader.proc.stdout is not None
@@ -223,9 +226,10 @@ def per_process(smi: str = "nvidia-smi", prefix: Sequence[str] = ()) -> list[dic
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"n/a: {exc}"
+        return tr("n/a: {reason}").format(reason=exc)
     if out.returncode != 0:
-        return f"n/a: {cmd[len(prefix)]} exited {out.returncode}"
+        return tr("n/a: {reason}").format(reason=tr("{program} exited {code}").format(
+            program=cmd[len(prefix)], code=out.returncode))
     rows = []
     for line in out.stdout.splitlines():
         parts = [p.strip() for p in line.split(",")]

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from kvswitch.i18n import tr
+
 __all__ = ["INTERESTING", "MetricsSnapshot", "metrics_url", "parse_metrics", "scrape"]
 
 INTERESTING: dict[str, tuple[str, ...]] = {
@@ -94,15 +96,18 @@ async def scrape(client: Any, base_url: str, headers: dict[str, str], timeout: f
                 async for chunk in response.aiter_bytes():  # decoded: a gzip bomb meets the cap too
                     body += chunk
                     if len(body) > MAX_METRICS_BYTES:
-                        return MetricsSnapshot(error=f"{url}: over {MAX_METRICS_BYTES // (1024 * 1024)} MiB")
+                        return MetricsSnapshot(error=tr("{url}: over {mib} MiB").format(
+                            url=url, mib=MAX_METRICS_BYTES // (1024 * 1024)))
     except TimeoutError:
-        return MetricsSnapshot(error=f"{url}: no complete answer within {timeout * 2:g} s")
+        return MetricsSnapshot(error=tr("{url}: no complete answer within {seconds} s").format(
+            url=url, seconds=f"{timeout * 2:g}"))
     except httpx.HTTPError as exc:
         return MetricsSnapshot(error=f"{url}: {type(exc).__name__}")
     try:
         return MetricsSnapshot(parse_metrics(body.decode("utf-8", "replace")))
     except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
-        return MetricsSnapshot(error=f"{url}: not Prometheus text ({str(exc)[:200]})")
+        return MetricsSnapshot(error=tr("{url}: not Prometheus text ({reason})").format(
+            url=url, reason=str(exc)[:200]))
 
 
 def deltas(before: MetricsSnapshot, after: MetricsSnapshot) -> dict[str, float | None]:

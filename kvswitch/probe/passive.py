@@ -27,6 +27,7 @@ from kvswitch.errors import KvswitchError
 from kvswitch.gateway.live import is_int as _int
 from kvswitch.gateway.live import is_number as _number
 from kvswitch.gateway.live import samples_answer
+from kvswitch.i18n import N_, ntr, tr
 from kvswitch.probe.stats import percentile, ratio_interval, summarize
 
 __all__ = [
@@ -48,25 +49,19 @@ APIS = ("chat", "completions", "responses", "messages")
 MAX_ANSWER = 64 * 1024 * 1024
 """The most bytes one ``GET /samples`` answer may hold."""
 
-PASSIVE_NOTE = (
+PASSIVE_NOTE = N_(
     "passive: these are the gateway's real requests, not a controlled experiment — prompts, output "
     "lengths, APIs and load differ between the modes, nothing busts the prefix cache, and each mode "
     "may have run at other times than the other; read the comparison as a hint and confirm it with "
     "an active kvswitch probe"
 )
-GATEWAY_TTFT = (
+GATEWAY_TTFT = N_(
     "TTFT here is the gateway's: from its receiving the request to the first event carrying a token "
     "(non-empty content, reasoning or tool call: the active probe's rule, for all four APIs) that it passed "
     "on; a client's own TTFT adds its hop to the gateway. ITL = the gaps between token events as they passed "
     "(tokens read together are one event; of a long answer, an evenly spaced part of them); TPOT = an answer's "
     "mean gap; E2E = TTFT plus the gaps; a failed answer never counts as a time"
 )
-CAUSES = {
-    "client_disconnect": "the client closed the connection before the answer ended",
-    "upstream_error": "the upstream broke the stream",
-    "inband_error": "an error event inside the answer",
-    "timeout": "the upstream went silent (the gateway's idle or first-byte timeout)",
-}
 _NOW = 1 << 62
 """``since`` that returns no sample, only the gateway's latest sequence number."""
 
@@ -101,13 +96,13 @@ class PassiveSettings:
 
     def __post_init__(self) -> None:
         if self.window is None and self.requests is None:
-            raise ValueError("a passive probe needs a window, a number of requests, or both")
+            raise ValueError(tr("a passive probe needs a window, a number of requests, or both"))
         if self.window is not None and not (math.isfinite(self.window) and self.window >= 0):
-            raise ValueError("the window must be a number of seconds, 0 or more")
+            raise ValueError(tr("the window must be a number of seconds, 0 or more"))
         if self.requests is not None and self.requests < 1:
-            raise ValueError("requests must be at least 1")
+            raise ValueError(tr("requests must be at least 1"))
         if self.past and self.window is None:
-            raise ValueError("looking back needs a window")
+            raise ValueError(tr("looking back needs a window"))
 
 
 @dataclass
@@ -136,7 +131,7 @@ def samples_url(gateway: str) -> str:
     """``GET /samples`` of the gateway at ``gateway`` (its origin; any path is dropped)."""
     parts = urlsplit(gateway)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise PassiveError(f"not a gateway URL: {_shown(gateway)}")
+        raise PassiveError(tr("not a gateway URL: {url}").format(url=_shown(gateway)))
     return f"{parts.scheme}://{parts.netloc}/samples"
 
 
@@ -160,25 +155,29 @@ def _fetch(client: Any, s: PassiveSettings, since: int) -> dict[str, Any]:
                 for chunk in resp.iter_raw():
                     body += chunk
                     if len(body) > MAX_ANSWER:
-                        raise PassiveError(f"the gateway at {where} sent more than {MAX_ANSWER >> 20} MiB of samples")
+                        raise PassiveError(tr("the gateway at {url} sent more than {mib} MiB of samples").format(
+                            url=where, mib=MAX_ANSWER >> 20))
     except httpx.HTTPError as exc:
         from kvswitch.redact import Redactor
 
         why = Redactor([s.token]).text(str(exc) or type(exc).__name__)[:200]
-        raise PassiveError(f"no gateway answers at {where}: {why} (kvswitch gateway status shows whether "
-                           "one runs)") from None
+        raise PassiveError(tr("no gateway answers at {url}: {reason} (kvswitch gateway status shows whether "
+                              "one runs)").format(url=where, reason=why)) from None
     status = resp.status_code
     if status == 401:
-        raise PassiveError(f"the gateway at {where} refused the token (HTTP 401): it runs with another token "
-                           "than kvswitch's config gives (kvswitch gateway token)")
+        raise PassiveError(tr("the gateway at {url} refused the token (HTTP 401): it runs with another token "
+                              "than kvswitch's config gives (kvswitch gateway token)").format(url=where))
     if status == 404:
-        raise PassiveError(f"the server at {where} has no /samples route: not a kvswitch gateway, or one older "
-                           "than the passive probe (restart it: kvswitch gateway stop, then start it again)")
+        raise PassiveError(tr("the server at {url} has no /samples route: not a kvswitch gateway, or one older "
+                              "than the passive probe (restart it: kvswitch gateway stop, then start it again)")
+                           .format(url=where))
     if status != 200:
-        raise PassiveError(f"the gateway at {where} answered GET /samples with HTTP {status}")
+        raise PassiveError(tr("the gateway at {url} answered GET /samples with HTTP {status}").format(
+            url=where, status=status))
     data = samples_answer(bytes(body))
     if data is None:
-        raise PassiveError(f"the answer of GET /samples at {where} is not a kvswitch gateway's samples")
+        raise PassiveError(tr("the answer of GET /samples at {url} is not a kvswitch gateway's samples").format(
+            url=where))
     return data
 
 
@@ -288,13 +287,24 @@ def _e2e(x: dict[str, Any]) -> float:
     return float(x["ttft"] + statistics.fmean(gaps) * count)
 
 
+def _cause(outcome: str) -> str:
+    """Why an answer failed, in words (an outcome kvswitch does not know: as it is)."""
+    causes = {
+        "client_disconnect": tr("the client closed the connection before the answer ended"),
+        "upstream_error": tr("the upstream broke the stream"),
+        "inband_error": tr("an error event inside the answer"),
+        "timeout": tr("the upstream went silent (the gateway's idle or first-byte timeout)"),
+    }
+    return causes.get(outcome, outcome)
+
+
 def _figures(samples: list[dict[str, Any]]) -> dict[str, Any]:
     """The probe report's per-mode figures from the gateway's samples (what it cannot see:
     empty summaries)."""
     ok = [x for x in samples if x["outcome"] == "ok"]
     timed = [x for x in ok if _timed(x)]
     empty = summarize([]).as_dict()
-    causes = Counter(CAUSES.get(x["outcome"], x["outcome"]) for x in samples if x["outcome"] != "ok")
+    causes = Counter(_cause(x["outcome"]) for x in samples if x["outcome"] != "ok")
     return {
         "requests": len(samples),
         "failures": len(samples) - len(ok),
@@ -313,15 +323,11 @@ def _figures(samples: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _iso(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(t))
-
-
 def build_passive_report(w: Watched, s: PassiveSettings) -> dict[str, Any]:
     """A JSON-ready probe report of what ``w`` saw: ``modes`` (with ``apis``: the same figures per
     API, and ``routes``: how the gateway chose the mode), ``comparison``, ``notes``; strict JSON,
     the token nowhere."""
-    from kvswitch.probe.report import finite
+    from kvswitch.probe.report import REPORT_VERSION, finite, iso_utc
 
     gateway = samples_url(s.gateway).removesuffix("/samples")
     modes: dict[str, Any] = {}
@@ -332,7 +338,8 @@ def build_passive_report(w: Watched, s: PassiveSettings) -> dict[str, Any]:
         figures = _figures(mine)
         modes[mode] = {
             "url": s.upstreams.get(mode) or gateway,
-            "routed_by": f"the gateway ({how})" if mine else "the gateway (no requests in the window)",
+            "routed_by": tr("the gateway ({routes})").format(routes=how) if mine
+            else tr("the gateway (no requests in the window)"),
             "key": "none",
             **figures,
             "gpu_memory": None,
@@ -355,39 +362,47 @@ def build_passive_report(w: Watched, s: PassiveSettings) -> dict[str, Any]:
             ci = ratio_interval(itl["split"], itl["merged"], stat="p99")
             if ci:
                 comparison["itl_p99_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
-    notes = [PASSIVE_NOTE, GATEWAY_TTFT]
-    notes += [f"{m}: no requests in the window, so nothing to show or compare for it"
+    notes = [tr(PASSIVE_NOTE), tr(GATEWAY_TTFT)]
+    notes += [tr("{mode}: no requests in the window, so nothing to show or compare for it").format(mode=m)
               for m in s.modes if not modes[m]["requests"]]
     whole = sum(1 for x in w.samples if x.get("stream") is False)
     if whole:
-        notes.append(f"{whole} answer(s) were not streamed: counted, but not in TTFT (their time is the whole "
-                     "answer's)")
+        notes.append(ntr("{count} answer was not streamed: counted, but not in TTFT (its time is the whole "
+                         "answer's)",
+                         "{count} answers were not streamed: counted, but not in TTFT (their time is the whole "
+                         "answer's)", whole).format(count=whole))
     if w.cancelled:
-        notes.append(f"the window was ended early, after {w.ended - w.began:.0f} s")
+        notes.append(tr("the window was ended early, after {seconds} s").format(seconds=f"{w.ended - w.began:.0f}"))
     if w.others:
-        notes.append(f"{w.others} answer(s) of other modes or APIs left out")
+        notes.append(ntr("{count} answer of other modes or APIs left out",
+                         "{count} answers of other modes or APIs left out", w.others).format(count=w.others))
     if w.lost:
-        notes.append(f"up to {w.lost} answer(s) that ended in the window were no longer kept when read "
-                     "(the gateway keeps only its latest answers)")
+        notes.append(ntr("up to {count} answer that ended in the window was no longer kept when read "
+                         "(the gateway keeps only its latest answers)",
+                         "up to {count} answers that ended in the window were no longer kept when read "
+                         "(the gateway keeps only its latest answers)", w.lost).format(count=w.lost))
     if w.restarts:
-        notes.append(f"the gateway restarted during the window ({w.restarts}×): answers of the one before "
-                     "that were not yet read are missing")
+        notes.append(tr("the gateway restarted during the window ({count}×): answers of the one before "
+                        "that were not yet read are missing").format(count=w.restarts))
     if w.malformed:
-        notes.append(f"{w.malformed} entr{'y' if w.malformed == 1 else 'ies'} of the gateway's answer were not "
-                     "samples and were left out")
+        notes.append(ntr("{count} entry of the gateway's answer was not a sample and was left out",
+                         "{count} entries of the gateway's answer were not samples and were left out",
+                         w.malformed).format(count=w.malformed))
     window = "past" if s.past else "next"
     report = {
-        "kvswitch_probe": 1,
-        "time": _iso(w.ended or w.began),
+        "kvswitch_probe": REPORT_VERSION,
+        "time": iso_utc(w.ended or w.began),
         "settings": {
             "passive": True, "gateway": gateway, "base_url": gateway, "model": None, "modes": list(s.modes),
             "apis": list(s.apis) or "all", "window_s": s.window, "look": window, "requests_per_mode": s.requests,
-            "began": _iso(w.began - (s.window or 0.0) if s.past else w.began), "ended": _iso(w.ended or w.began),
+            "began": iso_utc(w.began - (s.window or 0.0) if s.past else w.began),
+            "ended": iso_utc(w.ended or w.began),
             "seconds": round((s.window or 0.0) if s.past else (w.ended or w.began) - w.began, 1),
             "runs": None, "warmup": None, "concurrency": None, "background": 0, "cache_bust": False,
             "key": "none",
         },
         "cancelled": w.cancelled,
+        "routing_verified": None,
         "requests": len(w.samples),
         "modes": modes,
         "comparison": comparison,
@@ -406,13 +421,20 @@ def run_passive(s: PassiveSettings, *, cancel: threading.Event | None = None,
     report = build_passive_report(w, s)
     if not w.samples:
         gateway = report["settings"]["gateway"]
-        span = (f"in the last {s.window:g} s" if s.past else
-                f"during the {w.ended - w.began:.0f} s window" if w.cancelled or s.window is None else
-                f"during the {s.window:g} s window")
-        what = "no requests" if not s.apis else f"no {'/'.join(s.apis)} requests"
-        if tuple(s.modes) != MODES:
-            what += f" in {'/'.join(s.modes)} mode"
-        other = f" ({w.others} of other modes or APIs did)" if w.others else ""
-        raise NoTrafficError(f"{what} passed through the gateway at {_shown(gateway)} {span}{other}: nothing to measure. "
-                             "Send traffic through it (clients pinned with kvswitch gateway pin), or widen --window")
+        if s.past:
+            span = tr("in the last {seconds} s").format(seconds=f"{s.window:g}")
+        else:
+            seconds = f"{w.ended - w.began:.0f}" if w.cancelled or s.window is None else f"{s.window:g}"
+            span = tr("during the {seconds} s window").format(seconds=seconds)
+        apis, modes = "/".join(s.apis), "/".join(s.modes)
+        partial = tuple(s.modes) != MODES
+        if s.apis:
+            what = (tr("no {apis} requests in {modes} mode").format(apis=apis, modes=modes) if partial
+                    else tr("no {apis} requests").format(apis=apis))
+        else:
+            what = tr("no requests in {modes} mode").format(modes=modes) if partial else tr("no requests")
+        other = tr(" ({count} of other modes or APIs did)").format(count=w.others) if w.others else ""
+        raise NoTrafficError(tr("{what} passed through the gateway at {url} {span}{other}: nothing to measure. "
+                                "Send traffic through it (clients pinned with kvswitch gateway pin), or widen "
+                                "--window").format(what=what, url=_shown(gateway), span=span, other=other))
     return report

@@ -7,19 +7,28 @@ import json
 import math
 import time
 from collections import Counter
+from datetime import datetime
 from typing import Any
 
+from kvswitch.i18n import N_, tr
 from kvswitch.probe.stats import percentile, ratio_interval, summarize
+from kvswitch.times import iso_utc
 
-__all__ = ["TIMELINE_POINTS", "TTFT_DEFINITION", "build_report", "dumps", "export_report", "finite", "gpu_timeline",
-           "history_path", "load_history", "save_history"]
+__all__ = ["REPORT_VERSION", "TIMELINE_POINTS", "TTFT_DEFINITION", "build_report", "combine_reports", "dumps",
+           "export_report", "finite", "gpu_timeline", "history_path", "iso_utc", "load_history", "normalize_report",
+           "save_history", "unwrap"]
 
-TTFT_DEFINITION = (
+REPORT_VERSION = 2
+"""The report's ``kvswitch_probe`` version. 2: times are ISO 8601 UTC (``…Z``) and
+``routing_verified`` is a field; 1 (older kvswitch): local times with an offset, or Unix seconds,
+which :func:`normalize_report` still reads."""
+
+TTFT_DEFINITION = N_(
     "TTFT = time from sending the request to the first streamed delta that carries a token "
     "(non-empty content, reasoning or tool call); the role-only first chunk, keep-alive comments "
     "and empty deltas are not counted, and a failed request never counts as a time."
 )
-MEMORY_NOTE = (
+MEMORY_NOTE = N_(
     "GPU memory may look flat: vLLM and SGLang reserve their KV cache when they start "
     "(gpu-memory-utilization), so a mode change shows up in KV-cache usage from /metrics rather "
     "than in nvidia-smi's memory.used."
@@ -88,9 +97,9 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
         mine = [r for r in results if r.mode == mode and not r.background]
         ok = [r for r in mine if r.ok]
         windows = raw["windows"][mode]
-        memory: Any = f"n/a: {gpu.unavailable}" if gpu.unavailable else None
+        memory: Any = tr("n/a: {reason}").format(reason=gpu.unavailable) if gpu.unavailable else None
         if memory is None:
-            memory = gpu.memory(raw["baseline_until"], windows) or "n/a: no samples"
+            memory = gpu.memory(raw["baseline_until"], windows) or tr("n/a: {reason}").format(reason=tr("no samples"))
         route = raw["routes"][mode]
         modes[mode] = {
             "url": route.url,
@@ -126,37 +135,42 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
             ci = ratio_interval(itl_s, itl_m, stat="p99")
             if ci:
                 comparison["itl_p99_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
-    notes = [TTFT_DEFINITION]
+    notes = [tr(TTFT_DEFINITION)]
     if not gpu.unavailable:
-        notes.append(MEMORY_NOTE)
+        notes.append(tr(MEMORY_NOTE))
         shared = gpu.shared_gpus()
         if shared:
-            notes.append(f"prefill and decode instances report the same GPU ({', '.join(shared)}): they are only "
-                         "logically split, so memory will not drop (S-27)")
+            notes.append(tr("prefill and decode instances report the same GPU ({gpus}): they are only logically "
+                            "split, so memory will not drop").format(gpus=", ".join(shared)))
     urls = {r.url for r in raw["routes"].values()}
     moved = [m for m in s.modes
              if isinstance(modes[m]["metrics"], dict) and (modes[m]["metrics"].get("split_transfers") or 0) > 0]
+    verified: bool | None = None
     if "split" in modes and moved == ["split"]:
-        notes.append("routing verified: the split path's KV-transfer counter moved only while split ran")
+        verified = True
+        notes.append(tr("routing verified: the split path's KV-transfer counter moved only while split ran"))
     elif len(urls) == 1 and len(s.modes) > 1:
-        notes.append("routing unverified: both modes went to one URL and nothing in the backend's /metrics "
-                     "or responses tells them apart — the numbers may compare a mode with itself")
+        verified = False
+        notes.append(tr("routing unverified: both modes went to one URL and nothing in the backend's /metrics "
+                        "or responses tells them apart — the numbers may compare a mode with itself"))
     if s.cache_bust:
-        notes.append("each prompt starts with a unique nonce, so the prefix cache cannot serve it (S-28)")
+        notes.append(tr("each prompt starts with a unique nonce, so the prefix cache cannot serve it"))
     else:
-        notes.append("prompts repeat: with the prefix cache on, later requests may be served from it (S-28)")
+        notes.append(tr("prompts repeat: with the prefix cache on, later requests may be served from it"))
     withheld = sorted({m["key"] for m in modes.values() if m["key"] not in ("sent", "none")})
-    notes += [f"{w} (its requests went without a key)" for w in withheld]
+    notes += [tr("{reason} (its requests went without a key)").format(reason=w) for w in withheld]
     report = {
-        "kvswitch_probe": 1,
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "kvswitch_probe": REPORT_VERSION,
+        "time": iso_utc(time.time()),
         "settings": {
             "base_url": s.base_url, "model": s.model, "modes": list(s.modes), "routing": s.routing,
             "runs": s.runs, "warmup": s.warmup, "concurrency": s.concurrency, "background": s.background,
-            "prompt": "article (S-21)" if s.article_prompt else f"about {s.prompt_tokens} tokens",
+            "prompt": tr("one fixed question × 8") if s.article_prompt
+            else tr("about {count} tokens").format(count=s.prompt_tokens),
             "max_tokens": s.max_tokens, "cache_bust": s.cache_bust, "key": "set" if s.api_key else "none",
         },
         "cancelled": raw["cancelled"],
+        "routing_verified": verified,
         "gpu_source": gpu.source or None,
         "gpu_unavailable": gpu.unavailable,
         "gpu_samples_per_s": round(gpu.rate(), 1),
@@ -180,23 +194,29 @@ def export_report(report: dict[str, Any], path: Any) -> None:
     atomic_write(Path(path), data, backup=False)
 
 
-def combine_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
+def combine_reports(reports: list[Any]) -> dict[str, Any]:
     """One side-by-side report from reports of single modes taken apart (e.g. after switching a
-    deployment between them): modes gathered, the comparison recomputed from the samples.
-    ``ValueError`` (saying which report and why) for anything that is not a probe report."""
+    deployment between them): modes gathered, the comparison recomputed from the samples. Each
+    report may be a bare report or ``kvswitch probe --format json``'s envelope, of this version or
+    the one before (:func:`normalize_report`). ``ValueError`` (saying which report and why) for
+    anything that is not a probe report."""
     if not reports:
-        raise ValueError("no reports to combine")
+        raise ValueError(tr("no reports to combine"))
+    reports = [normalize_report(r) for r in reports]
     modes: dict[str, Any] = {}
     for i, r in enumerate(reports, 1):
         if not isinstance(r, dict) or not isinstance(r.get("modes"), dict) or not isinstance(r.get("settings"), dict):
-            raise ValueError(f"report {i} is not a kvswitch probe report (no modes or settings)")
+            raise ValueError(tr("report {number} is not a kvswitch probe report (no modes or settings)").format(
+                number=i))
         for mode, data in r["modes"].items():
             samples = data.get("ttft_samples_ms") if isinstance(data, dict) else None
             if not isinstance(samples, list) or not all(
                     isinstance(x, int | float) and not isinstance(x, bool) for x in samples):
-                raise ValueError(f"report {i}: mode {str(mode)[:40]!r} has no list of TTFT samples")
+                raise ValueError(tr("report {number}: mode {mode} has no list of TTFT samples").format(
+                    number=i, mode=repr(str(mode)[:40])))
             modes[str(mode)] = {**data, "ttft_samples_ms": [x for x in samples if math.isfinite(x)]}
-    combined = {**reports[-1], "modes": modes, "comparison": {}}
+    combined = {**reports[-1], "modes": modes, "comparison": {}, "kvswitch_probe": REPORT_VERSION,
+                "routing_verified": None}
     combined["settings"] = {**reports[0]["settings"], "modes": list(modes),
                             "combined_from": [r.get("time") for r in reports]}
     if "merged" in modes and "split" in modes:
@@ -204,12 +224,79 @@ def combine_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
         if ci:
             combined["comparison"]["ttft_median_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
     notes = [n for r in reports for n in _list(r.get("notes")) if isinstance(n, str)]
-    combined["notes"] = list(dict.fromkeys([*notes, "modes were measured one after the other, not interleaved: a drift over time counts against one of them"]))
+    combined["notes"] = list(dict.fromkeys([*notes, tr(
+        "modes were measured one after the other, not interleaved: a drift over time counts against one of them")]))
     return finite(combined)  # type: ignore[no-any-return]
 
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+# -- reading reports back: this version's shape, and the one before it ----------------------------
+# Version 1 (kvswitch before the JSON envelope) wrote local times with an offset
+# ("2026-01-02T03:04:05+0100") and had no routing_verified; remove the fallbacks one version on.
+
+
+def unwrap(data: Any) -> Any:
+    """The report inside ``kvswitch probe --format json``'s envelope (``{"kvswitch", "format",
+    "command", "ok", "generated_at", "data"}``); anything else as it is."""
+    if isinstance(data, dict) and isinstance(data.get("data"), dict) and "format" in data and "command" in data:
+        return data["data"]
+    return data
+
+
+def _utc(value: Any) -> Any:
+    """A report's time as ISO 8601 UTC: from Unix seconds or an ISO time with any offset; a
+    value that is neither is left as it is."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return iso_utc(value) if math.isfinite(value) and abs(value) < 1e11 else None
+    if not isinstance(value, str):
+        return value
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # a time without an offset was this machine's local time
+    return iso_utc(moment.timestamp())
+
+
+def _verified(notes: Any) -> bool | None:
+    """An older report's routing check, from its (English) notes."""
+    for note in _list(notes):
+        if isinstance(note, str) and note.startswith("routing verified"):
+            return True
+        if isinstance(note, str) and note.startswith("routing unverified"):
+            return False
+    return None
+
+
+def normalize_report(data: Any) -> Any:
+    """A probe report as this version writes it, from a bare report or the ``--format json``
+    envelope around one, written by this kvswitch or the version before (times made ISO 8601 UTC,
+    ``routing_verified`` filled in). Anything that is not a dict comes back as it is: callers
+    check the shape."""
+    report = unwrap(data)
+    if not isinstance(report, dict):
+        return report
+    out = dict(report)
+    if "time" in out:
+        out["time"] = _utc(out["time"])
+    settings = out.get("settings")
+    if isinstance(settings, dict):
+        settings = dict(settings)
+        for name in ("began", "ended"):
+            if name in settings:
+                settings[name] = _utc(settings[name])
+        if isinstance(settings.get("combined_from"), list):
+            settings["combined_from"] = [_utc(t) for t in settings["combined_from"]]
+        out["settings"] = settings
+    if "routing_verified" not in out:
+        out["routing_verified"] = _verified(out.get("notes"))
+    if out.get("kvswitch_probe") == 1:
+        out["kvswitch_probe"] = REPORT_VERSION
+    return out
 
 
 def history_path() -> Any:
@@ -219,14 +306,16 @@ def history_path() -> Any:
 
 
 def save_history(report: dict[str, Any]) -> None:
-    """Append the report (one JSON line) to ``<history>/probe.jsonl``."""
+    """Append the report (one JSON line, no envelope) to ``<history>/probe.jsonl``."""
     from kvswitch.io import append_private
 
     append_private(history_path(), (dumps(report) + "\n").encode("utf-8"))
 
 
 def load_history(limit: int = 50) -> list[dict[str, Any]]:
-    """The latest reports, newest last."""
+    """The latest reports, newest last, each in this version's shape (:func:`normalize_report`:
+    lines an older kvswitch wrote, and enveloped lines, read the same); lines that are not
+    reports are skipped."""
     try:
         lines = history_path().read_text(encoding="utf-8").splitlines()
     except OSError:
@@ -234,7 +323,9 @@ def load_history(limit: int = 50) -> list[dict[str, Any]]:
     out = []
     for line in lines[-limit:]:
         try:
-            out.append(json.loads(line))
+            report = normalize_report(json.loads(line))
         except ValueError:
             continue
+        if isinstance(report, dict):
+            out.append(report)
     return out

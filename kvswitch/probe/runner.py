@@ -13,6 +13,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from kvswitch.addresses import is_loopback_url
+from kvswitch.i18n import tr
 from kvswitch.key_scope import KeyScope, Origin
 from kvswitch.probe.client import RequestResult, chat_body, stream_chat
 from kvswitch.probe.gpu import GpuSampler
@@ -112,12 +113,12 @@ def resolve_routes(s: ProbeSettings) -> dict[str, Route]:
         url = chat_url(base, s.url_convention)
         headers = scope.headers(url)
         key = "sent" if headers else scope.withheld(url) or "none"
-        how = "per-mode endpoint"
+        how = tr("per-mode endpoint")
         if routing == "header":
             headers["X-Cache-Mode"] = mode
-            how = "X-Cache-Mode header (experimental: only some endpoints honour it, S-21)"
+            how = tr("X-Cache-Mode header (experimental: only some endpoints honour it)")
         if switched:
-            how = f"client config switched first, then {how}"
+            how = tr("client config switched first, then {route}").format(route=how)
         routes[mode] = Route(mode, url, base, headers, how, key)
     return routes
 
@@ -166,7 +167,7 @@ async def run_probe(
     if s.gpu:
         gpu.start()
     else:
-        gpu.unavailable = "GPU sampling turned off"
+        gpu.unavailable = tr("GPU sampling turned off")
     results: list[RequestResult] = []
     windows: dict[str, list[tuple[float, float]]] = {m: [] for m in s.modes}
     scraped: dict[str, list[tuple[MetricsSnapshot, MetricsSnapshot]]] = {m: [] for m in s.modes}
@@ -298,7 +299,7 @@ def _itl_sink(sink: list[float], started: asyncio.Event) -> Callable[[float, flo
 
 async def _scrape(client: Any, route: Route, s: ProbeSettings) -> MetricsSnapshot:
     if not s.metrics:
-        return MetricsSnapshot(error="metrics turned off")
+        return MetricsSnapshot(error=tr("metrics turned off"))
     headers = {k: v for k, v in route.headers.items() if k == "Authorization"}
     return await scrape(client, route.base_url, headers)
 
@@ -306,10 +307,10 @@ async def _scrape(client: Any, route: Route, s: ProbeSettings) -> MetricsSnapsho
 def metric_deltas(pairs: list[tuple[MetricsSnapshot, MetricsSnapshot]]) -> dict[str, float] | str:
     """Counters summed over a mode's batches (gauges: the last value), or why none."""
     if not pairs:
-        return "no batches"
+        return tr("no batches")
     errors = [b.error or a.error for b, a in pairs if b.error or a.error]
     if errors and len(errors) == len(pairs):
-        return f"n/a: {errors[0]}"
+        return tr("n/a: {reason}").format(reason=errors[0])
     total: dict[str, float | None] = {}
     for before, after in pairs:
         if before.error or after.error:
@@ -322,4 +323,5 @@ def metric_deltas(pairs: list[tuple[MetricsSnapshot, MetricsSnapshot]]) -> dict[
             else:
                 total[name] = (total.get(name) or 0.0) + value
     known = {k: v for k, v in total.items() if v is not None}
-    return known or "n/a: the backend's /metrics has none of the series kvswitch knows"
+    none_known = tr("the backend's /metrics has none of the series kvswitch knows")
+    return known or tr("n/a: {reason}").format(reason=none_known)

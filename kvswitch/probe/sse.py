@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvswitch.i18n import tr
+
 __all__ = ["MAX_EVENT", "MAX_LINE", "SSEError", "SSEEvent", "SSEParser"]
 
 MAX_LINE = 1 << 20
@@ -57,7 +59,8 @@ class SSEParser:
             # the open line goes on: nothing to scan again (a long line costs linear time)
             if len(self._pending) + len(chunk) > self._max_line:
                 self._pending = b""
-                raise SSEError(f"a line longer than {self._max_line // 1024} KiB without a line break")
+                raise SSEError(tr("a line longer than {kib} KiB without a line break").format(
+                    kib=self._max_line // 1024))
             if not isinstance(self._pending, bytearray):
                 self._pending = bytearray(self._pending)
             self._pending += chunk
@@ -96,7 +99,8 @@ class SSEParser:
         self._pending = buf[start:] if start else buf
         if len(self._pending) > self._max_line:
             self._pending = b""
-            raise SSEError(f"a line longer than {self._max_line // 1024} KiB without a line break")
+            raise SSEError(tr("a line longer than {kib} KiB without a line break").format(
+                kib=self._max_line // 1024))
         return out
 
     def close(self) -> list[SSEEvent]:
@@ -124,7 +128,8 @@ class SSEParser:
             self._size += len(value) + 1
             if self._size > self._max_event:
                 self._data, self._size = [], 0
-                raise SSEError(f"an event longer than {self._max_event // 1024} KiB without a blank line")
+                raise SSEError(tr("an event longer than {kib} KiB without a blank line").format(
+                    kib=self._max_event // 1024))
             self._data.append(value)
         elif field == "event":
             self._event = value[:256]

@@ -8,6 +8,11 @@ newest last) and when the request was written (``"kvswitch.sent"``), decodes chu
 with plain buffer scans, and keeps connections alive per origin. The probe still speaks httpx
 (requests, responses, errors); only the wire work is done here.
 
+It is also how ``kvswitch doctor`` talks (:func:`kvswitch.network.async_client`), so both honour
+the same proxies (an ``http://`` target forwarded by the proxy, an ``https://`` one tunnelled
+through it with ``CONNECT``; loopback targets always direct) and trust the same certificates:
+:mod:`kvswitch.network` decides both, from the environment as it was when the transport was made.
+
 It trusts no server: the header block, a chunk-size line, the trailers and the whole body have
 caps; a status line, Content-Length or chunk size that is not what RFC 9112 allows is a
 :class:`BadResponse` (an ``httpx.RemoteProtocolError``) that says what was wrong, never a crash.
@@ -17,13 +22,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import ssl
 import time
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import httpx
+
+from kvswitch.i18n import tr
+
+if TYPE_CHECKING:
+    from kvswitch.network import Proxy
 
 __all__ = ["MAX_BODY", "MAX_HEAD", "BadResponse", "StampedTransport"]
 
@@ -33,6 +44,8 @@ MAX_HEAD = 64 * 1024
 MAX_BODY = 64 * 1024 * 1024
 """The most bytes of one response body (a long streamed answer is well under a megabyte)."""
 _MAX_CHUNK_LINE = 4096
+_CLOSE_WAIT = 0.5
+"""Seconds a closed connection may take to say goodbye (TLS) before it is cut."""
 _HEAD_TIMEOUT = "no complete response head within the read timeout"
 _STATUS = re.compile(rb"HTTP/1\.[01] ([1-5][0-9]{2})(?: .*)?")
 _DIGITS = re.compile(r"[0-9]{1,18}")
@@ -53,6 +66,18 @@ class _Conn:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.writer.close()
+
+    async def aclose(self) -> None:
+        """Close and wait (briefly) until the socket is gone: a TLS connection says goodbye first,
+        and an event loop that ends meanwhile would leave its socket open."""
+        self.close()
+        try:
+            async with asyncio.timeout(_CLOSE_WAIT):
+                await self.writer.wait_closed()
+        except TimeoutError:
+            self.writer.transport.abort()
+        except Exception:  # noqa: BLE001 - a connection that ends badly is ended all the same
+            pass
 
 
 class _Body(httpx.AsyncByteStream):
@@ -161,42 +186,85 @@ class _Body(httpx.AsyncByteStream):
         if self._complete and self._keep:
             self._t._release(self._key, self._conn)
         else:
-            self._conn.close()
+            await self._conn.aclose()
 
 
 class StampedTransport(httpx.AsyncBaseTransport):
-    """HTTP/1.1 over asyncio streams, with keep-alive per origin and stamped reads."""
+    """HTTP/1.1 over asyncio streams, with keep-alive per origin and stamped reads.
 
-    def __init__(self, *, verify: bool = True, max_body: int = MAX_BODY) -> None:
+    Proxies and certificates follow :mod:`kvswitch.network`, read from ``environ`` (default: the
+    process environment, as it is now); ``verify=False`` checks no certificate at all."""
+
+    def __init__(self, *, verify: bool = True, max_body: int = MAX_BODY,
+                 environ: Mapping[str, str] | None = None) -> None:
+        from kvswitch.network import CA_VARIABLES, PROXY_VARIABLES
+
         self._max_body = max_body
         self._idle: dict[tuple[str, str, int], list[_Conn]] = {}
-        self._ssl = ssl.create_default_context() if verify else ssl._create_unverified_context()
+        self._verify = verify
+        source = os.environ if environ is None else environ
+        wanted = (*PROXY_VARIABLES, *CA_VARIABLES, "REQUEST_METHOD")
+        self._env = {name: source[name] for name in wanted if name in source}
+        self._ssl: ssl.SSLContext | None = None
+
+    def _ssl_context(self, request: httpx.Request) -> ssl.SSLContext:
+        """The TLS context, made on the first https request (a broken CA setting fails only those)."""
+        if self._ssl is None:
+            if not self._verify:
+                self._ssl = ssl._create_unverified_context()
+            else:
+                from kvswitch.network import NetworkSettingsError, ssl_context
+
+                try:
+                    self._ssl = ssl_context(self._env)
+                except NetworkSettingsError as exc:
+                    raise httpx.ConnectError(exc.message, request=request) from None
+        return self._ssl
+
+    def _proxy(self, request: httpx.Request) -> Proxy | None:
+        from kvswitch.network import NetworkSettingsError, proxy_for
+
+        try:
+            return proxy_for(str(request.url), self._env)
+        except NetworkSettingsError as exc:
+            raise httpx.ConnectError(exc.message, request=request) from None
 
     def _release(self, key: tuple[str, str, int], conn: _Conn) -> None:
         self._idle.setdefault(key, []).append(conn)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
-        scheme, host = url.scheme, url.host
+        scheme, host = url.scheme, url.raw_host.decode("ascii")
         port = url.port or (443 if scheme == "https" else 80)
         key = (scheme, host, port)
         timeouts: dict[str, Any] = request.extensions.get("timeout", {})
         connect_timeout, read_timeout = timeouts.get("connect"), timeouts.get("read")
+        proxy = self._proxy(request)
         body = await request.aread()
         target = url.raw_path.decode("ascii")
+        if proxy is not None and scheme == "http":  # a forward proxy takes the whole URL (absolute-form)
+            target = f"http://{url.netloc.decode('ascii')}{target}"
         head = [f"{request.method} {target} HTTP/1.1", f"Host: {url.netloc.decode('ascii')}"]
         for name, value in request.headers.multi_items():
             if any(c in value or c in name for c in "\r\n\0"):
                 # a key with a stray newline must not become a second header
-                raise httpx.LocalProtocolError(f"header {name!r} holds a line break; nothing was sent")
-            if name.lower() not in ("host", "content-length", "transfer-encoding", "connection"):
+                raise httpx.LocalProtocolError(tr("header {name} holds a line break; nothing was sent")
+                                               .format(name=repr(name)))
+            if value != value.strip(" \t"):  # as h11 refuses it: a pasted key with a space around it
+                raise httpx.LocalProtocolError(tr("header {name} has whitespace around its value; nothing was sent")
+                                               .format(name=repr(name)))
+            if name.lower() not in ("host", "content-length", "transfer-encoding", "connection",
+                                    "proxy-authorization"):
                 head.append(f"{name}: {value}")
+        if proxy is not None and scheme == "http" and proxy.authorization:
+            head.append(f"Proxy-Authorization: {proxy.authorization}")
         head.append(f"Content-Length: {len(body)}")
         payload = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
         # a kept-alive connection the server has closed meanwhile (llama.cpp closes after every
         # stream while advertising keep-alive) gets one retry on a fresh connection
         for attempt in (1, 2):
-            conn, connect = await self._connection(key, host, port, scheme, connect_timeout, request, fresh=attempt == 2)
+            conn, connect = await self._connection(key, host, port, scheme, connect_timeout, request,
+                                                   fresh=attempt == 2, proxy=proxy)
             reused = connect is None
             sent = time.perf_counter()
             try:
@@ -251,32 +319,86 @@ class StampedTransport(httpx.AsyncBaseTransport):
 
     async def _connection(
         self, key: tuple[str, str, int], host: str, port: int, scheme: str, timeout: float | None,
-        request: httpx.Request, *, fresh: bool,
+        request: httpx.Request, *, fresh: bool, proxy: Proxy | None = None,
     ) -> tuple[_Conn, float | None]:
-        """A kept-alive connection (connect time None) or a new one (its connect time)."""
+        """A kept-alive connection (connect time None) or a new one (its connect time): direct, to
+        the proxy (http), or tunnelled through the proxy (https)."""
         idle = self._idle.get(key)
         while idle and not fresh:
             conn = idle.pop()
             if not conn.reader.at_eof():
                 return conn, None
             conn.close()  # closed by the server meanwhile
+        context = self._ssl_context(request) if scheme == "https" else None
+        where = _authority(host, port)
         started = time.perf_counter()
+        writer: asyncio.StreamWriter | None = None
         try:
             async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_connection(
-                    host, port, ssl=self._ssl if scheme == "https" else None, limit=2**20,
-                )
+                if proxy is None:
+                    reader, writer = await asyncio.open_connection(host, port, ssl=context, limit=2**20)
+                else:
+                    reader, writer = await asyncio.open_connection(proxy.host, proxy.port, limit=2**20)
+                    if context is not None:
+                        await _tunnel(reader, writer, where, proxy, request)
+                        await writer.start_tls(context, server_hostname=host)
         except TimeoutError:
-            raise httpx.ConnectTimeout(f"cannot connect to {host}:{port} in time", request=request) from None
+            if writer is not None:
+                writer.close()
+            message = (tr("cannot connect to {address} in time") if proxy is None
+                       else tr("cannot connect to {address} through the proxy {proxy} in time"))
+            raise httpx.ConnectTimeout(message.format(address=where, proxy=proxy.shown if proxy else ""),
+                                       request=request) from None
         except OSError as exc:
-            raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}", request=request) from exc
+            if writer is not None:
+                writer.close()
+            message = (tr("cannot connect to {address}: {reason}") if proxy is None
+                       else tr("cannot connect to {address} through the proxy {proxy}: {reason}"))
+            raise httpx.ConnectError(message.format(address=where, proxy=proxy.shown if proxy else "",
+                                                    reason=_os_reason(exc)), request=request) from exc
+        except httpx.ConnectError:
+            if writer is not None:
+                writer.close()
+            raise
         return _Conn(reader, writer), time.perf_counter() - started
 
     async def aclose(self) -> None:
-        for conns in self._idle.values():
-            for conn in conns:
-                conn.close()
+        conns = [conn for idle in self._idle.values() for conn in idle]
         self._idle.clear()
+        await asyncio.gather(*(conn.aclose() for conn in conns))
+
+
+def _os_reason(exc: OSError) -> str:
+    """What went wrong, in the system's words: "Connection refused" rather than asyncio's
+    "Connect call failed ('127.0.0.1', 9)"."""
+    if isinstance(exc, ConnectionError) and exc.errno:
+        return os.strerror(exc.errno)
+    return str(exc.strerror or exc)
+
+
+def _authority(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+async def _tunnel(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, authority: str, proxy: Proxy,
+                  request: httpx.Request) -> None:
+    """Ask the proxy for a tunnel to ``authority`` (``CONNECT``); returns once it answers 2xx."""
+    lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
+    if proxy.authorization:
+        lines.append(f"Proxy-Authorization: {proxy.authorization}")
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("ascii"))
+    await writer.drain()
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+        raise httpx.ConnectError(tr("the proxy {proxy} closed the connection instead of opening a tunnel to "
+                                    "{address}").format(proxy=proxy.shown, address=authority),
+                                 request=request) from None
+    m = _STATUS.fullmatch(head.split(b"\r\n", 1)[0])
+    if m is None or not 200 <= int(m.group(1)) < 300:
+        status = f"HTTP {m.group(1).decode()}" if m else head[:40].decode("latin-1")
+        raise httpx.ConnectError(tr("the proxy {proxy} refused a tunnel to {address} ({status})").format(
+            proxy=proxy.shown, address=authority, status=status), request=request)
 
 
 def _head(block: bytes) -> tuple[int, list[tuple[str, str]], int | None, bool, bool]:

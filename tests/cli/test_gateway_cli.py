@@ -121,7 +121,7 @@ def test_status_shows_pinned_clients_as_via_the_gateway() -> None:
     assert "via the gateway" not in claude and "mode merged" in claude
     import json
 
-    data = json.loads(cli("status", "--format", "json").out)
+    data = json.loads(cli("status", "--format", "json").out)["data"]
     routes = {c["kind"]: (c["route"], c["gateway_running"]) for c in data["clients"]}
     assert routes["codex"] == ("gateway", False) and routes["claude-code"] == ("direct", None)
     assert all(route == "direct" for kind, (route, _) in routes.items() if kind != "codex")

@@ -50,7 +50,9 @@ def test_every_known_providers_becomes_a_profile_and_the_database_is_untouched(d
 def test_json_lists_what_was_skipped_and_why(db: Path) -> None:
     r = cli("import", "--from", "cc-switch", "--db", str(db), "--dry-run", "--format", "json")
     assert r.rc == 0, r.err
-    out = json.loads(r.out)
+    printed = json.loads(r.out)
+    assert (printed["command"], printed["ok"]) == ("import", True)
+    out = printed["data"]
     reasons = {s["source"]: s["reason"] for s in out["skipped"]}
     assert any("Relay" in s and "--model" in why for s, why in reasons.items())
     assert any("Gemini" in s for s in reasons)

@@ -132,7 +132,7 @@ def test_set_apply_renders_the_key_into_the_clients(kv: Run) -> None:
     assert cline_file().stat().st_mode & 0o777 == 0o600
     assert kv("status", "--format", "json") == 0
     assert KEY not in kv.out
-    assert {c["key"] for c in json.loads(kv.out)["clients"]} == {MASKED}
+    assert {c["key"] for c in json.loads(kv.out)["data"]["clients"]} == {MASKED}
 
 
 def test_key_help_says_what_it_does(capsys: pytest.CaptureFixture[str]) -> None:

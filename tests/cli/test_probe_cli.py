@@ -23,7 +23,10 @@ def test_text_report_compares_the_modes(server: SSEServer, capsys: pytest.Captur
     out = capsys.readouterr().out
     assert code == 0, out
     assert "merged      6/6" in out and "split       6/6" in out
-    assert "TTFT median split/merged: 1.7" in out  # 70 ms / 40 ms
+    import re
+
+    ratio = re.search(r"TTFT median split/merged: (\d+\.\d\d) ", out)
+    assert ratio is not None and 1.4 <= float(ratio.group(1)) <= 2.1, out  # 70 ms / 40 ms, give or take load
     assert "merged is faster to first token" in out
     assert "routing unverified" in out and "first streamed delta that carries a token" in out
 
@@ -34,7 +37,9 @@ def test_json_report_and_history(server: SSEServer, capsys: pytest.CaptureFixtur
     code = main(["probe", "--base-url", server.url, "--model", "test-model", "--mode", "merged", "--runs", "3",
                  "--warmup", "0", "--format", "json", "--no-gpu"])
     assert code == 0
-    report = json.loads(capsys.readouterr().out)
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["command"], printed["ok"]) == ("probe", True)
+    report = printed["data"]
     assert list(report["modes"]) == ["merged"]
     assert report["modes"]["merged"]["ttft_ms"]["count"] == 3
     history = Path(os.environ["KVSWITCH_HOME"]) / "history" / "probe.jsonl"
@@ -81,4 +86,4 @@ def test_the_key_of_the_profile_goes_only_to_the_profile(server: SSEServer, caps
     capsys.readouterr()
     assert main(["probe", "--mode", "merged", "--runs", "2", "--warmup", "0", "--no-gpu", "--format", "json"]) == 0
     out = capsys.readouterr().out
-    assert key not in out and json.loads(out)["settings"]["key"] == "set"
+    assert key not in out and json.loads(out)["data"]["settings"]["key"] == "set"

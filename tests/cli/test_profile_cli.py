@@ -74,7 +74,7 @@ def test_list_and_show() -> None:
     shown = cli("profile", "show")
     assert shown.rc == 0 and shown.out.startswith("profile A (active)\n"), shown
     assert '  merged.chunk_size = 512\n' in shown.out
-    data = json.loads(cli("profile", "show", "B", "--format", "json").out)
+    data = json.loads(cli("profile", "show", "B", "--format", "json").out)["data"]
     assert (data["name"], data["active"], data["base_url"], data["url_convention"]) == ("B", False, B_URL, "includes-v1")
     assert data["merged"] == {"url": None, "chunk_size": 1024} and data["request"]["temperature"] == 0.7
     assert cli("profile", "show", "nope").rc == 1
@@ -120,8 +120,8 @@ def test_edit_changes_only_the_fields_given() -> None:
     assert result.rc == 0 and "profile use A" in result.out, result
     after = config_file().read_text()
     assert after == before.replace('model = "gpt-4o-mini"', 'model = "X"').replace(
-        "# merged mode: chunked prefill on one instance (S-11)\nchunk_size = 512",
-        "# merged mode: chunked prefill on one instance (S-11)\nchunk_size = 768")
+        "# merged mode: chunked prefill on one instance\nchunk_size = 512",
+        "# merged mode: chunked prefill on one instance\nchunk_size = 768")
     assert cli("profile", "edit", "A").rc == 2  # nothing to change
     assert cli("profile", "edit", "A", "--stream", "maybe").rc == 2
     bad = cli("profile", "edit", "A", "--temperature", "5")

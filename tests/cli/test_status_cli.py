@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import datetime
 
 import pytest
 
@@ -66,7 +67,9 @@ def test_json_shape_with_the_key_masked() -> None:
     result = cli("status", "--format", "json")
     assert result.rc == 0, result
     assert KEY_A not in result.out
-    data = json.loads(result.out)
+    report = json.loads(result.out)
+    assert (report["command"], report["ok"]) == ("status", True)
+    data = report["data"]
     assert set(data) == {"config", "profile", "mode", "in_sync", "clients", "key_variables"}
     assert data["key_variables"] == []  # the article's shapes keep the key in the file
     assert (data["config"], data["profile"], data["mode"], data["in_sync"]) == (str(config_file()), "A", "split", True)
@@ -76,7 +79,8 @@ def test_json_shape_with_the_key_masked() -> None:
         assert (c["kind"], c["mode"], c["in_sync"], c["drift"], c["exists"], c["problem"]) == (
             kind, "split", True, [], True, None)
         assert c["key"] == f"{KEY_A[:3]}…{KEY_A[-4:]}"
-        assert isinstance(c["last_write"], float) and abs(c["last_write"] - time.time()) < 60
+        written = datetime.fromisoformat(c["last_write"])
+        assert c["last_write"].endswith("Z") and abs(written.timestamp() - time.time()) < 60
         assert c["backups"] == 1
 
 
@@ -87,7 +91,9 @@ def test_a_missing_client_file_is_a_problem() -> None:
     assert result.rc == 1, result
     assert f"- {ccswitch_file()} [article-ccswitch] mode ? · PROBLEM" in result.out
     assert "no such file" in result.out
-    data = json.loads(cli("status", "--format", "json").out)
+    report = json.loads(cli("status", "--format", "json").out)
+    data = report["data"]
+    assert report["ok"] is False  # status exits 1
     missing = data["clients"][1]
     assert data["in_sync"] is False
     assert missing["exists"] is False and missing["in_sync"] is False and "no such file" in missing["problem"]
@@ -147,7 +153,7 @@ def test_status_json_after_an_interrupted_switch_is_still_json() -> None:
     _crash_half_way()
     result = cli("status", "--format", "json")
     assert "completed a switch that was interrupted" in result.err
-    data = json.loads(result.out)  # the note goes to stderr, never into the JSON
+    data = json.loads(result.out)["data"]  # the note goes to stderr, never into the JSON
     assert data["mode"] == "split" and data["in_sync"] is True
 
 

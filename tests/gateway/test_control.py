@@ -121,6 +121,16 @@ def test_bad_requests_get_an_error_and_change_nothing(served: Served) -> None:
     assert served.gateway.mode == "merged" and not served.gateway.stopping.is_set()
 
 
+def test_a_refusal_reads_in_the_users_language(served: Served) -> None:
+    from kvswitch import i18n
+
+    i18n.set_language("zh_CN")
+    with pytest.raises(GatewayError) as caught:
+        control.tell_mode("sideways")
+    assert str(caught.value) == "网关拒绝了请求：模式必须是 merged 或 split，而不是 'sideways'"
+    assert served.gateway.mode == "merged"
+
+
 def test_a_gateway_given_its_upstreams_outright_refuses_a_reload() -> None:
     s = Served(control.socket_path(), None)
     try:

@@ -277,3 +277,15 @@ def test_mode_figures_lines() -> None:
     fast = ModeFigures("merged", 37, 37, 4.25, {"default": 37})
     assert fast.line == "merged: TTFT p50 4.2 ms (last 37 requests)"
     assert ModeFigures("merged", 37, 37, 123.4, {}).line == "merged: TTFT p50 123 ms (last 37 requests)"
+
+
+def test_mode_figures_lines_in_chinese() -> None:
+    """The tray shows these lines as they are: in the user's language, modes and numbers kept."""
+    from kvswitch import i18n
+
+    i18n.set_language("zh_CN")
+    assert ModeFigures("split").line == "split：尚无请求"
+    figures = ModeFigures("merged", 37, 30, 123.4, {"default": 30, "header": 7}, 2)
+    assert figures.line == "merged：首 token 延迟 p50 123 ms（最近 37 个请求中的 30 个）"
+    assert figures.detail == "路由：default 30、header 7 · 2 个失败"
+    assert ModeFigures("split", 3, 0, None, {"path": 3}, 3).line == "split：最近 3 个请求中没有首 token 延迟（TTFT）"

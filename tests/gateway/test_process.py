@@ -116,7 +116,9 @@ def test_run_status_and_stop_over_the_real_socket(gateway: Running, capsys: pyte
     assert stat.S_IMODE(control.state_file().stat().st_mode) == 0o600
     capsys.readouterr()
     assert main(["gateway", "status", "--format", "json"]) == 0
-    st = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["command"], doc["ok"]) == ("gateway status", True)  # kvswitch's JSON envelope
+    st = doc["data"]
     assert (st["running"], st["pid"], st["url"], st["mode"], st["profile"]) == (
         True, gateway.proc.pid, gateway.url, "merged", "p")
     assert st["in_flight"] == 0 and st["pinned"] == []

@@ -1,5 +1,5 @@
-"""The app: the fallback window when there is no system tray, one instance per kvswitch home,
-and the thin-GUI rule (views and controllers do no file, network or process I/O themselves)."""
+"""The app: the fallback window when there is no system tray, its options, one instance per
+kvswitch home, and the thin-GUI rule (views and controllers do no file, network or process I/O themselves)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ def _window() -> MainWindow | None:
     return found[0] if found else None
 
 
-def test_no_tray_means_the_fallback_window(qapp: QApplication, kv_sandbox: dict[str, Path]) -> None:
+def test_no_tray_means_the_fallback_window(qapp: QApplication, kv_sandbox: dict[str, Path],
+                                          capsys: pytest.CaptureFixture[str]) -> None:
     assert not QSystemTrayIcon.isSystemTrayAvailable()  # offscreen
     before = qapp.quitOnLastWindowClosed()
     state: dict[str, Any] = {}
@@ -57,12 +58,15 @@ def test_no_tray_means_the_fallback_window(qapp: QApplication, kv_sandbox: dict[
         state.update(
             header=w.header.text(), quits=qapp.quitOnLastWindowClosed(), status=w.status_title.text(),
             clients=[w.clients.topLevelItem(i).text(1) for i in range(w.clients.topLevelItemCount())],
-            watch=w.watch_check.isChecked(),
+            watch=w.watch_check.isChecked(), desktop=qapp.desktopFileName(), icon=qapp.windowIcon().isNull(),
         )
         return True
 
     rc, seen = _run_main(["--no-watch"], ready)
     assert rc == 0 and seen == [True]
+    assert state["desktop"] == "kvswitch-tray"  # the menu entry's name: desktops match windows to it
+    assert state["icon"] is False  # kvswitch's own icon on its windows
+    assert "waiting" not in capsys.readouterr().err  # offscreen Qt never has a tray: no wait for one
     assert state["header"] == "taotoken · merged"
     assert state["clients"] == ["merged, in sync", "merged, in sync"]
     assert state["quits"] is True  # closing the window quits when it is all there is
@@ -70,6 +74,25 @@ def test_no_tray_means_the_fallback_window(qapp: QApplication, kv_sandbox: dict[
     assert state["watch"] is False  # --no-watch
     assert qapp.quitOnLastWindowClosed() == before
     assert _window() is None
+
+
+@pytest.mark.parametrize("value", ["-1", "soon", "inf", "nan"])
+def test_tray_wait_takes_seconds(qapp: QApplication, kv_sandbox: dict[str, Path], value: str,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--tray-wait", value])
+    assert exit_.value.code == 2
+    assert "expected a number of seconds (0 or more)" in capsys.readouterr().err
+
+
+def test_help_lists_the_desktop_options(qapp: QApplication, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    for option in ("--tray-wait SECONDS", "--install", "--uninstall", "--window", "--no-watch"):
+        assert option in out
+    assert "default: 30" in out
 
 
 def test_fallback_window_buttons_switch(qtbot: Any, kv_sandbox: dict[str, Path]) -> None:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMenu
 
 from kvswitch_gui import jobs
 from kvswitch_gui.detect_dialog import DetectDialog
-from kvswitch_gui.tray import TrayController
+from kvswitch_gui.tray import TrayController, plain_text
 from tests.gui import test_tray
 from tests.gui.test_tray import WAIT, _find, _open_menu, _shown, _titles, _wait_notice
 from tests.gui.two_clients import file_mode, make_two_clients, npm_program, seed_files
@@ -55,7 +55,7 @@ def test_switch_one_client_alone_then_follow_all(qtbot: Any, make: Callable[...,
         "merged, in sync", "Merged", "Split", "Open file", "Open folder", "Restore a backup"]
     assert _find(menu, "Clients", "Claude Code", "Merged").isChecked()
     assert not _find(menu, "Clients", "Claude Code", "Split").isChecked()
-    assert [a.text() for a in _find(menu, "Mode").menu().actions()] == ["Merged", "Split"]
+    assert [plain_text(a.text()) for a in _find(menu, "Mode").menu().actions()] == ["Merged", "Split"]
     qwen_before = two["qwen"].read_bytes()
 
     _find(menu, "Clients", "Claude Code", "Split").trigger()
@@ -78,7 +78,7 @@ def test_switch_one_client_alone_then_follow_all(qtbot: Any, make: Callable[...,
     assert "Follow all (merged)" not in _shown(_client_menu(menu, "qwen"))
     assert _find(menu, "Clients", "qwen", "Merged").isChecked()
     # the global menu now says what it does: every client, Claude Code's own mode too
-    assert [a.text() for a in _find(menu, "Mode").menu().actions()] == ["Switch all to Merged", "Switch all to Split"]
+    assert [plain_text(a.text()) for a in _find(menu, "Mode").menu().actions()] == ["Switch all to Merged", "Switch all to Split"]
     assert _find(menu, "Mode", "Switch all to Merged").isChecked()
     assert c.icon_key == ("merged", False)  # each client is where it should be
 
@@ -92,7 +92,7 @@ def test_switch_one_client_alone_then_follow_all(qtbot: Any, make: Callable[...,
     menu = _open_menu(qtbot, c)
     assert _titles(menu) == ["Claude Code — merged, in sync", "qwen — merged, in sync"]
     assert "Follow all (merged)" not in _shown(_client_menu(menu, "Claude Code"))
-    assert [a.text() for a in _find(menu, "Mode").menu().actions()] == ["Merged", "Split"]
+    assert [plain_text(a.text()) for a in _find(menu, "Mode").menu().actions()] == ["Merged", "Split"]
 
 
 def test_switch_all_after_one_alone_brings_everyone_along(qtbot: Any, make: Callable[..., TrayController],
@@ -110,7 +110,7 @@ def test_switch_all_after_one_alone_brings_everyone_along(qtbot: Any, make: Call
     assert 'mode = "split"' not in _client_config(two["config"])  # no own modes left
     qtbot.waitUntil(lambda: c.idle and c.busy is None, timeout=WAIT)
     menu = _open_menu(qtbot, c)
-    assert [a.text() for a in _find(menu, "Mode").menu().actions()] == ["Merged", "Split"]
+    assert [plain_text(a.text()) for a in _find(menu, "Mode").menu().actions()] == ["Merged", "Split"]
     assert "Follow all (split)" not in _shown(_client_menu(menu, "qwen"))
 
 
@@ -191,7 +191,7 @@ def test_the_fallback_window_switches_one_client_too(qtbot: Any, make: Callable[
     w.clients.setCurrentItem(w.clients.topLevelItem(0))
     assert w.clients.topLevelItem(0).text(0) == "Claude Code" and w.client_mode_button.isEnabled()
     w.client_mode_menu.aboutToShow.emit()
-    texts = [a.text() for a in w.client_mode_menu.actions()]
+    texts = [plain_text(a.text()) for a in w.client_mode_menu.actions()]
     assert texts == ["Merged (this client alone)", "Split (this client alone)"]
     assert w.client_mode_menu.actions()[0].isChecked()
     w.client_mode_menu.actions()[1].trigger()
@@ -202,7 +202,7 @@ def test_the_fallback_window_switches_one_client_too(qtbot: Any, make: Callable[
     w.clients.setCurrentItem(w.clients.topLevelItem(0))
     w.client_mode_menu.aboutToShow.emit()
     follow = w.client_mode_menu.actions()[-1]
-    assert follow.text() == "Follow all (merged)"
+    assert plain_text(follow.text()) == "Follow all (merged)"
     follow.trigger()
     _wait_notice(qtbot, c, "Claude Code follows all again")
     qtbot.waitUntil(lambda: c.idle and c.busy is None, timeout=WAIT)

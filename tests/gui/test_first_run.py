@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QAbstractButton, QLabel, QMenu, QWidget
 
 from kvswitch_gui import jobs
 from kvswitch_gui.detect_dialog import MAKE_ANY, DetectDialog
-from kvswitch_gui.tray import TrayController
+from kvswitch_gui.tray import TrayController, plain_text
 from tests.gui import test_tray
 from tests.gui.test_tray import WAIT, _find, _open_menu, _shown, _titles, _wait_notice
 from tests.gui.two_clients import npm_program
@@ -126,10 +126,10 @@ def test_first_run_registers_makes_a_profile_and_renders_it(
         assert _shown(_find(menu, "Clients", label).menu())[:3] == ["no profile yet", "Merged", "Split"]
         assert not _find(menu, "Clients", label, "Merged").isEnabled()
         assert not _find(menu, "Clients", label, "Split").isEnabled()
-    assert _find(menu, "Clients").text() == "Clients — no profile yet"
-    assert _find(menu, "Mode").text() == "Mode"
+    assert plain_text(_find(menu, "Clients").text()) == "Clients — no profile yet"
+    assert plain_text(_find(menu, "Mode").text()) == "Mode"
     assert not _find(menu, "Mode", "Merged").isEnabled() and not _find(menu, "Mode", "Split").isEnabled()
-    assert _find(menu, "Profile").text() == "Profile — none yet"
+    assert plain_text(_find(menu, "Profile").text()) == "Profile — none yet"
     assert _shown(_find(menu, "Profile").menu()) == ["no profiles", "Make a profile from a client…"]
     assert not _find(menu, "Settings…").isEnabled() and not _find(menu, "API key…").isEnabled()
     assert not c.window.merged_button.isEnabled() and not c.window.split_button.isEnabled()
@@ -145,7 +145,7 @@ def test_first_run_registers_makes_a_profile_and_renders_it(
     assert "select it, then Make a profile" in dialog.message.text()
     assert not dialog.store_key_check.isChecked()  # off by default
     _select(dialog, "qwen-code")
-    assert dialog.make_button.isEnabled() and dialog.make_button.text() == "Make a profile from Qwen Code"
+    assert dialog.make_button.isEnabled() and plain_text(dialog.make_button.text()) == "Make a profile from Qwen Code"
     dialog.store_key_check.setChecked(True)
     with qtbot.waitSignal(dialog.profile_made, timeout=WAIT) as got:
         dialog.make_button.click()
@@ -168,7 +168,7 @@ def test_first_run_registers_makes_a_profile_and_renders_it(
     qtbot.waitUntil(lambda: c.idle and c.snapshot.profile == "qwen-code", timeout=WAIT)
     menu = _open_menu(qtbot, c)
     assert menu.actions()[0].text() == "qwen-code · merged"
-    assert _find(menu, "Profile").text() == "Profile — qwen-code"
+    assert plain_text(_find(menu, "Profile").text()) == "Profile — qwen-code"
     assert _find(menu, "Mode", "Merged").isEnabled() and _find(menu, "Clients", "Qwen Code", "Split").isEnabled()
     assert _find(menu, "Settings…").isEnabled() and _find(menu, "API key…").isEnabled()
     assert {k: p.read_bytes() for k, p in clients.items()} == before
@@ -197,7 +197,7 @@ def test_without_the_key_box_the_key_stays_out(
     c = make(first_run=True)
     dialog = _register_all(qtbot, c)
     _select(dialog, "claude-code")
-    assert dialog.make_button.text() == "Make a profile from Claude Code"
+    assert plain_text(dialog.make_button.text()) == "Make a profile from Claude Code"
     with qtbot.waitSignal(dialog.profile_made, timeout=WAIT) as got:
         dialog.make_button.click()
     assert (got.args[0].key_stored, got.args[0].key_left) == (False, True)

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from kvswitch.cli import main as cli
 from kvswitch.watch import Watcher
-from kvswitch_gui.tray import TrayController
+from kvswitch_gui.tray import TrayController, plain_text
 
 WAIT = 8000  # ms; the waits return as soon as the condition holds
 
@@ -68,9 +68,9 @@ def _find(menu: QMenu, *labels: str) -> QAction:
             sub = action.menu()
             assert sub is not None, f"{action.text()!r} has no submenu"
             menu = sub
-        found = [a for a in menu.actions() if a.text() == label or
-                 (a.menu() is not None and a.text().startswith(label))]
-        assert found, f"no {label!r} in {[a.text() for a in menu.actions()]}"
+        found = [a for a in menu.actions() if plain_text(a.text()) == label or
+                 (a.menu() is not None and plain_text(a.text()).startswith(label))]
+        assert found, f"no {label!r} in {[plain_text(a.text()) for a in menu.actions()]}"
         action = found[0]
     assert action is not None
     return action
@@ -79,12 +79,12 @@ def _find(menu: QMenu, *labels: str) -> QAction:
 def _titles(menu: QMenu) -> list[str]:
     """The clients' submenu titles."""
     clients = _find(menu, "Clients").menu()
-    return [a.text() for a in clients.actions() if a.menu() is not None]
+    return [plain_text(a.text()) for a in clients.actions() if a.menu() is not None]
 
 
 def _shown(menu: QMenu) -> list[str]:
     """The texts of a menu's visible items (no separators)."""
-    return [a.text() for a in menu.actions() if a.isVisible() and not a.isSeparator()]
+    return [plain_text(a.text()) for a in menu.actions() if a.isVisible() and not a.isSeparator()]
 
 
 def _last(c: TrayController) -> Any:
@@ -101,9 +101,10 @@ def _wait_notice(qtbot: Any, c: TrayController, title_part: str) -> Any:
 
 def test_menu_shows_state_with_check_marks(qtbot: Any, controller: TrayController) -> None:
     menu = _open_menu(qtbot, controller)
-    texts = [a.text() for a in menu.actions() if not a.isSeparator()]
-    assert texts == ["taotoken · merged", "Mode — merged", "Profile — taotoken", "Clients — all in sync",
-                     "Gateway — off", "Run probe…", "Settings…", "API key…", "Watch files", "Open log", "Quit"]
+    texts = [plain_text(a.text()) for a in menu.actions() if not a.isSeparator() and a.isVisible()]
+    assert texts[:10] == ["taotoken · merged", "Mode — merged", "Profile — taotoken", "Clients — all in sync",
+                          "Gateway — off", "Run probe…", "Settings…", "API key…", "Watch files", "Open log"]
+    assert texts[10:] in (["Language", "Launch at login", "Quit"], ["Language", "Quit"])  # autostart: if installed
     assert not menu.actions()[0].isEnabled()
     merged, split = _find(menu, "Mode", "Merged"), _find(menu, "Mode", "Split")
     assert merged.isCheckable() and merged.isChecked() and not split.isChecked()
@@ -113,7 +114,7 @@ def test_menu_shows_state_with_check_marks(qtbot: Any, controller: TrayControlle
     assert _shown(_find(menu, "Clients").menu())[-1] == "Detect clients…"
     sub = _find(menu, "Clients", "Cline (settings.json)").menu()
     assert _shown(sub) == ["merged, in sync", "Merged", "Split", "Open file", "Open folder", "Restore a backup"]
-    assert [a.text() for a in _find(menu, "Clients", "Cline", "Restore a backup").menu().actions()] == [
+    assert [plain_text(a.text()) for a in _find(menu, "Clients", "Cline", "Restore a backup").menu().actions()] == [
         "no backups yet"]
     watch = _find(menu, "Watch files")
     assert watch.isCheckable() and not watch.isChecked()
@@ -131,7 +132,7 @@ def test_labels_update_in_place_when_fresh_state_arrives(qtbot: Any, controller:
     qtbot.waitUntil(lambda: controller.idle, timeout=WAIT)
     assert menu.actions()[0] is header and _find(menu, "Clients").menu() is clients  # same items
     assert _titles(menu)[1] == "CC Switch (config.toml) — merged, drifted: cache.chunk_size · changed outside"
-    assert _find(menu, "Clients").text() == "Clients — 1 needs attention"
+    assert plain_text(_find(menu, "Clients").text()) == "Clients — 1 needs attention"
     assert controller.icon_key == ("merged", True)
 
 
@@ -186,7 +187,7 @@ def test_profile_switch_renders_the_profile(qtbot: Any, controller: TrayControll
                                             kv_sandbox: dict[str, Path]) -> None:
     _run_cli("profile", "add", "local", "--preset", "llamacpp", "--model", "tiny")
     menu = _open_menu(qtbot, controller)
-    assert [a.text() for a in _find(menu, "Profile").menu().actions()] == ["taotoken", "local"]
+    assert [plain_text(a.text()) for a in _find(menu, "Profile").menu().actions()] == ["taotoken", "local"]
     _find(menu, "Profile", "local").trigger()
     notice = _wait_notice(qtbot, controller, "Profile local applied")
     assert not notice.error

@@ -24,7 +24,7 @@ import pytest
 
 from kvswitch.gateway import control
 from kvswitch.testing.sse_server import SSEServer
-from kvswitch_gui.tray import TrayController
+from kvswitch_gui.tray import TrayController, plain_text
 from tests.gui import test_tray
 from tests.gui.test_tray import _find, _open_menu, _shown, _wait_notice
 from tests.gui.two_clients import seed_files
@@ -116,7 +116,7 @@ def test_start_switch_and_stop_the_gateway_from_the_tray(
     c = make()
     menu = _open_menu(qtbot, c)
     # off, and the pinned client needs it: the icon warns, the tooltip says why
-    assert _find(menu, "Gateway").text() == "Gateway — off (1 pinned client needs it)"
+    assert plain_text(_find(menu, "Gateway").text()) == "Gateway — off (1 pinned client needs it)"
     gateway = _find(menu, "Gateway").menu()
     assert _shown(gateway) == ["Gateway: off", "pinned: Claude Code", "Start gateway"]
     assert c.icon_key == ("merged", True)
@@ -130,7 +130,7 @@ def test_start_switch_and_stop_the_gateway_from_the_tray(
 
     _find(menu, "Gateway", "Start gateway").trigger()
     assert c.busy == "starting the gateway"  # the UI thread went on; the worker starts it
-    assert _find(menu, "Gateway").text() == "Gateway — starting…"
+    assert plain_text(_find(menu, "Gateway").text()) == "Gateway — starting…"
     qtbot.waitUntil(lambda: c.busy is None, timeout=START_WAIT)
     notice = _wait_notice(qtbot, c, "Gateway started")
     assert not notice.error, c.notices
@@ -141,7 +141,7 @@ def test_start_switch_and_stop_the_gateway_from_the_tray(
     assert not _gone(info.pid) and info.pid != os.getpid()
     qtbot.waitUntil(lambda: c.idle and c.busy is None, timeout=test_tray.WAIT)
     menu = _open_menu(qtbot, c)
-    assert _find(menu, "Gateway").text() == "Gateway — on, merged"
+    assert plain_text(_find(menu, "Gateway").text()) == "Gateway — on, merged"
     on = [f"Gateway: on, merged — {url}", "profile lab · pinned: Claude Code", "route: default (merged)",
           "merged: no requests yet", "split: no requests yet"]
     assert _shown(_find(menu, "Gateway").menu()) == [*on, "Stop gateway"]
@@ -150,7 +150,7 @@ def test_start_switch_and_stop_the_gateway_from_the_tray(
     assert c.icon_key == ("merged", False)
     # the window (no tray) says the same and offers Stop
     assert c.window.gateway_label.text().splitlines() == on
-    assert c.window.gateway_button.text() == "Stop gateway" and c.window.gateway_button.isEnabled()
+    assert plain_text(c.window.gateway_button.text()) == "Stop gateway" and c.window.gateway_button.isEnabled()
     assert _chat(port).startswith("merged")
 
     # Mode ▸ Split: the files of direct clients are switched, the gateway takes it at once
@@ -167,7 +167,7 @@ def test_start_switch_and_stop_the_gateway_from_the_tray(
     assert qwen.startswith(upstreams["split"].root)  # a direct client's file: the split URL
     qtbot.waitUntil(lambda: c.idle and c.busy is None, timeout=test_tray.WAIT)
     menu = _open_menu(qtbot, c)
-    assert _find(menu, "Gateway").text() == "Gateway — on, split"
+    assert plain_text(_find(menu, "Gateway").text()) == "Gateway — on, split"
     assert _shown(_find(menu, "Clients", "Claude Code").menu())[0] == "via gateway · split, in sync"
     # the gateway's own figures: one answer in each mode so far (its TTFT is whatever it took)
     route, merged, split = _shown(_find(menu, "Gateway").menu())[2:5]
@@ -217,7 +217,7 @@ def test_a_gateway_that_cannot_start_says_why_and_nothing_runs(
     qtbot.waitUntil(lambda: c.idle, timeout=test_tray.WAIT)
     menu = _open_menu(qtbot, c)
     assert _shown(_find(menu, "Gateway").menu())[::2] == ["Gateway: off", "Start gateway"]
-    assert c.window.gateway_button.text() == "Start gateway"
+    assert plain_text(c.window.gateway_button.text()) == "Start gateway"
 
 
 def test_a_gateway_that_refuses_the_switch_is_told_apart(
@@ -231,7 +231,7 @@ def test_a_gateway_that_refuses_the_switch_is_told_apart(
     try:
         c = make()
         menu = _open_menu(qtbot, c)
-        assert _find(menu, "Gateway").text() == "Gateway — on, merged"
+        assert plain_text(_find(menu, "Gateway").text()) == "Gateway — on, merged"
         # it runs with another token than the config gives: no figures, and the line says why
         lines = _shown(_find(menu, "Gateway").menu())
         assert lines[2] == "route: default (merged)"

@@ -176,9 +176,17 @@ def test_up_twice_is_a_no_op(in_lab: Lab, capsys: pytest.CaptureFixture[str]) ->
     assert config.read_bytes() == text
 
 
+def envelope_data(out: str, command: str) -> dict[str, Any]:
+    """The ``data`` of a command's ``--format json`` (kvswitch's JSON envelope)."""
+    doc = json.loads(out)
+    assert doc["command"] == command and doc["format"] == 1
+    data: dict[str, Any] = doc["data"]
+    return data
+
+
 def test_status_command(in_lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lab", "status", "--format", "json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = envelope_data(capsys.readouterr().out, "lab status")
     assert data["running"] and data["healthy"]
     assert [(p["role"], p["state"], p["healthy"]) for p in data["processes"]] == [
         (r, "running", True) for r in ("router", "merged", "prefill", "decode")
@@ -395,7 +403,7 @@ def _probe(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
     capsys.readouterr()
     code = main(["probe", "--profile", "lab", "--runs", "3", "--warmup", "1", "--prompt-tokens", "256",
                  "--max-tokens", "8", "--no-gpu", "--format", "json", *extra])
-    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    report = envelope_data(capsys.readouterr().out, "probe")
     assert code == 0, report
     return report
 
@@ -600,7 +608,7 @@ def test_the_lab_outlives_the_command_that_started_it() -> None:
     pids: list[int] = []
     try:
         assert out.returncode == 0, out.stderr
-        data = json.loads(out.stdout)
+        data = envelope_data(out.stdout, "lab up")
         assert not data["already_up"] and data["profile"] == "added" and data["activated"]
         pids = [p["pid"] for p in data["status"]["processes"]]
         st = manage.status()

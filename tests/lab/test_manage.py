@@ -106,6 +106,15 @@ def test_values_llama_cpp_would_not_honour_are_refused(
     assert started == [] and manage.status().empty
 
 
+def test_refusals_and_reasons_read_in_chinese(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--lang", "zh-CN", "lab", "up", "--port", str(free_port()), "--answer-chars", "9999"]) == 1
+    err = capsys.readouterr().err
+    assert "--answer-chars 必须在 0（回答一直生成到 max_tokens）到 2000 之间" in err  # option and numbers kept
+    assert manage._check(0, None) == ("stale", "pid 0 不是有效的进程号")
+    assert manage._check(2**22 + 1, None) == ("gone", f"没有进程 {2**22 + 1}")
+    assert manage.status().empty
+
+
 class _Server:
     """Stands in for LlamaServer: records what it was given, runs a real ``sleep``."""
 

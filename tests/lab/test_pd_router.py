@@ -193,7 +193,7 @@ def router_argv(*, prefill: str, decode: str, mode: str, policy: str) -> list[st
     out = cli("engine-flags", "--engine", "sglang", "--mode", "split", "--router", "sglang", "--router-mode", mode,
               "--router-policy", policy, "--router-metrics-port", str(free_port()), "--format", "json")
     assert out.rc == 0, out
-    data = json.loads(out.out)
+    data = json.loads(out.out)["data"]  # kvswitch's JSON envelope
     assert (data["router"], data["router_mode"]) == ("sglang", mode)
     (router,) = (c for c in data["commands"] if c["role"] == "router")
     assert router["url"] == split

@@ -41,7 +41,7 @@ def test_a_combined_report_is_what_advise_finds_latest(server: SSEServer, tmp_pa
     latest = json.loads(history_lines()[-1])
     assert set(latest["modes"]) == {"merged", "split"} and "ttft_median_ratio" in latest["comparison"]
     assert main(["advise", "--from-probe", "latest", "--format", "json"]) == 0
-    advice = json.loads(capsys.readouterr().out)
+    advice = json.loads(capsys.readouterr().out)["data"]
     assert advice["decided_by"] == "measurement" and advice["mode"] == "merged", advice
 
 

@@ -78,7 +78,7 @@ def test_an_echoed_key_reaches_no_probe_output(scenario: str, form: str, capsys:
     assert srv.seen and all(auth == f"Bearer {KEY}" for _, auth in srv.seen)  # the key went to its own address
     assert srv.sent  # and the server echoed it
     assert code_text == code_json == 1  # a failure, not a crash (3)
-    report = strict_json(out)
+    report = strict_json(out)["data"]
     causes = report["modes"]["merged"]["failure_causes"]
     assert sum(causes.values()) == 1 and all(cause for cause in causes), causes
     for output in (text, out, history()):
@@ -194,7 +194,7 @@ def test_nan_and_infinity_never_reach_json_or_history(capsys: pytest.CaptureFixt
                      "--warmup", "0", "--no-gpu", "--format", "json", "--stall-timeout", "2"])
         out = capsys.readouterr().out
     assert code == 0, out
-    report = strict_json(out)
+    report = strict_json(out)["data"]
     merged = report["modes"]["merged"]
     assert merged["server_prompt_ms"]["count"] == 0  # NaN is no time
     assert isinstance(merged["metrics"], dict | str)

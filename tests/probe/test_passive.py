@@ -204,7 +204,7 @@ def test_the_running_gateway_is_found_and_its_traffic_shown(
         assert main(["probe", "--passive", "--past", "--window", "600"]) == 0
         out, err = clean(capsys)
         assert main(["probe", "--passive", "--past", "--window", "600", "--format", "json"]) == 0
-        rep = json.loads(clean(capsys)[0])
+        rep = json.loads(clean(capsys)[0])["data"]
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
@@ -249,7 +249,7 @@ def test_a_mode_without_samples_shows_as_such(gateway: str, capsys: pytest.Captu
     assert "· split: no requests in the window, so nothing to show or compare for it" in out
     assert "TTFT median split/merged" not in out
     assert main(["probe", "--passive", "--gateway", gateway, "--past", "--window", "600", "--format", "json"]) == 0
-    rep = json.loads(clean(capsys)[0])
+    rep = json.loads(clean(capsys)[0])["data"]
     split = rep["modes"]["split"]
     assert (split["requests"], split["ttft_ms"]["count"], split["ttft_samples_ms"], split["apis"]) == (0, 0, [], {})
     assert rep["comparison"] == {} and rep["modes"]["merged"]["ttft_ms"]["count"] == 3
@@ -265,7 +265,7 @@ def test_requests_end_the_window_once_each_mode_has_them(gateway: str, capsys: p
     finally:
         sender.join()
     assert code == 0
-    rep = json.loads(clean(capsys)[0])
+    rep = json.loads(clean(capsys)[0])["data"]
     assert list(rep["modes"]) == ["split"] and rep["modes"]["split"]["requests"] == 3
     assert rep["settings"]["window_s"] is None and rep["settings"]["apis"] == ["chat"]
 
@@ -385,7 +385,7 @@ def test_a_restart_lost_samples_and_entries_that_are_not_samples_are_noted() -> 
     assert merged["failure_causes"] == {"the client closed the connection before the answer ended": 1}
     assert merged["ttft_ms"]["count"] == 2
     notes = "\n".join(rep["notes"])
-    assert "up to 1 answer(s) that ended in the window were no longer kept" in notes
+    assert "up to 1 answer that ended in the window was no longer kept" in notes
     assert "the gateway restarted during the window (1×)" in notes
     assert "3 entries of the gateway's answer were not samples" in notes
 
@@ -406,7 +406,7 @@ def test_figures_are_grouped_by_api_and_the_token_never_appears() -> None:
     assert merged["apis"]["messages"]["itl_ms"]["count"] == 2 and merged["apis"]["chat"]["requests"] == 2
     # an answer that was not streamed is counted, but its time is no first token's
     assert merged["apis"]["chat"]["ttft_ms"]["count"] == 1 and 500.0 not in merged["ttft_samples_ms"]
-    assert "1 answer(s) were not streamed: counted, but not in TTFT" in "\n".join(rep["notes"])
+    assert "1 answer was not streamed: counted, but not in TTFT" in "\n".join(rep["notes"])
     assert merged["tpot_ms"]["count"] == 3 and merged["e2e_ms"]["min"] == pytest.approx(60.0)
     assert split["apis"]["responses"]["requests"] == 3 and split["apis"]["responses"]["failures"] == 2
     assert split["ttft_samples_ms"] == [pytest.approx(200.0)]  # a failed answer never counts as a time

@@ -275,7 +275,7 @@ def test_same_card_note_with_two_instances(server: SSEServer, tmp_path: Path) ->
     same = ["env", "FAKE_SMI_UUID=GPU-same"]
     _, rep = probe(settings(server.url, runs=1, warmup=0, gpu=True, smi=str(smi), gpu_interval_ms=25,
                             gpu_prefixes={"prefill": same, "decode": same}))
-    assert any("report the same GPU (GPU-same)" in n and "S-27" in n for n in rep["notes"])
+    assert any("report the same GPU (GPU-same)" in n and "only logically split" in n for n in rep["notes"])
     assert rep["modes"]["merged"]["gpu_memory"]["GPU-same"]["instance"] == "decode,prefill"
 
 

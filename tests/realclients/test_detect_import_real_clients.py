@@ -208,7 +208,7 @@ def on_path(kv: KvSwitch, folder: Path) -> KvSwitch:
 def detect_json(kv: KvSwitch, *args: str) -> dict[str, Any]:
     out = kv.run("client", "detect", "--format", "json", *args, stdin="")
     assert out.returncode == 0, f"detect: exit {out.returncode}\n{out.stdout}\n{out.stderr}"
-    data = json.loads(out.stdout)
+    data = json.loads(out.stdout)["data"]  # kvswitch's JSON envelope
     assert isinstance(data, dict), out.stdout
     return data
 
@@ -331,7 +331,7 @@ def import_json(kv: KvSwitch, *args: str) -> tuple[dict[str, Any], str]:
     done = kv.run("import", *args, "--format", "json", stdin="")
     both = done.stdout + done.stderr
     assert done.returncode == 0, f"import {' '.join(args)}: exit {done.returncode}\n{both}"
-    return json.loads(done.stdout), both
+    return json.loads(done.stdout)["data"], both  # the data of kvswitch's JSON envelope
 
 
 @pytest.mark.parametrize("client", list(CLIENTS))

@@ -83,7 +83,7 @@ class Pinned:
         done = self.kv.run("gateway", "status", "--format", "json")
         assert done.returncode == 0, (
             f"gateway status: exit {done.returncode}\n{done.stdout}{done.stderr}")
-        data: dict[str, Any] = json.loads(done.stdout)
+        data: dict[str, Any] = json.loads(done.stdout)["data"]  # kvswitch's JSON envelope
         return data
 
 
@@ -114,7 +114,7 @@ def token_variable_status(kv: KvSwitch, token: str, extra: dict[str, str]) -> di
     done = KvSwitch(kv.client_home, {**kv.env, **extra}).run("status", "--format", "json")
     shows = token in done.stdout + done.stderr
     assert not shows, "kvswitch status showed the token"
-    found = [v for v in json.loads(done.stdout)["key_variables"] if v.get("token")]
+    found = [v for v in json.loads(done.stdout)["data"]["key_variables"] if v.get("token")]
     assert len(found) == 1, [v.get("name") for v in found]
     entry: dict[str, Any] = found[0]
     return entry

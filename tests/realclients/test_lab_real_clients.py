@@ -124,7 +124,7 @@ def lab(harness: Harness) -> Iterator[Lab]:
     up = lab_cmd(harness, kv, "up", "--threads", "1", "--format", "json")
     try:
         assert up.returncode == 0, up.stdout + up.stderr
-        report = json.loads(up.stdout)
+        report = json.loads(up.stdout)["data"]  # kvswitch's JSON envelope
         assert report["profile"] == "added" and report["status"]["healthy"], report
         for name, h in homes.items():
             kv.ok("client", "add", str(h.config), *(["--write-key"] if WRITES_KEY[name] else []))

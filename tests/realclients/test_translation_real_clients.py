@@ -143,7 +143,7 @@ def lab(harness: Harness) -> Iterator[Lab]:
     proc = None
     try:
         assert up.returncode == 0, up.stdout + up.stderr
-        report = json.loads(up.stdout)
+        report = json.loads(up.stdout)["data"]  # kvswitch's JSON envelope
         assert report["profile"] == "added" and report["status"]["healthy"], report
         assert report["status"]["answer_chars"] == ANSWER_CHARS, report["status"]
         kv.ok("client", "add", str(homes["claude"].config), "--write-key")
