@@ -24,11 +24,11 @@ Diagnostic codes, JSON field names, file keys, commands and option names are nev
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     import gettext
+    from pathlib import Path
 
 __all__ = ["LANGUAGES", "N_", "catalogue_path", "language", "normalize", "ntr", "set_language", "tr"]
 
@@ -36,7 +36,6 @@ LANGUAGES: Final = ("en", "zh_CN")
 """The languages kvswitch speaks: English (the source text) and Simplified Chinese."""
 
 DOMAIN: Final = "kvswitch"
-_LOCALE_DIR: Final = Path(__file__).resolve().parent / "locale"
 _ENV_ORDER: Final = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 
 _chosen: str | None = None
@@ -94,7 +93,9 @@ def set_language(value: str | None) -> str:
 
 def catalogue_path(lang: str = "zh_CN") -> Path:
     """The compiled catalogue of ``lang`` (shipped in the package)."""
-    return _LOCALE_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.mo"
+    from pathlib import Path
+
+    return Path(__file__).parent / "locale" / lang / "LC_MESSAGES" / f"{DOMAIN}.mo"
 
 
 def _translations() -> gettext.GNUTranslations | None:

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from kvswitch.cli._handler import UsageError
-from kvswitch.cli.status import error_data, format_option, reports
+from kvswitch.cli.envelope import error_data, format_option, reports
 from kvswitch.i18n import tr
 from kvswitch.validate import show_name
 

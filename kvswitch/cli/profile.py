@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kvswitch.cli.status import format_option, reports
+from kvswitch.cli.envelope import format_option, reports
 from kvswitch.i18n import N_, tr
 
 __all__ = ["register"]

@@ -1,77 +1,18 @@
-"""``kvswitch status [--format text|json]`` and ``kvswitch restore PATH [--list | --id ID]``.
-
-Also :func:`reports`, which the state commands (switch, status, restore, profile, client, key,
-watch) share: with ``--format json`` a failure still prints one envelope.
-"""
+"""``kvswitch status [--format text|json]`` and ``kvswitch restore PATH [--list | --id ID]``."""
 
 from __future__ import annotations
 
 import argparse
-import functools
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kvswitch.cli._handler import UsageError, recover_first
+from kvswitch.cli._handler import recover_first
+from kvswitch.cli.envelope import error_data, format_option, reports
 from kvswitch.errors import KvswitchError
 from kvswitch.i18n import tr
 
-__all__ = ["error_data", "format_option", "register", "reports"]
-
-Run = Callable[[argparse.Namespace], int]
-
-
-def format_option(p: argparse.ArgumentParser) -> None:
-    """``--format text|json`` (json: one envelope on stdout, ``kvswitch.cli.envelope``)."""
-    p.add_argument("--format", choices=("text", "json"), default="text",
-                   help=tr("text for people (the default), or json: one JSON report on stdout"))
-
-
-def error_data(exc: BaseException) -> dict[str, Any]:
-    """``data.error`` of a failed command: the message (without its place), what kind of error,
-    lint's code where the error carries one, the place where known, and the exit code."""
-    from kvswitch.cli._handler import exit_code
-
-    if not isinstance(exc, KvswitchError):
-        return {"message": str(exc), "type": type(exc).__name__, "code": None, "path": None,
-                "line": None, "column": None, "exit_code": 2}
-    where = exc.location
-    codes = [d.code for d in getattr(exc, "diagnostics", ())]
-    code = getattr(exc, "code", None) or (codes[0] if codes else None)
-    return {
-        "message": exc.message, "type": type(exc).__name__, "code": code,
-        **({"codes": codes} if codes else {}),
-        "path": str(where.path) if where is not None and where.path is not None else None,
-        "line": where.line if where is not None else None,
-        "column": where.column if where is not None else None,
-        "exit_code": exit_code(exc),
-    }
-
-
-def reports(command: str | Callable[[argparse.Namespace], str]) -> Callable[[Run], Run]:
-    """Decorate a command's ``run``: with ``--format json``, a kvswitch error or a usage error
-    first prints one envelope (``ok`` false, ``data.error``) on stdout, then goes on to the
-    handler as before (its message on stderr, its exit code)."""
-
-    def wrap(run: Run) -> Run:
-        @functools.wraps(run)
-        def wrapped(args: argparse.Namespace) -> int:
-            if getattr(args, "format", "text") != "json":
-                return run(args)
-            try:
-                return run(args)
-            except (KvswitchError, UsageError) as exc:
-                from kvswitch.cli.envelope import dumps
-
-                name = command(args) if callable(command) else command
-                print(dumps(name, {"error": error_data(exc)}, ok=False))
-                raise
-
-        return wrapped
-
-    return wrap
-
+__all__ = ["register"]
 
 def register(sub: Any) -> None:
     p = sub.add_parser(

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kvswitch.cli.envelope import dumps
-from kvswitch.cli.status import error_data, format_option, reports
+from kvswitch.cli.envelope import dumps, error_data, format_option, reports
 from kvswitch.i18n import ntr, tr
 
 if TYPE_CHECKING:

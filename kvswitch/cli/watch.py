@@ -8,7 +8,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from kvswitch.cli.status import format_option, reports
+from kvswitch.cli.envelope import format_option, reports
 from kvswitch.i18n import tr
 
 if TYPE_CHECKING:
