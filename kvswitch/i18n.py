@@ -5,7 +5,7 @@ decides the wording)::
 
     from kvswitch.i18n import tr
     raise LabError(tr("the lab is not running (start it with `kvswitch lab up`)"))
-    print(tr("{count} client(s) switched to {mode}").format(count=n, mode=mode))
+    note = tr("{count} client(s) switched to {mode}").format(count=n, mode=mode)
 
 Placeholders are ``str.format`` fields, filled *after* translation, so a translation may move
 them. Module-level constants are marked with :func:`N_` (which only marks them for the
@@ -121,9 +121,7 @@ def tr(message: str) -> str:
 
 def ntr(singular: str, plural: str, count: int) -> str:
     """The singular or plural form for ``count``, in the user's language."""
-    if language() == "en":
-        return singular if count == 1 else plural
-    catalogue = _translations()
+    catalogue = None if language() == "en" else _translations()
     if catalogue is None:
         return singular if count == 1 else plural
     return catalogue.ngettext(singular, plural, count)

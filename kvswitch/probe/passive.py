@@ -327,7 +327,8 @@ def build_passive_report(w: Watched, s: PassiveSettings) -> dict[str, Any]:
     """A JSON-ready probe report of what ``w`` saw: ``modes`` (with ``apis``: the same figures per
     API, and ``routes``: how the gateway chose the mode), ``comparison``, ``notes``; strict JSON,
     the token nowhere."""
-    from kvswitch.probe.report import REPORT_VERSION, finite, iso_utc
+    from kvswitch.probe.report import REPORT_VERSION, finite
+    from kvswitch.times import iso_utc
 
     gateway = samples_url(s.gateway).removesuffix("/samples")
     modes: dict[str, Any] = {}
