@@ -78,7 +78,7 @@ def test_real_tray_icon_menu_switch_and_screenshot(kv_sandbox: dict[str, Path], 
             assert icon.width >= 16 and icon.height >= 16
             assert x.panel.x <= icon.x and icon.x + icon.width <= x.panel.x + x.panel.width
             # the state arrived: the icon is the merged shape (one blue block), not the outline
-            assert wait_until(lambda: x.icon_mode(icon) == "merged", START_S), x.icon_mode(icon)
+            icon = app.wait_mode("merged", START_S)
             # with a tray the app shows no window of its own (a balloon by the icon is not one)
             assert not [w for w in x.shown_windows("kvswitch") if w.width > 300]
 
@@ -95,7 +95,7 @@ def test_real_tray_icon_menu_switch_and_screenshot(kv_sandbox: dict[str, Path], 
             assert wait_until(lambda: 'mode = "split"' in config.read_text(), STEP_S), config.read_text()
 
             # the icon follows: the split shape (two teal halves)
-            assert wait_until(lambda: x.icon_mode(icon) == "split", STEP_S), x.icon_mode(icon)
+            icon = app.wait_mode("split", STEP_S)
             # the menu closed, and the notice came up as a balloon by the icon (Qt draws it on X11
             # without a notification daemon): a new popup, not one of the menu's windows
             balloon = wait_until(lambda: [w for w in x.popups() if w.id not in menus], STEP_S)

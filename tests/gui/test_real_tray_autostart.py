@@ -77,7 +77,7 @@ def test_launch_at_login_toggles_from_the_real_tray_menu(kv_sandbox: dict[str, P
     assert not entry.exists()
     with XSession(tmp_path / "x") as x, TrayApp(x, log=tmp_path / "app.log") as app:
         icon = app.wait_icon(START_S)
-        assert wait_until(lambda: x.icon_mode(icon) == "merged", START_S), x.icon_mode(icon)
+        icon = app.wait_mode("merged", START_S)
 
         problem = _click_launch_at_login(x, icon)
         if problem:  # once more, from a clean slate

@@ -53,7 +53,7 @@ def test_real_tray_switches_one_client_from_its_submenu(sandbox: Path, tmp_path:
     qwen_before = files["qwen"].read_bytes()
     with XSession(tmp_path / "x") as x, TrayApp(x, log=tmp_path / "app.log") as app:
         icon = app.wait_icon(START_S)
-        assert wait_until(lambda: x.icon_mode(icon) == "merged", START_S), x.icon_mode(icon)
+        icon = app.wait_mode("merged", START_S)
         menus: set[int] = set()
         problem = _switch_claude_alone(x, icon, files, menus)
         if problem:  # once more, from a clean slate

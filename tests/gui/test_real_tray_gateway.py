@@ -88,7 +88,7 @@ def test_real_tray_starts_switches_and_stops_the_gateway(pinned_setup: dict[str,
     with XSession(tmp_path / "x") as x, TrayApp(x, log=tmp_path / "app.log") as app:
         icon = app.wait_icon(START_S)
         # merged (with the warning corner: the pinned client needs a gateway and none runs)
-        assert wait_until(lambda: x.icon_mode(icon) == "merged", START_S), f"{x.icon_mode(icon)!r}\n{app.log()}"
+        icon = app.wait_mode("merged", START_S)
         # Down ×4: Mode, Profile, Clients, Gateway; Right: its submenu, the first enabled item
         # (Start gateway: the state lines are greyed) active; Return
         _do(x, icon, [["Down", "Down", "Down", "Down", "Right"], ["Return"]], _running, "Gateway ▸ Start", app)

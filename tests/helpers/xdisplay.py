@@ -388,6 +388,33 @@ class TrayApp:
                                f"app log:\n{self.log(20_000)}")
         return icon
 
+    def wait_mode(self, mode: str, timeout: float = 60.0) -> Window:
+        """The icon once it shows ``mode``, looked up afresh on every poll (the panel may lay it
+        out again, under a new window, after the first look); an AssertionError that tells the
+        colours and windows seen, and the app's log, when it does not within ``timeout`` s."""
+        seen: list[str] = []
+
+        def look() -> Window | None:
+            icon = self.icon()
+            if icon is None:
+                state = "no icon in the panel"
+            else:
+                try:
+                    shown = self.x.icon_mode(icon)
+                except (RuntimeError, ValueError) as exc:  # the window went away, or drew nothing yet
+                    shown = f"unreadable ({type(exc).__name__})"
+                if shown == mode:
+                    return icon
+                state = f"{icon.id:#x} {icon.width}x{icon.height}+{icon.x}+{icon.y} shows {shown!r}"
+            if not seen or not seen[-1].endswith(state):
+                seen.append(f"{time.perf_counter() - self.started:6.2f} s: {state}")
+            return None
+
+        found = wait_until(look, timeout)
+        assert isinstance(found, Window), (f"the icon never showed {mode!r}: {seen}; app alive: {self.alive()}; "
+                                           f"app log:\n{self.log(20_000)}")
+        return found
+
     def close(self) -> int | None:
         if self.proc is None:
             return None
