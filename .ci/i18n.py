@@ -147,9 +147,16 @@ def compiled() -> bytes:
     from babel.messages.mofile import write_mo
 
     entries, _ = read_catalogue()
-    catalog = Catalog(locale="zh_CN", domain="kvswitch", project="kvswitch", fuzzy=False,
-                      creation_date=FIXED_DATE, revision_date=FIXED_DATE,
-                      language_team="kvswitch", last_translator="kvswitch")
+    catalog = Catalog(
+        locale="zh_CN",
+        domain="kvswitch",
+        project="kvswitch",
+        fuzzy=False,
+        creation_date=FIXED_DATE,
+        revision_date=FIXED_DATE,
+        language_team="kvswitch",
+        last_translator="kvswitch",
+    )
     for key in sorted(entries):
         _path, entry = entries[key]
         catalog.add(entry.id, entry.string, flags=())
@@ -174,16 +181,16 @@ def stub(paths: list[str]) -> str:
             seen.add(m.key)
             out.append(f"#: {m.where}")
             if isinstance(m.id, tuple):
-                out += [f'msgid "{_po_escape(m.id[0])}"', f'msgid_plural "{_po_escape(m.id[1])}"',
-                        'msgstr[0] ""', ""]
+                out += [f'msgid "{_po_escape(m.id[0])}"', f'msgid_plural "{_po_escape(m.id[1])}"', 'msgstr[0] ""', ""]
             else:
                 out += [f'msgid "{_po_escape(m.id)}"', 'msgstr ""', ""]
     return "\n".join(out)
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="i18n.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="i18n.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("command", choices=["check", "compile", "stub"])
     parser.add_argument("paths", nargs="*")
     args = parser.parse_args(argv)

@@ -109,11 +109,7 @@ def free_port() -> int:
 
 def child_env(**extra: str) -> dict[str, str]:
     """This environment without HTTP proxies (everything here is on 127.0.0.1)."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")
-    }
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     env.update(extra)
     return env
@@ -165,9 +161,7 @@ def _spawn(
     threading.Thread(target=pump, args=(proc.stdout,), daemon=True).start()
     if not ready.wait(timeout) or not found:
         terminate(proc)
-        raise ArmError(
-            f"{name} did not print its LISTENING line within {timeout:g} s:\n{_tail(log)}"
-        )
+        raise ArmError(f"{name} did not print its LISTENING line within {timeout:g} s:\n{_tail(log)}")
     return proc, found[0]
 
 
@@ -428,9 +422,7 @@ def start_sglang(logs: Path, python: Path, upstream: str, tag: str) -> Server:
     except ArmError:
         terminate(proc)
         raise
-    return Server(
-        "sglang", root, lambda: terminate(proc), log, _version(python, "sglang-router"), proc.pid
-    )
+    return Server("sglang", root, lambda: terminate(proc), log, _version(python, "sglang-router"), proc.pid)
 
 
 def start_lab_router(logs: Path, upstream: str, tag: str) -> Server:

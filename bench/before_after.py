@@ -39,8 +39,9 @@ def run(script: str, args: list[str], tree: Path | None) -> list[str]:
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [env.get("PYTHONPATH")])])
-    done = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, check=False)
+    done = subprocess.run(
+        [sys.executable, script, *args], capture_output=True, text=True, env=env, cwd=ROOT, check=False
+    )
     if done.returncode != 0:
         raise SystemExit(f"{script} failed ({'before' if tree else 'after'}):\n{done.stdout}{done.stderr}")
     return done.stdout.splitlines()
@@ -52,22 +53,26 @@ def main() -> int:
     ap.add_argument("script", help="the bench script, e.g. bench/profile_switch.py")
     ap.add_argument("--rounds", type=int, default=3)
     argv = sys.argv[1:]
-    args = argv[argv.index("--") + 1:] if "--" in argv else []  # the script's own options
-    ns = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args = argv[argv.index("--") + 1 :] if "--" in argv else []  # the script's own options
+    ns = ap.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     before_tree = unpack(ns.rev)
     outputs: dict[str, list[list[str]]] = {"before": [], "after": []}
     for i in range(ns.rounds):
         order = ("before", "after") if i % 2 == 0 else ("after", "before")
         for side in order:
             outputs[side].append(run(ns.script, args, before_tree if side == "before" else None))
-    print(f"{ns.script} {' '.join(args)}: {ns.rounds} rounds each, alternating; before = {ns.rev}, "
-          "after = the working tree; medians over the rounds")
+    print(
+        f"{ns.script} {' '.join(args)}: {ns.rounds} rounds each, alternating; before = {ns.rev}, "
+        "after = the working tree; medians over the rounds"
+    )
     lines = outputs["after"][0]
     for n, line in enumerate(lines):
-        figures_after = [[float(m.group(1)) for m in _FIGURE.finditer(out[n])] for out in outputs["after"]
-                         if n < len(out)]
-        figures_before = [[float(m.group(1)) for m in _FIGURE.finditer(out[n])] for out in outputs["before"]
-                          if n < len(out)]
+        figures_after = [
+            [float(m.group(1)) for m in _FIGURE.finditer(out[n])] for out in outputs["after"] if n < len(out)
+        ]
+        figures_before = [
+            [float(m.group(1)) for m in _FIGURE.finditer(out[n])] for out in outputs["before"] if n < len(out)
+        ]
         if not figures_after or not figures_after[0]:
             print(f"  {line}")
             continue

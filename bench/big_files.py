@@ -68,12 +68,16 @@ def big_toml(target: int, seed: int = 7) -> str:
     while size < target:
         kind = rnd.random()
         if kind < 0.6:
-            chunk = (f'[projects."/home/me/repo{i}"]\ntrust_level = "trusted"  # note {i}\n'
-                     f"weight = {rnd.random():.6f}\nopened = 1979-05-27T07:32:00Z\n\n")
+            chunk = (
+                f'[projects."/home/me/repo{i}"]\ntrust_level = "trusted"  # note {i}\n'
+                f"weight = {rnd.random():.6f}\nopened = 1979-05-27T07:32:00Z\n\n"
+            )
         elif kind < 0.9:
-            chunk = (f'[[mcp.servers]]\nname = "server-{i}"\n'
-                     f'command = ["npx", "-y", "@scope/server-{i}"]  # launcher\n'
-                     f"env = {{ TOKEN_FILE = '/run/secrets/t{i}', RETRIES = {i % 7} }}\n\n")
+            chunk = (
+                f'[[mcp.servers]]\nname = "server-{i}"\n'
+                f'command = ["npx", "-y", "@scope/server-{i}"]  # launcher\n'
+                f"env = {{ TOKEN_FILE = '/run/secrets/t{i}', RETRIES = {i % 7} }}\n\n"
+            )
         else:
             chunk = f"[history.h{i}]\nitems = [\n  1,  # one\n  2,\n  3,\n]\nnote = '''\nline {i}\n'''\n\n"
         parts.append(chunk)
@@ -111,16 +115,18 @@ print(json.dumps({"s": took, "peak": peak}))
 
 def child(what: str, path: Path, env: dict[str, str], mode: str) -> float:
     """Seconds (``mode`` "time") or peak traced bytes ("mem") of one operation, in a fresh process."""
-    out = subprocess.run([sys.executable, "-c", _CHILD, what, str(path), mode], env=env,
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, what, str(path), mode], env=env, capture_output=True, text=True, check=False
+    )
     if out.returncode != 0:
         raise SystemExit(f"{what} on {path.name} failed:\n{out.stderr}")
     got = json.loads(out.stdout.strip().splitlines()[-1])
     return float(got["s"]) if mode == "time" else float(got["peak"])
 
 
-def measure(label: str, name: str, text: str, oracle: str, plain: str, runs: int, env: dict[str, str],
-            tmp: Path) -> None:
+def measure(
+    label: str, name: str, text: str, oracle: str, plain: str, runs: int, env: dict[str, str], tmp: Path
+) -> None:
     folder = tmp / label
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / name
@@ -137,9 +143,11 @@ def measure(label: str, name: str, text: str, oracle: str, plain: str, runs: int
     size = len(text.encode())
     bt, st = statistics.median(base_t), statistics.median(sw_t)
     bm, sm = statistics.median(base_m), statistics.median(sw_m)
-    print(f"{label:>9} {name:<13} {size / MIB:6.1f} MiB | {oracle:<7} {bt * 1e3:8.0f} ms {bm / MIB:7.0f} MiB"
-          f" | switch {st * 1e3:8.0f} ms {sm / MIB:7.0f} MiB | time ×{st / bt:5.2f}"
-          f" | memory ×{sm / size:5.1f} of the file (parse alone ×{bm / size:4.1f})")
+    print(
+        f"{label:>9} {name:<13} {size / MIB:6.1f} MiB | {oracle:<7} {bt * 1e3:8.0f} ms {bm / MIB:7.0f} MiB"
+        f" | switch {st * 1e3:8.0f} ms {sm / MIB:7.0f} MiB | time ×{st / bt:5.2f}"
+        f" | memory ×{sm / size:5.1f} of the file (parse alone ×{bm / size:4.1f})"
+    )
 
 
 def main() -> int:

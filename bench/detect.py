@@ -38,8 +38,9 @@ def main() -> int:
     bindir.mkdir()
     for p in PROGRAMS:
         (bindir / p).symlink_to(BIN / p)
-    os.environ.update(HOME=str(sandbox / "home"), KVSWITCH_HOME=str(sandbox / "kvswitch-home"),
-                      PATH=f"{bindir}:/usr/bin:/bin")
+    os.environ.update(
+        HOME=str(sandbox / "home"), KVSWITCH_HOME=str(sandbox / "kvswitch-home"), PATH=f"{bindir}:/usr/bin:/bin"
+    )
     from kvswitch.installed import detect_clients
 
     def read_versions() -> list[str | None]:
@@ -48,8 +49,9 @@ def main() -> int:
     def ask_versions() -> list[str | None]:
         out = []
         for p in PROGRAMS:
-            done = subprocess.run([str(bindir / p), "--version"], capture_output=True, timeout=30,
-                                  stdin=subprocess.DEVNULL, check=False)
+            done = subprocess.run(
+                [str(bindir / p), "--version"], capture_output=True, timeout=30, stdin=subprocess.DEVNULL, check=False
+            )
             out.append(done.stdout.decode(errors="replace").strip())
         return out
 
@@ -62,8 +64,9 @@ def main() -> int:
     whole = []
     for _ in range(args.rounds):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "kvswitch", "client", "detect", "--format", "json"],
-                       capture_output=True, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "kvswitch", "client", "detect", "--format", "json"], capture_output=True, check=True
+        )
         whole.append((time.perf_counter() - start) * 1000)
     r, a = statistics.median(read), statistics.median(asked)
     print(f"versions of 5 clients, read from their packages (detect): {r:8.1f} ms median of {args.rounds}")

@@ -148,9 +148,7 @@ class _Response:
                 continue
             payload = line[5:].strip()
             if payload == b"[DONE]" or (
-                b'"content"' not in payload
-                and b"reasoning" not in payload
-                and b"tool_calls" not in payload
+                b'"content"' not in payload and b"reasoning" not in payload and b"tool_calls" not in payload
             ):
                 continue
             with contextlib.suppress(ValueError):
@@ -269,9 +267,7 @@ async def _get_json(port: int, path: str) -> Any:
     return json.loads(resp.body_text)
 
 
-async def _cancel_one(
-    port: int, request: bytes, kind: str, close_at: float, after_tokens: int
-) -> dict[str, Any]:
+async def _cancel_one(port: int, request: bytes, kind: str, close_at: float, after_tokens: int) -> dict[str, Any]:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     _nodelay(writer)
     resp = _Response()
@@ -302,12 +298,7 @@ async def _cancel(spec: dict[str, Any]) -> dict[str, Any]:
     upstream: int = spec["upstream"]
     out: dict[str, list[dict[str, Any]]] = {}
     rnd = random.Random(spec["seed"])
-    plan = [
-        (name, kind, i)
-        for name in arms
-        for kind in ("prefill", "stream")
-        for i in range(spec["trials"])
-    ]
+    plan = [(name, kind, i) for name in arms for kind in ("prefill", "stream") for i in range(spec["trials"])]
     rnd.shuffle(plan)
     for name, kind, i in plan:
         tag = f"cancel-{name}-{kind}-{i}-{secrets.token_hex(3)}"
@@ -376,11 +367,7 @@ def interval(
     est = stat(list(range(n)))
     if n < 2:
         return est, math.nan, math.nan
-    draws = sorted(
-        v
-        for v in (stat([rnd.randrange(n) for _ in range(n)]) for _ in range(boot))
-        if not math.isnan(v)
-    )
+    draws = sorted(v for v in (stat([rnd.randrange(n) for _ in range(n)]) for _ in range(boot)) if not math.isnan(v))
     if not draws:
         return est, math.nan, math.nan
     return est, draws[int(0.025 * (len(draws) - 1))], draws[math.ceil(0.975 * (len(draws) - 1))]
@@ -458,16 +445,12 @@ def _against(
         "per_round_added_ms": [x * 1e3 for x in diffs],
         "added_p50_ms": interval(lambda idx: _median([diffs[i] for i in idx]) * 1e3, n, rnd, boot),
         "added_p99_ms": interval(added_p99, n, rnd, boot),
-        "throughput_ratio": interval(
-            lambda idx: _rate(arm, idx) / _rate(direct, idx), n, rnd, boot
-        ),
+        "throughput_ratio": interval(lambda idx: _rate(arm, idx) / _rate(direct, idx), n, rnd, boot),
         "itl_p99_ratio": interval(itl_ratio, n, rnd, boot),
     }
 
 
-def analyse(
-    rounds: dict[str, list[dict[str, Any]]], rnd: random.Random, boot: int
-) -> dict[str, Any]:
+def analyse(rounds: dict[str, list[dict[str, Any]]], rnd: random.Random, boot: int) -> dict[str, Any]:
     """Per arm: figures, and against direct: added TTFT p50/p99, throughput and ITL p99 ratios."""
     direct = rounds["direct"]
     n = len(direct)
@@ -498,9 +481,7 @@ def analyse(
             if other in rounds and out[other]["errors"] < out[other]["requests"]:
                 theirs = out[other]["per_round_added_ms"]
                 out["kvswitch"][f"vs_{other}_ms"] = interval(
-                    lambda idx, t=theirs, s=share: (
-                        _median([mine[i] for i in idx]) - s * _median([t[i] for i in idx])
-                    ),
+                    lambda idx, t=theirs, s=share: _median([mine[i] for i in idx]) - s * _median([t[i] for i in idx]),
                     n,
                     rnd,
                     boot,
@@ -508,9 +489,7 @@ def analyse(
     return out
 
 
-def goals(
-    row: dict[str, Any], concurrency: int
-) -> list[tuple[str, str, tuple[float, float, float], bool]]:
+def goals(row: dict[str, Any], concurrency: int) -> list[tuple[str, str, tuple[float, float, float], bool]]:
     """(goal, shown figure, interval, met) for the kvswitch arm of one row."""
     gw = row.get("kvswitch")
     if gw is None or "added_p50_ms" not in gw:
@@ -536,14 +515,10 @@ def goals(
         )
     if "vs_litellm_ms" in gw:
         iv = gw["vs_litellm_ms"]
-        out.append(
-            ("added TTFT p50 <= 1/5 of LiteLLM's (kvswitch - LiteLLM/5 <= 0)", "ms", iv, iv[2] <= 0)
-        )
+        out.append(("added TTFT p50 <= 1/5 of LiteLLM's (kvswitch - LiteLLM/5 <= 0)", "ms", iv, iv[2] <= 0))
     if "vs_sglang_ms" in gw:
         iv = gw["vs_sglang_ms"]
-        out.append(
-            ("added TTFT p50 <= SGLang router's (kvswitch - SGLang <= 0)", "ms", iv, iv[2] <= 0)
-        )
+        out.append(("added TTFT p50 <= SGLang router's (kvswitch - SGLang <= 0)", "ms", iv, iv[2] <= 0))
     tr = gw["throughput_ratio"]
     out.append(("throughput >= 0.95x direct", "x", tr, tr[1] >= 0.95))
     ir = gw["itl_p99_ratio"]
@@ -619,9 +594,7 @@ def cancel_summary(trials: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
                 "median_ms": _median(gaps),
                 "p95_ms": pct(gaps, 0.95),
                 "max_ms": max(gaps) if gaps else math.nan,
-                "tokens_upstream_median": _median(
-                    [r["tokens_upstream"] for r in rs if "tokens_upstream" in r]
-                ),
+                "tokens_upstream_median": _median([r["tokens_upstream"] for r in rs if "tokens_upstream" in r]),
             }
     return out
 
@@ -664,18 +637,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=2000,
         help="requests per arm at concurrency 1 and 64 (half that at 4); at least 3 rounds",
     )
-    ap.add_argument(
-        "--warmup", type=int, default=20, help="requests per arm before each row, not counted"
-    )
+    ap.add_argument("--warmup", type=int, default=20, help="requests per arm before each row, not counted")
     ap.add_argument("--sse-concurrency", default="1,4,64")
     ap.add_argument("--llama-concurrency", default="1,4")
     ap.add_argument("--sse-ttft-ms", type=float, default=2.0)
     ap.add_argument("--sse-itl-ms", type=float, default=5.0)
     ap.add_argument("--sse-tokens", type=int, default=8)
     ap.add_argument("--llama-tokens", type=int, default=32)
-    ap.add_argument(
-        "--cancel-trials", type=int, default=20, help="per arm and kind (0: no cancellation figure)"
-    )
+    ap.add_argument("--cancel-trials", type=int, default=20, help="per arm and kind (0: no cancellation figure)")
     ap.add_argument("--no-litellm", action="store_true")
     ap.add_argument("--no-sglang", action="store_true")
     ap.add_argument("--no-llama", action="store_true")
@@ -683,9 +652,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--bootstrap", type=int, default=BOOT)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--json", metavar="OUT", help="write the figures as JSON")
-    ap.add_argument(
-        "--keep-logs", action="store_true", help="keep the servers' logs (the folder is printed)"
-    )
+    ap.add_argument("--keep-logs", action="store_true", help="keep the servers' logs (the folder is printed)")
     ap.add_argument("--load", help=argparse.SUPPRESS)
     ap.add_argument("--load-out", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -725,9 +692,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     keep = tempfile.mkdtemp(prefix="kvswitch-gw-bench-") if args.keep_logs else None
     with contextlib.ExitStack() as stack:
         work = (
-            Path(keep)
-            if keep
-            else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kvswitch-gw-bench-")))
+            Path(keep) if keep else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kvswitch-gw-bench-")))
         )
         versions: dict[str, str] = {}
 
@@ -740,9 +705,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if has_gateway:
                 wanted.append(("kvswitch", lambda: arms.start_gateway(work, root, token, tag)))
             if litellm is not None:
-                wanted.append(
-                    ("litellm", lambda: arms.start_litellm(work, litellm, root, model, tag))
-                )
+                wanted.append(("litellm", lambda: arms.start_litellm(work, litellm, root, model, tag)))
             if sglang_py is not None:
                 wanted.append(("sglang", lambda: arms.start_sglang(work, sglang_py, root, tag)))
             if args.lab_router:
@@ -822,9 +785,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # 1. the deterministic SSE server
         if sse_cs:
-            sse = arms.start_sse(
-                work, ttft_ms=args.sse_ttft_ms, itl_ms=args.sse_itl_ms, tokens=args.sse_tokens
-            )
+            sse = arms.start_sse(work, ttft_ms=args.sse_ttft_ms, itl_ms=args.sse_itl_ms, tokens=args.sse_tokens)
             stack.callback(sse.stop)
             body = {
                 "model": "test-model",
@@ -837,8 +798,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "test-model",
                 body,
                 sse_cs,
-                f"SSE server (TTFT {args.sse_ttft_ms:g} ms, ITL {args.sse_itl_ms:g} ms, "
-                f"{args.sse_tokens} tokens)",
+                f"SSE server (TTFT {args.sse_ttft_ms:g} ms, ITL {args.sse_itl_ms:g} ms, {args.sse_tokens} tokens)",
                 "sse",
             )
         # 2. llama.cpp, the tiny model
@@ -864,9 +824,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         # 3. cancellation
         if args.cancel_trials:
-            watch = arms.start_sse(
-                work, ttft_ms=100, itl_ms=10, tokens=50, scenario="close-watch", name="sse-close"
-            )
+            watch = arms.start_sse(work, ttft_ms=100, itl_ms=10, tokens=50, scenario="close-watch", name="sse-close")
             stack.callback(watch.stop)
             ports = {n: sv.port for n, sv in start_proxies(watch, "test-model", "cancel").items()}
             say(f"cancellation: {args.cancel_trials} trials per arm and kind")
@@ -926,8 +884,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cpus=os.cpu_count(),
             argv=sys.argv[1:],
             goals=[
-                {"upstream": u, "concurrency": c, "goal": g, "figure": iv, "met": m}
-                for u, c, g, iv, m in all_goals
+                {"upstream": u, "concurrency": c, "goal": g, "figure": iv, "met": m} for u, c, g, iv, m in all_goals
             ],
         )
         Path(args.json).write_text(json.dumps(_finite(report), indent=1, default=str) + "\n")

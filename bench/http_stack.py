@@ -59,9 +59,7 @@ def _nodelay(writer: asyncio.StreamWriter) -> None:
 async def serve_streams_httpx(port: int, host: str, up: int) -> None:
     import httpx
 
-    client = httpx.AsyncClient(
-        timeout=60, trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)
-    )
+    client = httpx.AsyncClient(timeout=60, trust_env=False, limits=httpx.Limits(max_keepalive_connections=0))
 
     async def conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         _nodelay(writer)
@@ -80,8 +78,7 @@ async def serve_streams_httpx(port: int, host: str, up: int) -> None:
                     headers={"content-type": "application/json"},
                 ) as resp:
                     writer.write(
-                        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                        b"Transfer-Encoding: chunked\r\n\r\n"
+                        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
                     )
                     async for chunk in resp.aiter_raw():
                         writer.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
@@ -112,9 +109,7 @@ async def serve_aiohttp(port: int, host: str, up: int, *, pooled: bool = False) 
             data=body,
             headers={"content-type": "application/json"},
         ) as resp:
-            out = web.StreamResponse(
-                status=resp.status, headers={"Content-Type": resp.headers["content-type"]}
-            )
+            out = web.StreamResponse(status=resp.status, headers={"Content-Type": resp.headers["content-type"]})
             await out.prepare(request)
             async for chunk in resp.content.iter_any():
                 await out.write(chunk)
@@ -275,9 +270,7 @@ async def serve_lab_router(port: int, host: str, up: int) -> None:
 
     upstream = f"http://{host}:{up}"
     with tempfile.TemporaryDirectory() as slots:
-        router = Router(
-            upstream, upstream, upstream, slots, port=port, prefill_slots=1, decode_slots=1
-        )
+        router = Router(upstream, upstream, upstream, slots, port=port, prefill_slots=1, decode_slots=1)
         await router.start()
         await asyncio.Event().wait()
 
@@ -449,10 +442,7 @@ def main() -> int:
     )
     direct50 = statistics.median(results["direct"])
     direct99 = pct(results["direct"], 0.99)
-    print(
-        f"{'candidate':<14} {'TTFT p50':>9} {'p99':>9} {'added p50':>10} {'added p99':>10}"
-        "  goal p50<=0.5"
-    )
+    print(f"{'candidate':<14} {'TTFT p50':>9} {'p99':>9} {'added p50':>10} {'added p99':>10}  goal p50<=0.5")
     for name, values in results.items():
         p50, p99 = statistics.median(values) * 1000, pct(values, 0.99) * 1000
         if name == "direct":

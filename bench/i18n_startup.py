@@ -54,8 +54,13 @@ def main() -> int:
         settings.parent.mkdir(parents=True)
         settings.write_bytes(FIXTURE.read_bytes())
         base = {k: v for k, v in os.environ.items() if k not in {"LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"}}
-        base.update(HOME=str(home), KVSWITCH_HOME=str(home / "kvswitch-home"), XDG_CONFIG_HOME=str(home / ".config"),
-                    XDG_STATE_HOME=str(home / ".state"), XDG_DATA_HOME=str(home / ".data"))
+        base.update(
+            HOME=str(home),
+            KVSWITCH_HOME=str(home / "kvswitch-home"),
+            XDG_CONFIG_HOME=str(home / ".config"),
+            XDG_STATE_HOME=str(home / ".state"),
+            XDG_DATA_HOME=str(home / ".data"),
+        )
         py = sys.executable
         commands: dict[str, tuple[list[str], str | None]] = {
             "python -c pass": ([py, "-c", "pass"], None),

@@ -31,8 +31,10 @@ def big_settings(target_bytes: int, seed: int = 7) -> str:
     """A settings.json of about ``target_bytes``: nested objects, comments, trailing commas."""
     parts = user_settings(target_bytes, seed)
     parts.append('    "cline.openAiBaseUrl": "https://taotoken.net/api",\n')
-    parts.append('    "cline.cacheStrategy": {\n        "mode": "merged", // merged | split\n'
-                 '        "chunkSize": 512,\n        "kvCacheDtype": "auto",\n        "enablePrefixCache": true\n    },\n}\n')
+    parts.append(
+        '    "cline.cacheStrategy": {\n        "mode": "merged", // merged | split\n'
+        '        "chunkSize": 512,\n        "kvCacheDtype": "auto",\n        "enablePrefixCache": true\n    },\n}\n'
+    )
     return "".join(parts)
 
 
@@ -58,10 +60,12 @@ def measure(label: str, text: str, runs: int) -> None:
     switch = best(lambda: parse_config(text, "cline").doc.apply(list(plan.edits)), runs)
     # lint without --kind: the kind is told from the path and content, then the file is parsed
     detect = best(lambda: parse_config(text, None, Path("settings.json")), runs)
-    print(f"{label:>6} ({len(text.encode()):>9,} B): load {load*1e3:7.2f} ms | edit {edit*1e3:7.2f} ms | "
-          f"load+edit {(load + edit)*1e3:7.2f} ms | verify re-parse {verify*1e3:7.2f} ms | "
-          f"whole switch, verified (load, 5 edits, verify) {switch*1e3:7.2f} ms | "
-          f"kind detected + parsed {detect*1e3:7.2f} ms")
+    print(
+        f"{label:>6} ({len(text.encode()):>9,} B): load {load * 1e3:7.2f} ms | edit {edit * 1e3:7.2f} ms | "
+        f"load+edit {(load + edit) * 1e3:7.2f} ms | verify re-parse {verify * 1e3:7.2f} ms | "
+        f"whole switch, verified (load, 5 edits, verify) {switch * 1e3:7.2f} ms | "
+        f"kind detected + parsed {detect * 1e3:7.2f} ms"
+    )
 
 
 def main() -> int:
@@ -73,7 +77,10 @@ def main() -> int:
     tdoc = TomlDocument(toml_text)
     t_parse = best(lambda: TomlDocument(toml_text), 50)
     t_edit = best(lambda: tdoc.apply([Set(("cache", "mode"), "split")]), 50)
-    print(f"  TOML ({len(toml_text):>9,} B): tomllib parse {t_parse*1e3:.2f} ms | tomlkit edit + tomllib verify {t_edit*1e3:.2f} ms")
+    print(
+        f"  TOML ({len(toml_text):>9,} B): tomllib parse {t_parse * 1e3:.2f} ms | tomlkit edit + tomllib verify "
+        f"{t_edit * 1e3:.2f} ms"
+    )
     print("goals: load+edit ≤ 150 ms on 1 MB and ≤ 1 ms on 1 KB; verify reported apart (D-12)")
     return 0
 

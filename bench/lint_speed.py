@@ -53,13 +53,25 @@ def main() -> int:
     rows = [
         ("python -c pass", [sys.executable, "-c", "pass"], None),
         ("kvswitch lint config.toml", [str(BIN / "kvswitch"), "lint", str(toml)], "lint-toml"),
-        ("check-jsonschema config.toml", [str(BIN / "check-jsonschema"), "--schemafile",
-                                          str(schemas / "ccswitch-config.schema.json"), str(toml)], "cjs-toml"),
+        (
+            "check-jsonschema config.toml",
+            [str(BIN / "check-jsonschema"), "--schemafile", str(schemas / "ccswitch-config.schema.json"), str(toml)],
+            "cjs-toml",
+        ),
         ("check-toml config.toml", [str(BIN / "check-toml"), str(toml)], None),
         ("kvswitch lint settings.json", [str(BIN / "kvswitch"), "lint", str(cline)], "lint-json"),
-        ("check-jsonschema --force-filetype json5 settings.json",
-         [str(BIN / "check-jsonschema"), "--force-filetype", "json5", "--schemafile",
-          str(schemas / "cline-settings.schema.json"), str(cline)], "cjs-json"),
+        (
+            "check-jsonschema --force-filetype json5 settings.json",
+            [
+                str(BIN / "check-jsonschema"),
+                "--force-filetype",
+                "json5",
+                "--schemafile",
+                str(schemas / "cline-settings.schema.json"),
+                str(cline),
+            ],
+            "cjs-json",
+        ),
     ]
     results: dict[str, float] = {}
     print(f"whole-process wall time, median of {runs} runs (one small file each)")

@@ -38,8 +38,19 @@ def cpu() -> float:
 
 def start_server(ttft_ms: float, tokens: int) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kvswitch.testing.sse_server", "--ttft-ms", str(ttft_ms), "--itl-ms", "5",
-         "--tokens", str(tokens)], stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "kvswitch.testing.sse_server",
+            "--ttft-ms",
+            str(ttft_ms),
+            "--itl-ms",
+            "5",
+            "--tokens",
+            str(tokens),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
@@ -66,6 +77,7 @@ async def kvswitch_client(url: str, concurrency: int, rounds: int, tokens: int) 
     from kvswitch.probe.transport import StampedTransport
 
     async with httpx.AsyncClient(transport=StampedTransport(), limits=limits, timeout=None, trust_env=False) as client:
+
         async def one(rid: str) -> None:
             body = chat_body("test-model", f"[{rid}] hello", tokens)
             r = await stream_chat(client, url + "/chat/completions", body, {"X-Request-Id": rid}, mode="merged")
@@ -89,8 +101,10 @@ async def raw_client(url: str, concurrency: int, rounds: int, tokens: int) -> tu
         reader, writer = conn
         body = json.dumps(chat_body("test-model", f"[{rid}] hello", tokens)).encode()
         writer.write(
-            f"POST {parts.path}/chat/completions HTTP/1.1\r\nHost: {parts.hostname}\r\nContent-Type: application/json\r\n"
-            f"X-Request-Id: {rid}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+            f"POST {parts.path}/chat/completions HTTP/1.1\r\nHost: {parts.hostname}\r\nContent-Type: "
+            f"application/json\r\n"
+            f"X-Request-Id: {rid}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body
         )
         await writer.drain()
         buf = b""
@@ -136,7 +150,9 @@ def main() -> int:
             used = cpu() - c0
             truth = asyncio.run(stamps(url))
             err = errors(seen, truth)
-            rows.append((name, len(err), percentile(err, 50), percentile(err, 99), max(err), used / max(n_tokens, 1) * 1e6))
+            rows.append(
+                (name, len(err), percentile(err, 50), percentile(err, 99), max(err), used / max(n_tokens, 1) * 1e6)
+            )
     finally:
         proc.terminate()
         proc.wait(timeout=5)

@@ -28,8 +28,10 @@ def main() -> int:
     sandbox = Path(tempfile.mkdtemp(prefix="kvswitch-bench-"))
     env = {
         **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-        "HOME": str(sandbox / "home"), "XDG_CONFIG_HOME": str(sandbox / "home" / ".config"),
-        "KVSWITCH_HOME": str(sandbox / "kvswitch-home"), "BENCH_KEY": "sk-bench-0123456789abcdefghij",
+        "HOME": str(sandbox / "home"),
+        "XDG_CONFIG_HOME": str(sandbox / "home" / ".config"),
+        "KVSWITCH_HOME": str(sandbox / "kvswitch-home"),
+        "BENCH_KEY": "sk-bench-0123456789abcdefghij",
     }
     os.environ.update(env)
     import kvswitch.cli
@@ -54,8 +56,10 @@ def main() -> int:
 
     cmd = [sys.executable, "-m", "kvswitch", "switch"]
     subprocess.run([*cmd, "merged"], env=env, capture_output=True, check=True)  # warm bytecode caches
-    whole = timed(lambda i: subprocess.run([*cmd, "split" if i % 2 == 0 else "merged"], env=env,
-                                           capture_output=True, check=True), max(5, runs // 2))
+    whole = timed(
+        lambda i: subprocess.run([*cmd, "split" if i % 2 == 0 else "merged"], env=env, capture_output=True, check=True),
+        max(5, runs // 2),
+    )
     bare = timed(lambda i: subprocess.run([sys.executable, "-c", "pass"], env=env, check=True), 5)
     print(f"median of {runs} runs, two registered clients (Cline settings.json + CC Switch config.toml)")
     print(f"in process: switch_clients (mode flip, both files + kvswitch.toml)  {flip * 1e3:7.2f} ms  (goal ≤ 20 ms)")

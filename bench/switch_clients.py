@@ -34,11 +34,15 @@ from pathlib import Path
 
 KEY_VAR = "BENCH_KEY"
 SEEDS: dict[str, str] = {
-    ".claude/settings.json": json.dumps({
-        "permissions": {"allow": ["Bash(npm run test:*)", "Read(~/.zshrc)"], "deny": ["WebFetch"]},
-        "env": {"ANTHROPIC_CUSTOM_HEADERS": "X-Team: infra", "DISABLE_TELEMETRY": "1"},
-        "includeCoAuthoredBy": False,
-    }, indent=2) + "\n",
+    ".claude/settings.json": json.dumps(
+        {
+            "permissions": {"allow": ["Bash(npm run test:*)", "Read(~/.zshrc)"], "deny": ["WebFetch"]},
+            "env": {"ANTHROPIC_CUSTOM_HEADERS": "X-Team: infra", "DISABLE_TELEMETRY": "1"},
+            "includeCoAuthoredBy": False,
+        },
+        indent=2,
+    )
+    + "\n",
     ".codex/config.toml": (
         "# my Codex settings\n"
         'model_reasoning_effort = "medium"\n'
@@ -50,25 +54,47 @@ SEEDS: dict[str, str] = {
         'model = "o4-mini"\nmodel_provider = "openrouter"\n\n'
         "[analytics]\nenabled = false\n"
     ),
-    ".cline/data/settings/providers.json": json.dumps({
-        "version": 1,
-        "lastUsedProvider": "anthropic",
-        "providers": {"anthropic": {"settings": {"provider": "anthropic", "model": "claude-sonnet-4"},
-                                    "updatedAt": "2026-11-30T09:12:44.120Z", "tokenSource": "manual"}},
-    }, indent=2) + "\n",
-    ".config/opencode/opencode.json": json.dumps({
-        "$schema": "https://opencode.ai/config.json",
-        "theme": "system",
-        "autoupdate": False,
-        "provider": {"ollama": {"npm": "@ai-sdk/openai-compatible", "name": "Ollama",
-                                "options": {"baseURL": "http://127.0.0.1:11434/v1"},
-                                "models": {"qwen3:8b": {}}}},
-    }, indent=2) + "\n",
-    ".qwen/settings.json": json.dumps({
-        "general": {"vimMode": False},
-        "privacy": {"usageStatisticsEnabled": False},
-        "ui": {"theme": "GitHub"},
-    }, indent=2) + "\n",
+    ".cline/data/settings/providers.json": json.dumps(
+        {
+            "version": 1,
+            "lastUsedProvider": "anthropic",
+            "providers": {
+                "anthropic": {
+                    "settings": {"provider": "anthropic", "model": "claude-sonnet-4"},
+                    "updatedAt": "2026-11-30T09:12:44.120Z",
+                    "tokenSource": "manual",
+                }
+            },
+        },
+        indent=2,
+    )
+    + "\n",
+    ".config/opencode/opencode.json": json.dumps(
+        {
+            "$schema": "https://opencode.ai/config.json",
+            "theme": "system",
+            "autoupdate": False,
+            "provider": {
+                "ollama": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "Ollama",
+                    "options": {"baseURL": "http://127.0.0.1:11434/v1"},
+                    "models": {"qwen3:8b": {}},
+                }
+            },
+        },
+        indent=2,
+    )
+    + "\n",
+    ".qwen/settings.json": json.dumps(
+        {
+            "general": {"vimMode": False},
+            "privacy": {"usageStatisticsEnabled": False},
+            "ui": {"theme": "GitHub"},
+        },
+        indent=2,
+    )
+    + "\n",
 }
 
 
@@ -78,8 +104,10 @@ def sandbox_env(top: Path) -> dict[str, str]:
     home.mkdir(parents=True)
     return {
         **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-        "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-        "KVSWITCH_HOME": str(top / "kvswitch-home"), KEY_VAR: "sk-bench-0123456789abcdefghij",
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "KVSWITCH_HOME": str(top / "kvswitch-home"),
+        KEY_VAR: "sk-bench-0123456789abcdefghij",
         "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
     }
 
@@ -118,8 +146,11 @@ def set_up(env: dict[str, str], *, real: bool) -> int:
         path = read_config().path
         text = path.read_text(encoding="utf-8")  # the mode URLs, as a user adds them by hand
         text = text.replace("chunk_size = 512\n", 'chunk_size = 512\nurl = "http://127.0.0.1:18081/v1"\n', 1)
-        text = text.replace('transfer_protocol = "layer-wise"\n',
-                            'url = "http://127.0.0.1:18082/v1"\ntransfer_protocol = "layer-wise"\n', 1)
+        text = text.replace(
+            'transfer_protocol = "layer-wise"\n',
+            'url = "http://127.0.0.1:18082/v1"\ntransfer_protocol = "layer-wise"\n',
+            1,
+        )
         path.write_text(text, encoding="utf-8")
         if real:
             home = Path(env["HOME"])
@@ -179,8 +210,9 @@ def run(top: Path, rounds: int) -> int:
     for name in envs:  # both sandboxes back to merged, and the bytecode caches warm
         with inside(envs[name]):
             switch_clients("merged")
-        subprocess.run([sys.executable, "-m", "kvswitch", "switch", "merged"], env=envs[name],
-                       capture_output=True, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "kvswitch", "switch", "merged"], env=envs[name], capture_output=True, check=True
+        )
     inproc = side_by_side(flip, rounds)
     n_whole = max(5, rounds // 2)
     proc = side_by_side(whole, n_whole)
@@ -191,8 +223,10 @@ def run(top: Path, rounds: int) -> int:
     print("(every switch also writes kvswitch.toml's mode; all files or none)\n")
     print(f"| {'':<46} | {'two':>9} | {'seven':>9} | {'seven/two':>9} | goal |")
     print(f"|{'-' * 48}|{'-' * 11}|{'-' * 11}|{'-' * 11}|------|")
-    for label, res in ((f"in process: switch_clients (median of {rounds})", inproc),
-                       (f"whole process: python -m kvswitch switch ({n_whole})", proc)):
+    for label, res in (
+        (f"in process: switch_clients (median of {rounds})", inproc),
+        (f"whole process: python -m kvswitch switch ({n_whole})", proc),
+    ):
         ratio = res["seven"] / res["two"]
         print(f"| {label:<46} | {res['two']:7.1f}ms | {res['seven']:7.1f}ms | {ratio:8.2f}x | ≤ 3x |")
     per_file = (inproc["seven"] - inproc["two"]) / 5

@@ -22,18 +22,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def _median(
-    fn: Callable[[int], object], runs: int, gate: Callable[[bool], None]
-) -> tuple[float, float]:
+def _median(fn: Callable[[int], object], runs: int, gate: Callable[[bool], None]) -> tuple[float, float]:
     """Medians with the gate on and off; ``fn(n)`` is called with a count that goes up by one
     every call, so that each call is a real switch (to the other mode), never a no-op."""
     on: list[float] = []
     off: list[float] = []
     n = 0
     for i in range(runs):
-        for enabled, samples in (
-            ((True, on), (False, off)) if i % 2 == 0 else ((False, off), (True, on))
-        ):
+        for enabled, samples in ((True, on), (False, off)) if i % 2 == 0 else ((False, off), (True, on)):
             gate(enabled)
             gc.collect()
             t0 = time.perf_counter()
@@ -47,9 +43,7 @@ def _median(
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", type=int, default=31)
-    ap.add_argument(
-        "--big-keys", type=int, default=20000, help="user keys in the large settings.json"
-    )
+    ap.add_argument("--big-keys", type=int, default=20000, help="user keys in the large settings.json")
     args = ap.parse_args()
     sandbox = Path(tempfile.mkdtemp(prefix="kvswitch-bench-"))
     os.environ.update(
@@ -73,15 +67,8 @@ def main() -> int:
         kvswitch.switching.refuse_on_errors = chosen  # type: ignore[assignment]
         kvswitch.clients.refuse_on_errors = chosen  # type: ignore[assignment]
 
-    assert (
-        kvswitch.cli.main(
-            ["init", "--preset", "taotoken", "--model", "gpt-4o-mini", "--key-env", "BENCH_KEY"]
-        )
-        == 0
-    )
-    two_on, two_off = _median(
-        lambda i: switch_clients("split" if i % 2 == 0 else "merged"), args.runs, gate
-    )
+    assert kvswitch.cli.main(["init", "--preset", "taotoken", "--model", "gpt-4o-mini", "--key-env", "BENCH_KEY"]) == 0
+    two_on, two_off = _median(lambda i: switch_clients("split" if i % 2 == 0 else "merged"), args.runs, gate)
     # the plan alone (a dry run: read, plan, verify, gate; no fsync), where the gate's CPU shows
     switch_clients("merged")
     plan_on, plan_off = _median(lambda i: switch_clients("split", dry_run=True), args.runs, gate)

@@ -43,12 +43,15 @@ HERE = Path(__file__).resolve()
 GOAL_MS = 0.5
 PROMPT = "one two three four five six seven eight"
 ARMS: dict[str, tuple[str, dict[str, Any]]] = {
-    "chat": ("/v1/chat/completions", {"model": "test-model", "stream": True, "max_tokens": 8,
-                                      "messages": [{"role": "user", "content": PROMPT}]}),
-    "messages": ("/v1/messages", {"model": "test-model", "stream": True, "max_tokens": 8,
-                                  "messages": [{"role": "user", "content": PROMPT}]}),
-    "responses": ("/v1/responses", {"model": "test-model", "stream": True, "max_output_tokens": 8,
-                                    "input": PROMPT}),
+    "chat": (
+        "/v1/chat/completions",
+        {"model": "test-model", "stream": True, "max_tokens": 8, "messages": [{"role": "user", "content": PROMPT}]},
+    ),
+    "messages": (
+        "/v1/messages",
+        {"model": "test-model", "stream": True, "max_tokens": 8, "messages": [{"role": "user", "content": PROMPT}]},
+    ),
+    "responses": ("/v1/responses", {"model": "test-model", "stream": True, "max_output_tokens": 8, "input": PROMPT}),
 }
 
 
@@ -76,9 +79,11 @@ class _Stream(go._Response):
 
 def _request(port: int, path: str, body: dict[str, Any], token: str) -> bytes:
     data = json.dumps(body).encode()
-    return (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-            f"Accept: text/event-stream\r\nAuthorization: Bearer {token}\r\n"
-            f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n").encode() + data
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: text/event-stream\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+    ).encode() + data
 
 
 async def _one(port: int, request: bytes) -> dict[str, Any]:
@@ -99,8 +104,7 @@ async def _one(port: int, request: bytes) -> dict[str, Any]:
     if resp.status != 200 or not resp.token_times:
         return {"error": f"HTTP {resp.status}: {resp.body_text[:200].decode(errors='replace')}"}
     times = resp.token_times
-    return {"ttft": times[0] - t0, "itl": [b - a for a, b in itertools.pairwise(times)],
-            "tokens": len(times)}
+    return {"ttft": times[0] - t0, "itl": [b - a for a, b in itertools.pairwise(times)], "tokens": len(times)}
 
 
 async def _block(port: int, request: bytes, n: int) -> dict[str, Any]:
@@ -157,13 +161,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             gateway = arms.start_gateway(work, sse.root, token, "translate")
             port = gateway.port
-            spec = {"port": port, "token": token, "rounds": args.rounds, "block": args.block,
-                    "warmup": 10, "seed": args.seed}
+            spec = {
+                "port": port,
+                "token": token,
+                "rounds": args.rounds,
+                "block": args.block,
+                "warmup": 10,
+                "seed": args.seed,
+            }
             spec_path, out_path = work / "spec.json", work / "out.json"
             spec_path.write_text(json.dumps(spec))
             cpu0 = arms.cpu_seconds(gateway.pid)
-            done = subprocess.run([sys.executable, str(HERE), "--load", str(spec_path),
-                                      "--load-out", str(out_path)], check=False)
+            done = subprocess.run(
+                [sys.executable, str(HERE), "--load", str(spec_path), "--load-out", str(out_path)], check=False
+            )
             if done.returncode != 0:
                 raise SystemExit(f"the load generator failed (status {done.returncode})")
             cpu = arms.cpu_seconds(gateway.pid) - cpu0
@@ -177,17 +188,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     n = len(rounds["chat"])
     base = [go._median(r["ttft"]) for r in rounds["chat"]]
     total = sum(r["n"] for arm in rounds.values() for r in arm)
-    print(f"Translation: SSE server (TTFT 2 ms, ITL 5 ms, 8 tokens), concurrency 1, {n} rounds x "
-          f"{args.block} requests per arm"
-          + f"; gateway CPU {cpu / total * 1e3:.2f} ms/req over all arms")
+    print(
+        f"Translation: SSE server (TTFT 2 ms, ITL 5 ms, 8 tokens), concurrency 1, {n} rounds x "
+        f"{args.block} requests per arm" + f"; gateway CPU {cpu / total * 1e3:.2f} ms/req over all arms"
+    )
     print(f"  {'arm':<10} {'TTFT p50':>9} {'p99':>8} {'added p50 ms [95% CI]':>28} {'errors':>7}")
     report: dict[str, Any] = {"rounds": n, "block": args.block, "arms": {}}
     met_all = True
     for name, arm in rounds.items():
         ttft = go._pooled(arm, list(range(n)), "ttft")
         errors = sum(r["errors"] for r in arm)
-        row: dict[str, Any] = {"ttft_p50_ms": go._median(ttft) * 1e3, "ttft_p99_ms": go.pct(ttft, 0.99) * 1e3,
-                               "errors": errors}
+        row: dict[str, Any] = {
+            "ttft_p50_ms": go._median(ttft) * 1e3,
+            "ttft_p99_ms": go.pct(ttft, 0.99) * 1e3,
+            "errors": errors,
+        }
         shown = ""
         if name != "chat":
             diffs = [go._median(r["ttft"]) - b for r, b in zip(arm, base, strict=True)]

@@ -84,8 +84,15 @@ def _idle(pid: int) -> tuple[float, float]:
 
 
 def starts(work: Path, env: dict[str, str], n: int) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"icon": [], "state": [], "rss": [], "cpu": [],
-                                   "bare_icon": [], "bare_rss": [], "bare_cpu": []}
+    out: dict[str, list[float]] = {
+        "icon": [],
+        "state": [],
+        "rss": [],
+        "cpu": [],
+        "bare_icon": [],
+        "bare_rss": [],
+        "bare_cpu": [],
+    }
     with XSession(work / "x") as x:
         for i in range(n):
             with TrayApp(x, env=env, log=work / f"app-{i}.log") as app:
@@ -103,8 +110,13 @@ def starts(work: Path, env: dict[str, str], n: int) -> dict[str, list[float]]:
             wait_until(lambda: not x.tray_icons("kvswitch"), 10)
 
             started = time.perf_counter()
-            bare = subprocess.Popen([sys.executable, "-c", BARE], env=x.env(env), stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            bare = subprocess.Popen(
+                [sys.executable, "-c", BARE],
+                env=x.env(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             try:
                 found = wait_until(lambda: x.tray_icons("bare-tray", laid_out=True), 120, interval=0.01)
                 if not found:
@@ -190,21 +202,27 @@ def main() -> int:
         else:
             s = starts(work, env, args.starts)
             print(f"start → icon, median of {args.starts} starts on Xvfb + trayer")
-            print(f"  kvswitch-tray: icon in the tray          {med(s['icon']) * 1e3:7.0f} ms"
-                  f"   (bare PySide6 tray icon {med(s['bare_icon']) * 1e3:5.0f} ms;"
-                  f" ratio {med(s['icon']) / med(s['bare_icon']):.2f})")
+            print(
+                f"  kvswitch-tray: icon in the tray          {med(s['icon']) * 1e3:7.0f} ms"
+                f"   (bare PySide6 tray icon {med(s['bare_icon']) * 1e3:5.0f} ms;"
+                f" ratio {med(s['icon']) / med(s['bare_icon']):.2f})"
+            )
             print(f"  kvswitch-tray: icon shows the state      {med(s['state']) * 1e3:7.0f} ms")
             print(f"idle, {IDLE_WAIT_S:.0f} s after start, over {IDLE_SPAN_S:.0f} s")
-            print(f"  kvswitch-tray (watcher on): RSS {s['rss'][0]:6.1f} MiB, CPU {s['cpu'][0]:4.1f} %"
-                  f"   (bare: RSS {s['bare_rss'][0]:6.1f} MiB, CPU {s['bare_cpu'][0]:4.1f} %;"
-                  f" RSS ratio {s['rss'][0] / s['bare_rss'][0]:.2f})")
+            print(
+                f"  kvswitch-tray (watcher on): RSS {s['rss'][0]:6.1f} MiB, CPU {s['cpu'][0]:4.1f} %"
+                f"   (bare: RSS {s['bare_rss'][0]:6.1f} MiB, CPU {s['bare_cpu'][0]:4.1f} %;"
+                f" RSS ratio {s['rss'][0] / s['bare_rss'][0]:.2f})"
+            )
         written, noticed, library = clicks(files, args.clicks)
         q = statistics.quantiles(written, n=10)
         print(f"click Mode ▸ Merged/Split → both files on disk, {args.clicks} clicks (offscreen Qt, watcher on)")
         print(f"  median {med(written) * 1e3:6.1f} ms, p90 {q[-1] * 1e3:6.1f} ms  (goal ≤ 100 ms)")
         print(f"  → the notice     median {med(noticed) * 1e3:6.1f} ms")
-        print(f"  library switch_clients alone: median {med(library) * 1e3:6.1f} ms"
-              f"  (tray/library ratio {med(written) / med(library):.2f})")
+        print(
+            f"  library switch_clients alone: median {med(library) * 1e3:6.1f} ms"
+            f"  (tray/library ratio {med(written) / med(library):.2f})"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

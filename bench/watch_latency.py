@@ -32,8 +32,11 @@ def main() -> int:
     ap.add_argument("--debounce-ms", type=int, default=150)
     args = ap.parse_args()
     sandbox = Path(tempfile.mkdtemp(prefix="kvswitch-bench-"))
-    os.environ.update(HOME=str(sandbox / "home"), XDG_CONFIG_HOME=str(sandbox / "home" / ".config"),
-                      KVSWITCH_HOME=str(sandbox / "kvswitch-home"))
+    os.environ.update(
+        HOME=str(sandbox / "home"),
+        XDG_CONFIG_HOME=str(sandbox / "home" / ".config"),
+        KVSWITCH_HOME=str(sandbox / "kvswitch-home"),
+    )
     import kvswitch.cli
     from kvswitch.watch import Watcher, WatchEvent
 

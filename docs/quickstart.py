@@ -68,7 +68,9 @@ def main() -> int:
     home.mkdir(parents=True)
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("KVSWITCH_", "XDG_"))},
-        "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "KVSWITCH_HOME": str(sandbox / "kvswitch-home"),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "KVSWITCH_HOME": str(sandbox / "kvswitch-home"),
         "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",  # the lab needs no key; touch no keyring
     }
     preset, runs, prompt, background = ("tiny", "6", "512", "2") if args.short else ("medium", "12", "1024", "2")
@@ -84,8 +86,25 @@ def main() -> int:
         with capture.open("w") as out:
             return subprocess.call([str(py), "-m", "kvswitch", *cmd], env=env, stdout=out)
 
-    probe = ["probe", "--profile", "lab", "--runs", runs, "--warmup", "2", "--prompt-tokens", prompt,
-             "--max-tokens", "32", "--background", background, "--background-max-tokens", "256", "--format", "json"]
+    probe = [
+        "probe",
+        "--profile",
+        "lab",
+        "--runs",
+        runs,
+        "--warmup",
+        "2",
+        "--prompt-tokens",
+        prompt,
+        "--max-tokens",
+        "32",
+        "--background",
+        background,
+        "--background-max-tokens",
+        "256",
+        "--format",
+        "json",
+    ]
     status = 1
     try:
         steps: list[tuple[list[str], Path | None]] = [

@@ -91,6 +91,7 @@ def _saved(path: Path) -> None:
 
 # -- the tray, as its own process ------------------------------------------------------------------
 
+
 def _open_menu(x: XSession, app: TrayApp, mode: str = "merged") -> Any:
     """Wait for the icon in its ``mode`` state, then right-click it: the tray menu opens.
     Returns the icon."""
@@ -197,6 +198,7 @@ def gateway_shot(x: XSession, root: Path, out: Path) -> None:
 
 # -- windows, in this process ---------------------------------------------------------------------
 
+
 def _spin(app: Any, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
     deadline = time.monotonic() + timeout
     while True:
@@ -266,8 +268,12 @@ def settings_shot(app: Any, out: Path) -> None:
     editor.setFocus()
     editor.selectAll()
     QTest.keyClicks(editor, "500")
-    _spin(app, lambda: "KVS101" in dialog.messages["cache.chunk_size"].text() and not dialog.busy, 30,
-          "the KVS101 finding")
+    _spin(
+        app,
+        lambda: "KVS101" in dialog.messages["cache.chunk_size"].text() and not dialog.busy,
+        30,
+        "the KVS101 finding",
+    )
     time.sleep(0.2)
     app.processEvents()
     # the title, the merged-mode group with the finding, and the next group ("Both modes")
@@ -284,8 +290,13 @@ def icon_states(out: Path) -> None:
 
     from kvswitch_gui.icons import render
 
-    states = [("merged", False, "merged"), ("split", False, "split"), (None, False, "unknown"),
-              ("merged", True, "merged + warning"), ("split", True, "split + warning")]
+    states = [
+        ("merged", False, "merged"),
+        ("split", False, "split"),
+        (None, False, "unknown"),
+        ("merged", True, "merged + warning"),
+        ("split", True, "split + warning"),
+    ]
     sizes = (16, 22, 32)
     cell_w, cell_h = 130, 32 + 14 + 22
     image = QImage(cell_w * len(states), cell_h, QImage.Format.Format_ARGB32)
@@ -310,10 +321,22 @@ def main() -> int:
     ap = argparse.ArgumentParser(description="Real screenshots of the tray app for docs/gui.md.")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
     ap.add_argument("--keep", action="store_true", help="keep the sandbox and the logs")
-    ap.add_argument("--only", nargs="+", choices=SHOTS, default=list(SHOTS), metavar="NAME",
-                    help=f"make only these: {', '.join(SHOTS)}")
-    ap.add_argument("--languages", nargs="+", choices=LANGUAGES, default=list(LANGUAGES), metavar="LANG",
-                    help=f"in these languages: {', '.join(LANGUAGES)} (Chinese: {', '.join(TRANSLATED)} only)")
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        choices=SHOTS,
+        default=list(SHOTS),
+        metavar="NAME",
+        help=f"make only these: {', '.join(SHOTS)}",
+    )
+    ap.add_argument(
+        "--languages",
+        nargs="+",
+        choices=LANGUAGES,
+        default=list(LANGUAGES),
+        metavar="LANG",
+        help=f"in these languages: {', '.join(LANGUAGES)} (Chinese: {', '.join(TRANSLATED)} only)",
+    )
     args = ap.parse_args()
     only = set(args.only)
     english, chinese = "en" in args.languages, "zh-CN" in args.languages
@@ -339,8 +362,12 @@ def main() -> int:
                 tray_shots(x, env, files, out)
             if "tray" in only and chinese:  # a sandbox of its own: the English run switched the first
                 zh_files = make_sandbox(work / "sandbox-zh")
-                zh_env = {**os.environ, **sandbox_env(work / "sandbox-zh"), "KVSWITCH_LANG": "zh-CN",
-                          "LANG": "zh_CN.UTF-8"}
+                zh_env = {
+                    **os.environ,
+                    **sandbox_env(work / "sandbox-zh"),
+                    "KVSWITCH_LANG": "zh-CN",
+                    "LANG": "zh_CN.UTF-8",
+                }
                 tray_shots(x, zh_env, zh_files, zh_out)
             if "clients" in only and english:
                 clients_shot(x, work / "clients", out)

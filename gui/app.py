@@ -131,11 +131,20 @@ class Docking(QObject):
     changed = Signal(str)
     quit_requested = Signal()
 
-    def __init__(self, app: QGuiApplication, make: Callable[[bool, bool], Face], *, wait_s: float = TRAY_WAIT_S,
-                 window: bool = False, can_dock: bool = True,
-                 available: Callable[[], bool] = QSystemTrayIcon.isSystemTrayAvailable,
-                 poll_ms: int = POLL_MS, late_poll_ms: int = LATE_POLL_MS,
-                 clock: Callable[[], float] = time.monotonic, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        app: QGuiApplication,
+        make: Callable[[bool, bool], Face],
+        *,
+        wait_s: float = TRAY_WAIT_S,
+        window: bool = False,
+        can_dock: bool = True,
+        available: Callable[[], bool] = QSystemTrayIcon.isSystemTrayAvailable,
+        poll_ms: int = POLL_MS,
+        late_poll_ms: int = LATE_POLL_MS,
+        clock: Callable[[], float] = time.monotonic,
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self.app = app
         self.face: Face | None = None
@@ -159,8 +168,11 @@ class Docking(QObject):
         elif self._wait_s > 0:
             self._deadline = self._clock() + self._wait_s
             self._set_mode("waiting")
-            _say(QCoreApplication.translate("app", "no system tray yet; waiting up to {seconds} s for one "
-                                                   "(--tray-wait)").format(seconds=f"{self._wait_s:g}"))
+            _say(
+                QCoreApplication.translate(
+                    "app", "no system tray yet; waiting up to {seconds} s for one (--tray-wait)"
+                ).format(seconds=f"{self._wait_s:g}")
+            )
             self._timer.start(self._poll_ms)
         else:
             self._show(tray=False)
@@ -193,9 +205,14 @@ class Docking(QObject):
         self._timer.stop()
         translate = QCoreApplication.translate
         if self.mode == "waiting":
-            _say(translate("app", "a system tray appeared; the icon is in it") if tray else
-                 translate("app", "no system tray appeared; opening the window (kvswitch moves to the tray if "
-                                  "one appears later)"))
+            _say(
+                translate("app", "a system tray appeared; the icon is in it")
+                if tray
+                else translate(
+                    "app",
+                    "no system tray appeared; opening the window (kvswitch moves to the tray if one appears later)",
+                )
+            )
         elif self.mode == "window" and tray:
             _say(translate("app", "a system tray appeared; moving from the window to the tray"))
         old, self.face = self.face, None
@@ -211,15 +228,21 @@ class Docking(QObject):
         self.app.setQuitOnLastWindowClosed(not tray)
         self._set_mode("tray" if tray else "window")
         if not tray:
-            face.notify(translate("app", "No system tray"),
-                        translate("app", "This desktop shows no system tray, so kvswitch runs in this window; "
-                                         "closing it quits. If a system tray appears later, kvswitch moves there."))
+            face.notify(
+                translate("app", "No system tray"),
+                translate(
+                    "app",
+                    "This desktop shows no system tray, so kvswitch runs in this window; "
+                    "closing it quits. If a system tray appears later, kvswitch moves there.",
+                ),
+            )
             if not self._window_only:
                 self._timer.start(self._late_poll_ms)
         elif old is not None:
-            face.notify(translate("app", "kvswitch moved to the system tray"),
-                        translate("app", "A system tray appeared, so kvswitch closed its window; its icon is in "
-                                         "the tray now."))
+            face.notify(
+                translate("app", "kvswitch moved to the system tray"),
+                translate("app", "A system tray appeared, so kvswitch closed its window; its icon is in the tray now."),
+            )
 
 
 def _say(text: str) -> None:
@@ -237,32 +260,56 @@ def _seconds(text: str) -> float:
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(
             QCoreApplication.translate("app", "expected a number of seconds (0 or more), got {value}").format(
-                value=repr(text)))
+                value=repr(text)
+            )
+        )
     return value
 
 
 def _parser() -> argparse.ArgumentParser:
     translate = QCoreApplication.translate
     p = argparse.ArgumentParser(
-        prog=APP_ID, allow_abbrev=False,
-        description=translate("app", "kvswitch in the system tray: switch modes and profiles, watch the clients, "
-                                     "run the probe."),
+        prog=APP_ID,
+        allow_abbrev=False,
+        description=translate(
+            "app", "kvswitch in the system tray: switch modes and profiles, watch the clients, run the probe."
+        ),
     )
-    p.add_argument("--no-watch", action="store_true",
-                   help=translate("app", "do not start the file watcher (also: {variable}=1); it can be turned on "
-                                         "from the menu").format(variable=NO_WATCH_ENV))
-    p.add_argument("--window", action="store_true",
-                   help=translate("app", "use the window even when a system tray is available"))
-    p.add_argument("--tray-wait", type=_seconds, default=TRAY_WAIT_S, metavar="SECONDS",
-                   help=translate("app", "with no system tray yet (a session that starts before its panel), wait "
-                                         "this long for one before opening the window (default: {default}); "
-                                         "0: do not wait").format(default=f"{TRAY_WAIT_S:g}"))
+    p.add_argument(
+        "--no-watch",
+        action="store_true",
+        help=translate(
+            "app", "do not start the file watcher (also: {variable}=1); it can be turned on from the menu"
+        ).format(variable=NO_WATCH_ENV),
+    )
+    p.add_argument(
+        "--window", action="store_true", help=translate("app", "use the window even when a system tray is available")
+    )
+    p.add_argument(
+        "--tray-wait",
+        type=_seconds,
+        default=TRAY_WAIT_S,
+        metavar="SECONDS",
+        help=translate(
+            "app",
+            "with no system tray yet (a session that starts before its panel), wait "
+            "this long for one before opening the window (default: {default}); "
+            "0: do not wait",
+        ).format(default=f"{TRAY_WAIT_S:g}"),
+    )
     once = p.add_mutually_exclusive_group()
-    once.add_argument("--install", action="store_true",
-                      help=translate("app", "add kvswitch-tray to your applications menu (its desktop entry and "
-                                            "icons, for this user) and exit"))
-    once.add_argument("--uninstall", action="store_true",
-                      help=translate("app", "remove what --install added, and the launch-at-login item, and exit"))
+    once.add_argument(
+        "--install",
+        action="store_true",
+        help=translate(
+            "app", "add kvswitch-tray to your applications menu (its desktop entry and icons, for this user) and exit"
+        ),
+    )
+    once.add_argument(
+        "--uninstall",
+        action="store_true",
+        help=translate("app", "remove what --install added, and the launch-at-login item, and exit"),
+    )
     return p
 
 
@@ -332,10 +379,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     instance = SingleInstance()
     if not instance.acquire():
         raised = instance.ask_first_to_raise()
-        text = (QCoreApplication.translate("app", "kvswitch-tray is already running for this kvswitch home "
-                                                  "({holder}); brought it to the front") if raised else
-                QCoreApplication.translate("app", "kvswitch-tray is already running for this kvswitch home "
-                                                  "({holder})"))
+        text = (
+            QCoreApplication.translate(
+                "app", "kvswitch-tray is already running for this kvswitch home ({holder}); brought it to the front"
+            )
+            if raised
+            else QCoreApplication.translate("app", "kvswitch-tray is already running for this kvswitch home ({holder})")
+        )
         sys.stderr.write(text.format(holder=instance.holder()) + "\n")
         return 1
     previous = app.quitOnLastWindowClosed()
@@ -348,8 +398,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     docking: Docking | None = None
     with collecting_on_gui_thread():  # never on a worker thread: see kvswitch_gui.collector
         try:
-            docking = Docking(app, make, wait_s=args.tray_wait, window=args.window,
-                              can_dock=QGuiApplication.platformName() not in NO_TRAY_PLATFORMS)
+            docking = Docking(
+                app,
+                make,
+                wait_s=args.tray_wait,
+                window=args.window,
+                can_dock=QGuiApplication.platformName() not in NO_TRAY_PLATFORMS,
+            )
             instance.raise_requested.connect(docking.present)
             docking.quit_requested.connect(app.quit)
             docking.start()

@@ -51,6 +51,7 @@ class LoginItem:
 
 # -- Linux and other XDG desktops ---------------------------------------------------------------
 
+
 def xdg_autostart_path(env: Mapping[str, str], home: Path) -> Path:
     """``$XDG_CONFIG_HOME/autostart/kvswitch-tray.desktop`` (``~/.config`` when the variable is
     unset or not absolute, as the spec says)."""
@@ -71,23 +72,27 @@ def _xdg_enabled(content: bytes) -> bool:
 
 # -- macOS ------------------------------------------------------------------------------------
 
+
 def launch_agent_path(home: Path) -> Path:
     return home / "Library" / "LaunchAgents" / f"{LAUNCH_AGENT_LABEL}.plist"
 
 
 def launch_agent(argv: Sequence[str]) -> bytes:
     """The LaunchAgent: run ``argv`` once at login in the user's graphical session."""
-    return plistlib.dumps({
-        "Label": LAUNCH_AGENT_LABEL,
-        "ProgramArguments": list(argv),
-        "RunAtLoad": True,
-        "KeepAlive": False,
-        "ProcessType": "Interactive",
-        "LimitLoadToSessionType": "Aqua",
-    })
+    return plistlib.dumps(
+        {
+            "Label": LAUNCH_AGENT_LABEL,
+            "ProgramArguments": list(argv),
+            "RunAtLoad": True,
+            "KeepAlive": False,
+            "ProcessType": "Interactive",
+            "LimitLoadToSessionType": "Aqua",
+        }
+    )
 
 
 # -- Windows ----------------------------------------------------------------------------------
+
 
 def startup_script_path(env: Mapping[str, str], home: Path) -> Path:
     """``%APPDATA%\\Microsoft\\Windows\\Start Menu\\Programs\\Startup\\kvswitch-tray.cmd``."""
@@ -97,20 +102,29 @@ def startup_script_path(env: Mapping[str, str], home: Path) -> Path:
 
 def startup_script(argv: Sequence[str]) -> bytes:
     """A batch file that starts ``argv`` detached (``start ""``) and ends, with CRLF lines."""
+
     def quote(arg: str) -> str:
         if '"' in arg or "\n" in arg:
             raise ValueError(f"cannot put {arg!r} in a batch file")
         return '"' + arg.replace("%", "%%") + '"'
 
-    lines = ["@echo off", "rem kvswitch-tray at login (remove this file, or untick it in the tray, to stop)",
-             'start "" ' + " ".join(quote(a) for a in argv)]
+    lines = [
+        "@echo off",
+        "rem kvswitch-tray at login (remove this file, or untick it in the tray, to stop)",
+        'start "" ' + " ".join(quote(a) for a in argv),
+    ]
     return ("\r\n".join(lines) + "\r\n").encode()
 
 
 # -- the current platform ---------------------------------------------------------------------
 
-def login_item(platform: str | None = None, env: Mapping[str, str] | None = None, home: Path | None = None,
-               argv: Sequence[str] | None = None) -> LoginItem:
+
+def login_item(
+    platform: str | None = None,
+    env: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    argv: Sequence[str] | None = None,
+) -> LoginItem:
     """The login item for ``platform`` (``sys.platform``): its path and content."""
     platform = sys.platform if platform is None else platform
     env = os.environ if env is None else env

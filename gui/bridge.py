@@ -10,7 +10,8 @@ __all__ = ["WatchBridge"]
 
 
 class WatchBridge(QObject):
-    """Pass ``bridge.on_event`` to ``kvswitch.watch.Watcher``; connect to ``watch_event`` (not ``event``: that is QObject.event, the event handler)."""
+    """Pass ``bridge.on_event`` to ``kvswitch.watch.Watcher``; connect to ``watch_event`` (not
+    ``event``: that is QObject.event, the event handler)."""
 
     watch_event = Signal(object)  # a kvswitch.watch.WatchEvent, delivered on the GUI thread
 

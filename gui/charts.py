@@ -66,11 +66,22 @@ def _marker(p: QPainter, centre: QPointF, shape: str, size: float) -> None:
     elif shape == "square":
         p.drawRect(QRectF(centre.x() - r, centre.y() - r, size, size))
     elif shape == "triangle":
-        p.drawPolygon([QPointF(centre.x(), centre.y() - r), QPointF(centre.x() + r, centre.y() + r),
-                       QPointF(centre.x() - r, centre.y() + r)])
+        p.drawPolygon(
+            [
+                QPointF(centre.x(), centre.y() - r),
+                QPointF(centre.x() + r, centre.y() + r),
+                QPointF(centre.x() - r, centre.y() + r),
+            ]
+        )
     else:
-        p.drawPolygon([QPointF(centre.x(), centre.y() - r), QPointF(centre.x() + r, centre.y()),
-                       QPointF(centre.x(), centre.y() + r), QPointF(centre.x() - r, centre.y())])
+        p.drawPolygon(
+            [
+                QPointF(centre.x(), centre.y() - r),
+                QPointF(centre.x() + r, centre.y()),
+                QPointF(centre.x(), centre.y() + r),
+                QPointF(centre.x() - r, centre.y()),
+            ]
+        )
 
 
 def _tr(text: str) -> str:
@@ -143,8 +154,13 @@ class TtftChart(_Chart):
         self.message = _tr("No probe results yet")
         self.setAccessibleName(_tr("TTFT distribution chart"))
 
-    def set_data(self, samples: Mapping[str, Sequence[float]], medians: Mapping[str, float | None] | None = None,
-                 *, empty: str | None = None) -> None:
+    def set_data(
+        self,
+        samples: Mapping[str, Sequence[float]],
+        medians: Mapping[str, float | None] | None = None,
+        *,
+        empty: str | None = None,
+    ) -> None:
         """``samples``: mode → TTFTs in ms; ``medians``: mode → the report's median (else computed)."""
         self.samples = {m: [float(v) for v in vs if v is not None and math.isfinite(v)] for m, vs in samples.items()}
         self.medians = {m: (medians or {}).get(m) for m in self.samples}
@@ -152,9 +168,13 @@ class TtftChart(_Chart):
             if self.medians[m] is None and vs:
                 self.medians[m] = statistics.median(vs)
         self.message = "" if self.has_data() else empty or _tr("No successful requests to show")
-        described = "; ".join(QCoreApplication.translate("charts", "{mode}: median {median} ms over {count} requests")
-                              .format(mode=m, median=f"{v:.1f}", count=len(self.samples[m]))
-                              for m, v in self.medians.items() if v is not None)
+        described = "; ".join(
+            QCoreApplication.translate("charts", "{mode}: median {median} ms over {count} requests").format(
+                mode=m, median=f"{v:.1f}", count=len(self.samples[m])
+            )
+            for m, v in self.medians.items()
+            if v is not None
+        )
         self.setAccessibleDescription(described or self.message)
         self.update()
 
@@ -175,8 +195,9 @@ class TtftChart(_Chart):
         ticks = nice_ticks(lo, hi * 1.02 if hi > 0 else 1.0)
         x0, x1 = ticks[0], ticks[-1]
         label_w = max(fm.horizontalAdvance(f"{m} (n={len(self.samples[m])})") for m in modes) + 12
-        plot = QRectF(area.left() + label_w, area.top() + 4, area.width() - label_w - 8,
-                      area.height() - 2 * fm.height() - 14)
+        plot = QRectF(
+            area.left() + label_w, area.top() + 4, area.width() - label_w - 8, area.height() - 2 * fm.height() - 14
+        )
         if plot.width() < 20 or plot.height() < 20:
             return
 
@@ -197,8 +218,12 @@ class TtftChart(_Chart):
         p.setPen(QPen(ink, 1))
         p.drawLine(QPointF(plot.left(), plot.bottom()), QPointF(plot.right(), plot.bottom()))
         axis_title = QCoreApplication.translate("charts", "TTFT (ms)")
-        p.drawText(QPointF(plot.center().x() - fm.horizontalAdvance(axis_title) / 2,
-                           plot.bottom() + fm.height() + fm.ascent() + 8), axis_title)
+        p.drawText(
+            QPointF(
+                plot.center().x() - fm.horizontalAdvance(axis_title) / 2, plot.bottom() + fm.height() + fm.ascent() + 8
+            ),
+            axis_title,
+        )
 
         band = plot.height() / len(modes)
         for i, mode in enumerate(modes):
@@ -208,14 +233,20 @@ class TtftChart(_Chart):
             cy = plot.top() + band * (i + 0.5)
             p.setPen(ink)
             label = f"{mode} (n={len(vs)})"
-            p.drawText(QRectF(area.left(), cy - fm.height() / 2, label_w - 8, fm.height()),
-                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label)
+            p.drawText(
+                QRectF(area.left(), cy - fm.height() / 2, label_w - 8, fm.height()),
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                label,
+            )
             if not vs:
-                p.drawText(QPointF(plot.left() + 6, cy + fm.ascent() / 2), QCoreApplication.translate("charts", "no successful requests"))
+                p.drawText(
+                    QPointF(plot.left() + 6, cy + fm.ascent() / 2),
+                    QCoreApplication.translate("charts", "no successful requests"),
+                )
                 continue
             half = min(band * 0.3, 22.0)
             # whiskers (min–max) and the box (quartiles)
-            q1, q3 = (statistics.quantiles(vs, n=4, method="inclusive")[::2] if len(vs) > 1 else (vs[0], vs[0]))
+            q1, q3 = statistics.quantiles(vs, n=4, method="inclusive")[::2] if len(vs) > 1 else (vs[0], vs[0])
             p.setPen(QPen(c, 1))
             p.drawLine(QPointF(x_of(vs[0]), cy), QPointF(x_of(vs[-1]), cy))
             for end in (vs[0], vs[-1]):
@@ -274,12 +305,17 @@ class GpuMemoryChart(_Chart):
             self.message = QCoreApplication.translate("charts", "GPU memory: n/a: {reason}").format(reason=reason)
             self.series = {}
         elif not self.series:
-            self.message = QCoreApplication.translate("charts", "GPU memory: no samples over time in this report "
-                                                      "(per-mode baseline and peak, where known, are in the table)")
+            self.message = QCoreApplication.translate(
+                "charts",
+                "GPU memory: no samples over time in this report "
+                "(per-mode baseline and peak, where known, are in the table)",
+            )
         else:
             self.message = ""
-        self.setAccessibleDescription(self.message or QCoreApplication.translate("charts", "{count} GPU(s) sampled")
-                                      .format(count=len(self.series)))
+        self.setAccessibleDescription(
+            self.message
+            or QCoreApplication.translate("charts", "{count} GPU(s) sampled").format(count=len(self.series))
+        )
         self.update()
 
     def has_data(self) -> bool:
@@ -302,8 +338,12 @@ class GpuMemoryChart(_Chart):
         y_labels = [_tick_text(v, yt[1] - yt[0] if len(yt) > 1 else 1.0) for v in yt]
         left = max(fm.horizontalAdvance(s) for s in y_labels) + 10
         legend_h = 2 * fm.height() + 10
-        plot = QRectF(area.left() + left, area.top() + legend_h + 4, area.width() - left - 8,
-                      area.height() - legend_h - 2 * fm.height() - 18)
+        plot = QRectF(
+            area.left() + left,
+            area.top() + legend_h + 4,
+            area.width() - left - 8,
+            area.height() - legend_h - 2 * fm.height() - 18,
+        )
         if plot.width() < 20 or plot.height() < 20:
             return
 
@@ -329,8 +369,10 @@ class GpuMemoryChart(_Chart):
         p.drawLine(plot.bottomLeft(), plot.bottomRight())
         p.drawLine(plot.bottomLeft(), plot.topLeft())
         axis = QCoreApplication.translate("charts", "time since the first sample (s)")
-        p.drawText(QPointF(plot.center().x() - fm.horizontalAdvance(axis) / 2,
-                           plot.bottom() + fm.height() + fm.ascent() + 8), axis)
+        p.drawText(
+            QPointF(plot.center().x() - fm.horizontalAdvance(axis) / 2, plot.bottom() + fm.height() + fm.ascent() + 8),
+            axis,
+        )
         p.drawText(QPointF(area.left(), plot.top() - fm.ascent() / 2 - 6), unit)
 
         lx = plot.left()

@@ -48,10 +48,14 @@ Action = Literal["installed", "updated", "unchanged", "removed"]
 _TEXTS: dict[str, tuple[str, str]] = {
     "Name": ("kvswitch", "kvswitch"),
     "GenericName": ("KV cache mode switcher", "KV 缓存模式切换器"),
-    "Comment": ("Switch LLM coding clients between merged and split KV cache modes from the system tray",
-                "在系统托盘中将 LLM 编程客户端在合并模式（merged）与分离模式（split）之间切换"),
-    "Keywords": ("LLM;KV cache;prefill;decode;disaggregation;Claude Code;Codex;Cline;tray;",
-                 "LLM;KV 缓存;预填充;解码;分离;合并;切换;托盘;"),
+    "Comment": (
+        "Switch LLM coding clients between merged and split KV cache modes from the system tray",
+        "在系统托盘中将 LLM 编程客户端在合并模式（merged）与分离模式（split）之间切换",
+    ),
+    "Keywords": (
+        "LLM;KV cache;prefill;decode;disaggregation;Claude Code;Codex;Cline;tray;",
+        "LLM;KV 缓存;预填充;解码;分离;合并;切换;托盘;",
+    ),
 }
 # characters that make an Exec argument need quotes (the Desktop Entry spec's reserved set)
 _RESERVED = set(" \t\n\"'\\><~|&;$*?#()`")
@@ -154,8 +158,9 @@ def install(data: Path | None = None, argv: Sequence[str] | None = None) -> Repo
         existed = target.exists()
         target.parent.mkdir(parents=True, exist_ok=True)
         written = atomic_write(target, content, backup=False, mode=0o644)
-        report.changes.append(Change(target, "unchanged" if not written.changed
-                                     else "updated" if existed else "installed"))
+        report.changes.append(
+            Change(target, "unchanged" if not written.changed else "updated" if existed else "installed")
+        )
     report.ran = refresh_caches(data)
     return report
 
@@ -176,7 +181,9 @@ def uninstall(data: Path | None = None) -> Report:
         try:
             target.unlink()
         except OSError as exc:
-            raise WriteError(tr("cannot remove: {reason}").format(reason=exc.strerror or exc), Location(target)) from exc
+            raise WriteError(
+                tr("cannot remove: {reason}").format(reason=exc.strerror or exc), Location(target)
+            ) from exc
         report.changes.append(Change(target, "removed"))
         folder = target.parent
         while folder not in keep and data in folder.parents:

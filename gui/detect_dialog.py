@@ -41,8 +41,12 @@ if TYPE_CHECKING:
 
 __all__ = ["DetectDialog"]
 
-COLUMNS = (QT_TRANSLATE_NOOP("DetectDialog", "Client"), QT_TRANSLATE_NOOP("DetectDialog", "Settings file"),
-           QT_TRANSLATE_NOOP("DetectDialog", "Program"), "kvswitch")
+COLUMNS = (
+    QT_TRANSLATE_NOOP("DetectDialog", "Client"),
+    QT_TRANSLATE_NOOP("DetectDialog", "Settings file"),
+    QT_TRANSLATE_NOOP("DetectDialog", "Program"),
+    "kvswitch",
+)
 """The list's columns (English; shown translated)."""
 MAKE_ANY = QT_TRANSLATE_NOOP("DetectDialog", "&Make a profile from a client")
 """The make button's text while no client is chosen (English; shown translated)."""
@@ -66,10 +70,16 @@ def _program_text(c: Installed) -> str:
 
 def _state_text(c: Installed) -> str:
     if c.registered:
-        return (QCoreApplication.translate("DetectDialog", "registered as {name}").format(name=c.name) if c.name
-                else QCoreApplication.translate("DetectDialog", "registered"))
-    return (QCoreApplication.translate("DetectDialog", "register") if c.found
-            else QCoreApplication.translate("DetectDialog", "not found"))
+        return (
+            QCoreApplication.translate("DetectDialog", "registered as {name}").format(name=c.name)
+            if c.name
+            else QCoreApplication.translate("DetectDialog", "registered")
+        )
+    return (
+        QCoreApplication.translate("DetectDialog", "register")
+        if c.found
+        else QCoreApplication.translate("DetectDialog", "not found")
+    )
 
 
 class DetectDialog(QDialog):
@@ -91,9 +101,13 @@ class DetectDialog(QDialog):
         self.just_registered: list[str] = []
         self._tasks = Tasks()
 
-        self.intro = QLabel(self.tr("Clients installed here (their settings file where the client keeps it, their "
-                                    "program on PATH). Registered clients follow every switch; their files are "
-                                    "written at the next switch, never now."))
+        self.intro = QLabel(
+            self.tr(
+                "Clients installed here (their settings file where the client keeps it, their "
+                "program on PATH). Registered clients follow every switch; their files are "
+                "written at the next switch, never now."
+            )
+        )
         self.intro.setWordWrap(True)
         self.table = QTreeWidget()
         self.table.setColumnCount(len(COLUMNS))
@@ -116,8 +130,9 @@ class DetectDialog(QDialog):
         self.make_button = QPushButton(_tr(MAKE_ANY))
         self.make_button.clicked.connect(self.make_profile)
         self.store_key_check = QCheckBox(self.tr("&Store the key it holds in the keyring"))
-        self.store_key_check.setToolTip(self.tr("off: the profile sends no key until you store one (API key…); "
-                                                "the key is never shown"))
+        self.store_key_check.setToolTip(
+            self.tr("off: the profile sends no key until you store one (API key…); the key is never shown")
+        )
         self.refresh_button.clicked.connect(self.refresh)
         self.buttons.rejected.connect(self.reject)
 
@@ -158,8 +173,11 @@ class DetectDialog(QDialog):
             item = QTreeWidgetItem([c.product, _file_text(c), _program_text(c), _state_text(c)])
             tip = [str(c.file)]
             if c.endpoint:
-                tip.append(self.tr("uses {endpoint} · model {model}").format(endpoint=c.endpoint, model=c.model)
-                           if c.model else self.tr("uses {endpoint}").format(endpoint=c.endpoint))
+                tip.append(
+                    self.tr("uses {endpoint} · model {model}").format(endpoint=c.endpoint, model=c.model)
+                    if c.model
+                    else self.tr("uses {endpoint}").format(endpoint=c.endpoint)
+                )
             if c.problem:
                 tip.append(self.tr("cannot read it: {problem}").format(problem=c.problem))
             item.setToolTip(1, "\n".join(tip))
@@ -179,20 +197,28 @@ class DetectDialog(QDialog):
         self.table.blockSignals(False)
         present = len(found.found)
         if not present:
-            self.message.setText(self.tr("No clients found (looked for: {clients}). Install one, or register a file "
-                                         "with kvswitch client add.")
-                                 .format(clients=", ".join(c.product for c in found.clients)))
+            self.message.setText(
+                self.tr(
+                    "No clients found (looked for: {clients}). Install one, or register a file "
+                    "with kvswitch client add."
+                ).format(clients=", ".join(c.product for c in found.clients))
+            )
         elif found.candidates:
             self.message.setText(self.tr("Check the ones kvswitch should keep in step, then Register selected."))
         else:
             self.message.setText(self.tr("Every client found is registered."))
         if any(self._importable(c) for c in found.clients):
-            self.message.setText(self.message.text() + " "
-                                 + self.tr("To make a profile from a client's settings, select it, then Make a "
-                                           "profile."))
+            self.message.setText(
+                self.message.text()
+                + " "
+                + self.tr("To make a profile from a client's settings, select it, then Make a profile.")
+            )
         if self.just_registered:
-            self.message.setText(self.tr("Registered {clients}.").format(clients=", ".join(self.just_registered))
-                                 + " " + self.message.text())
+            self.message.setText(
+                self.tr("Registered {clients}.").format(clients=", ".join(self.just_registered))
+                + " "
+                + self.message.text()
+            )
             self.just_registered = []
         self._update_buttons()
         self.loaded.emit()
@@ -206,8 +232,11 @@ class DetectDialog(QDialog):
         """The found, unregistered clients whose box is checked."""
         if self.detected is None:
             return []
-        return [c for c in self.detected.candidates
-                if c.kind in self.rows and self.rows[c.kind].checkState(0) == Qt.CheckState.Checked]
+        return [
+            c
+            for c in self.detected.candidates
+            if c.kind in self.rows and self.rows[c.kind].checkState(0) == Qt.CheckState.Checked
+        ]
 
     @staticmethod
     def _importable(c: Installed) -> bool:
@@ -219,21 +248,28 @@ class DetectDialog(QDialog):
         if self.detected is None:
             return None
         picked = {id(item) for item in self.table.selectedItems()}
-        return next((c for c in self.detected.clients
-                     if c.kind in self.rows and id(self.rows[c.kind]) in picked), None)
+        return next((c for c in self.detected.clients if c.kind in self.rows and id(self.rows[c.kind]) in picked), None)
 
     def _update_buttons(self) -> None:
         self.register_button.setEnabled(not self.busy and bool(self.selected()))
         self.refresh_button.setEnabled(not self.busy)
         chosen = self.chosen()
         if chosen is not None and self._importable(chosen):
-            self.make_button.setText(self.tr("&Make a profile from {client}").format(
-                client=chosen.product.replace("&", "&&")))
+            self.make_button.setText(
+                self.tr("&Make a profile from {client}").format(client=chosen.product.replace("&", "&&"))
+            )
             self.make_button.setToolTip(
-                (self.tr("a profile from what {path} holds now: its endpoint {endpoint}, model {model}; the file "
-                         "itself is not changed") if chosen.model else
-                 self.tr("a profile from what {path} holds now: its endpoint {endpoint}; the file itself is not "
-                         "changed")).format(path=chosen.file, endpoint=chosen.endpoint, model=chosen.model))
+                (
+                    self.tr(
+                        "a profile from what {path} holds now: its endpoint {endpoint}, model {model}; the file "
+                        "itself is not changed"
+                    )
+                    if chosen.model
+                    else self.tr(
+                        "a profile from what {path} holds now: its endpoint {endpoint}; the file itself is not changed"
+                    )
+                ).format(path=chosen.file, endpoint=chosen.endpoint, model=chosen.model)
+            )
         else:
             self.make_button.setText(_tr(MAKE_ANY))
             self.make_button.setToolTip(self.tr("select a client whose settings file names an endpoint of its own"))
@@ -262,14 +298,19 @@ class DetectDialog(QDialog):
         if chosen is None or not self._importable(chosen) or self.busy:
             return
         self.message.setText(self.tr("making a profile from {client}'s settings…").format(client=chosen.product))
-        self._tasks.run(jobs.import_client, chosen.kind, self.store_key_check.isChecked(),
-                        on_done=self._on_profile_made,
-                        on_error=lambda exc: self._on_make_failed(chosen.product, exc))
+        self._tasks.run(
+            jobs.import_client,
+            chosen.kind,
+            self.store_key_check.isChecked(),
+            on_done=self._on_profile_made,
+            on_error=lambda exc: self._on_make_failed(chosen.product, exc),
+        )
         self._update_buttons()
 
     def _on_profile_made(self, made: jobs.ProfileMade) -> None:
         text = self.tr("Made profile {name} from {client}'s settings ({model} at {url}).").format(
-            name=made.name, client=made.product, model=made.model, url=made.base_url)
+            name=made.name, client=made.product, model=made.model, url=made.base_url
+        )
         if made.activated:
             text += " " + self.tr("It is the active profile now.")
         text += " " + self.tr("Render it into your clients with Profile ▸ {name}.").format(name=made.name)

@@ -66,8 +66,15 @@ def _warning(p: QPainter, s: float) -> None:
     # a transparent margin around the badge, so its outline stands apart from the base shape
     p.save()
     p.setCompositionMode(QPainter.CompositionMode.CompositionMode_Clear)
-    p.setPen(QPen(Qt.GlobalColor.transparent, max(2.0, s * 0.14), Qt.PenStyle.SolidLine,
-                  Qt.PenCapStyle.RoundCap, Qt.PenJoinStyle.RoundJoin))
+    p.setPen(
+        QPen(
+            Qt.GlobalColor.transparent,
+            max(2.0, s * 0.14),
+            Qt.PenStyle.SolidLine,
+            Qt.PenCapStyle.RoundCap,
+            Qt.PenJoinStyle.RoundJoin,
+        )
+    )
     p.setBrush(Qt.GlobalColor.transparent)
     p.drawPolygon(tri)
     p.restore()

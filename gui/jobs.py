@@ -73,6 +73,7 @@ translate = QCoreApplication.translate
 
 # -- the state the tray shows ------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ClientView:
     """One registered client as the menu shows it."""
@@ -112,8 +113,11 @@ class ClientView:
         if self.no_profile:
             return translate("jobs", "no profile yet")
         if self.pinned:
-            mode = (translate("jobs", "via gateway · {mode}").format(mode=self.mode) if self.mode
-                    else translate("jobs", "via gateway, not running"))
+            mode = (
+                translate("jobs", "via gateway · {mode}").format(mode=self.mode)
+                if self.mode
+                else translate("jobs", "via gateway, not running")
+            )
         else:
             mode = self.mode or translate("jobs", "no mode")
         if self.in_sync:
@@ -165,8 +169,7 @@ class Snapshot:
 
     @property
     def warning(self) -> bool:
-        return (self.error is not None or self.no_profile or not all(c.ok for c in self.clients)
-                or self.gateway_missing)
+        return self.error is not None or self.no_profile or not all(c.ok for c in self.clients) or self.gateway_missing
 
     @property
     def structure(self) -> tuple[Any, ...]:
@@ -283,8 +286,16 @@ class GatewayView:
 
 def _gateway_view(info: Any, pinned: tuple[str, ...] = ()) -> GatewayView:
     """A running gateway (a ``control.GatewayInfo``) as the tray shows it."""
-    return GatewayView(True, info.url, info.mode or None, info.profile, info.pid or None, info.in_flight, pinned,
-                       route=_route(getattr(info, "route", None)))
+    return GatewayView(
+        True,
+        info.url,
+        info.mode or None,
+        info.profile,
+        info.pid or None,
+        info.in_flight,
+        pinned,
+        route=_route(getattr(info, "route", None)),
+    )
 
 
 def _route(route: Any) -> str | None:
@@ -305,17 +316,22 @@ def _live(config: Config | None, view: GatewayView) -> GatewayView:
     from kvswitch.gateway.token import load_token
 
     if config is None:
-        return replace(view, live_problem=translate("jobs", "kvswitch.toml does not read, so the gateway's token "
-                                                            "is unknown"))
+        return replace(
+            view, live_problem=translate("jobs", "kvswitch.toml does not read, so the gateway's token is unknown")
+        )
     try:
         token = load_token(config)
     except KvswitchError as exc:
         return replace(view, live_problem=translate("jobs", "the gateway's token: {problem}").format(problem=exc))
     if token is None:
         ref = config.model.gateway.token
-        why = (translate("jobs", "${name} (the gateway's token) is not set where the tray runs")
-               .format(name=ref.removeprefix("env:")) if ref.startswith("env:") else
-               translate("jobs", "the keyring holds no gateway token yet (kvswitch gateway pin makes one)"))
+        why = (
+            translate("jobs", "${name} (the gateway's token) is not set where the tray runs").format(
+                name=ref.removeprefix("env:")
+            )
+            if ref.startswith("env:")
+            else translate("jobs", "the keyring holds no gateway token yet (kvswitch gateway pin makes one)")
+        )
         return replace(view, live_problem=why)
     with _live_lock:
         if _live_samples is None:
@@ -422,8 +438,7 @@ def snapshot() -> Snapshot:
     log = paths.dirs().logs / "watch.log"
     history = load_history(limit=1)
     last = probe_summary(history[-1]) if history else None
-    common: dict[str, Any] = {"log_path": log, "log_exists": log.exists(), "last_probe": last,
-                              **_tray_settings()}
+    common: dict[str, Any] = {"log_path": log, "log_exists": log.exists(), "last_probe": last, **_tray_settings()}
     from kvswitch.transaction import recover
 
     try:
@@ -438,16 +453,38 @@ def snapshot() -> Snapshot:
     clients = []
     for c, label in zip(st.clients, labels, strict=True):
         entry = entries.get(c.path)
-        clients.append(ClientView(
-            c.path, label, c.kind, c.name, c.mode, c.in_sync, tuple(c.drift), c.problem, c.exists,
-            entry.nudge.kind if entry is not None else "none",
-            tuple(list_backups(c.path)[:MENU_BACKUPS]), c.target, c.own_mode, c.changed_outside,
-            st.profile is None, c.route == "gateway",
-        ))
+        clients.append(
+            ClientView(
+                c.path,
+                label,
+                c.kind,
+                c.name,
+                c.mode,
+                c.in_sync,
+                tuple(c.drift),
+                c.problem,
+                c.exists,
+                entry.nudge.kind if entry is not None else "none",
+                tuple(list_backups(c.path)[:MENU_BACKUPS]),
+                c.target,
+                c.own_mode,
+                c.changed_outside,
+                st.profile is None,
+                c.route == "gateway",
+            )
+        )
     key_ref = config.model.profiles[st.profile].key if st.profile in config.model.profiles else None
     gateway = _gateway_of(config, tuple(c.label for c in clients if c.pinned))
-    return Snapshot(st.profile, st.mode, tuple(config.model.profiles), tuple(clients), config.path,
-                    key_ref=key_ref, gateway=gateway, **common)
+    return Snapshot(
+        st.profile,
+        st.mode,
+        tuple(config.model.profiles),
+        tuple(clients),
+        config.path,
+        key_ref=key_ref,
+        gateway=gateway,
+        **common,
+    )
 
 
 def _tray_settings() -> dict[str, Any]:
@@ -486,6 +523,7 @@ def set_autostart(on: bool) -> Path | None:
 
 
 # -- switching -------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class SwitchOutcome:
@@ -600,6 +638,7 @@ def restore_backup(path: Path, backup_id: str) -> RestoreOutcome:
 
 # -- detecting clients -------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Detected:
     """The real clients looked for on this machine (found or not), in the library's order."""
@@ -658,6 +697,7 @@ def first_run_offer() -> Detected | None:
 
 # -- a profile from a client's settings -----------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ProfileMade:
     """A profile made from a client's settings (``kvswitch import CLIENT``), as the GUI tells
@@ -700,13 +740,20 @@ def import_client(kind: str, store_key: bool) -> ProfileMade:
     saved = save_imports([imp], store_keys=store_key)
     made = saved.profiles[0]
     return ProfileMade(
-        made.name, get_kind(kind).product, str(made.profile.base_url), made.profile.model,
-        saved.activated == made.name, made.name in saved.keys_stored,
-        imp.profile.key == "keyring" and made.name not in saved.keys_stored, made.profile.key, imp.notes,
+        made.name,
+        get_kind(kind).product,
+        str(made.profile.base_url),
+        made.profile.model,
+        saved.activated == made.name,
+        made.name in saved.keys_stored,
+        imp.profile.key == "keyring" and made.name not in saved.keys_stored,
+        made.profile.key,
+        imp.notes,
     )
 
 
 # -- the watcher -----------------------------------------------------------------------
+
 
 def start_watcher(on_event: Callable[[WatchEvent], None], closing: threading.Event | None = None) -> Watcher | None:
     """A started watcher (policy adopt); raises ``WatcherBusyError`` when another one runs.
@@ -726,6 +773,7 @@ def stop_watcher(watcher: Watcher) -> None:
 
 
 # -- the settings form -------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ProfileForm:
@@ -764,6 +812,7 @@ def save_form(config: Config, name: str, values: Mapping[str, Any]) -> Config:
 
 
 # -- keys --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class KeyInfo:

@@ -87,13 +87,20 @@ class KeyDialog(QDialog):
 
         self.info, self.profile = info, info.profile
         heading = self.tr("API key of profile {name}").format(name=html.escape(show_name(info.profile)))
-        self.title.setText(f"<b>{heading}</b><br>"
-                           + self.tr("Kept in the OS keyring; written only into the client files that need it."))
+        self.title.setText(
+            f"<b>{heading}</b><br>"
+            + self.tr("Kept in the OS keyring; written only into the client files that need it.")
+        )
         self.current.setText(info.masked or self.tr("none"))
         if info.reference != "keyring":
-            self._say(self.tr("Profile {name} reads its key from {reference}, not the keyring; set that variable "
-                              "instead, or point the profile at the keyring: kvswitch profile edit {name} --key "
-                              "keyring").format(name=info.profile, reference=info.reference), error=True)
+            self._say(
+                self.tr(
+                    "Profile {name} reads its key from {reference}, not the keyring; set that variable "
+                    "instead, or point the profile at the keyring: kvswitch profile edit {name} --key "
+                    "keyring"
+                ).format(name=info.profile, reference=info.reference),
+                error=True,
+            )
             self.key_edit.setEnabled(False)
         else:
             if info.problem:
@@ -142,8 +149,13 @@ class KeyDialog(QDialog):
         self.current.setText(masked)
         assert self.profile is not None
         apply = self.apply_check.isChecked()
-        self._say((self.tr("Stored {masked} in the OS keyring. Writing it into the clients…") if apply
-                   else self.tr("Stored {masked} in the OS keyring.")).format(masked=masked))
+        self._say(
+            (
+                self.tr("Stored {masked} in the OS keyring. Writing it into the clients…")
+                if apply
+                else self.tr("Stored {masked} in the OS keyring.")
+            ).format(masked=masked)
+        )
         self.key_saved.emit(self.profile, masked, apply)
 
     def _on_save_failed(self, exc: BaseException) -> None:

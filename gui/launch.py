@@ -55,12 +55,13 @@ def desktop_command(uninstall: bool = False) -> int:
         out.append(text.format(path=change.path))
     out += [tr("ran {command}").format(command=command) for command in report.ran]
     if uninstall:
-        out.append(tr("kvswitch-tray's menu entry, icons and login item are removed.")
-                   if report.changed else
-                   tr("Nothing to remove: kvswitch-tray is not installed for this user."))
+        out.append(
+            tr("kvswitch-tray's menu entry, icons and login item are removed.")
+            if report.changed
+            else tr("Nothing to remove: kvswitch-tray is not installed for this user.")
+        )
     else:
-        out.append(tr("kvswitch-tray is in the applications menu now; remove it with "
-                          "`kvswitch-tray --uninstall`."))
+        out.append(tr("kvswitch-tray is in the applications menu now; remove it with `kvswitch-tray --uninstall`."))
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
@@ -72,18 +73,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         action = _wants_desktop(args)
         if action is not None:
             return desktop_command(uninstall=action == "uninstall")
-        sys.stderr.write(tr("kvswitch-tray needs Qt for Python (PySide6), which is not installed.\n"
-                            "Install it with:  {hint}\n(the command line, `kvswitch`, works without it)\n")
-                         .format(hint=INSTALL_HINT))
+        sys.stderr.write(
+            tr(
+                "kvswitch-tray needs Qt for Python (PySide6), which is not installed.\n"
+                "Install it with:  {hint}\n(the command line, `kvswitch`, works without it)\n"
+            ).format(hint=INSTALL_HINT)
+        )
         return 1
     try:
         from kvswitch_gui.app import main as run_app
     except ImportError as exc:  # installed but unloadable (a missing system library, a broken wheel)
-        if "PySide6" not in str(exc) and "shiboken6" not in str(exc) and not (exc.name or "").startswith(
-                ("PySide6", "shiboken6")):
+        if (
+            "PySide6" not in str(exc)
+            and "shiboken6" not in str(exc)
+            and not (exc.name or "").startswith(("PySide6", "shiboken6"))
+        ):
             raise
-        sys.stderr.write(tr("kvswitch-tray cannot load Qt for Python (PySide6): {error}\nReinstall it with:  {hint}\n")
-                         .format(error=exc, hint=INSTALL_HINT))
+        sys.stderr.write(
+            tr("kvswitch-tray cannot load Qt for Python (PySide6): {error}\nReinstall it with:  {hint}\n").format(
+                error=exc, hint=INSTALL_HINT
+            )
+        )
         return 1
     return run_app(args)
 

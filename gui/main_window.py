@@ -80,8 +80,9 @@ class MainWindow(QWidget):
         self.restore_button.setMenu(self.restore_menu)
         self.client_mode_button = QToolButton()
         self.client_mode_button.setText(self.tr("&This client alone"))
-        self.client_mode_button.setToolTip(self.tr("switch the selected client alone, or put it back in every "
-                                                   "client's mode"))
+        self.client_mode_button.setToolTip(
+            self.tr("switch the selected client alone, or put it back in every client's mode")
+        )
         self.client_mode_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.client_mode_menu = QMenu(self.client_mode_button)
         self.client_mode_button.setMenu(self.client_mode_menu)
@@ -99,9 +100,13 @@ class MainWindow(QWidget):
         self.gateway_label = QLabel(self.tr("Gateway: off"))
         self.gateway_label.setWordWrap(True)
         self.gateway_button = QPushButton(self.tr("Start &gateway"))
-        self.gateway_button.setToolTip(self.tr("kvswitch's local gateway for the clients pinned to it: start it "
-                                               "in the background (it keeps running when kvswitch-tray quits) or "
-                                               "stop it"))
+        self.gateway_button.setToolTip(
+            self.tr(
+                "kvswitch's local gateway for the clients pinned to it: start it "
+                "in the background (it keeps running when kvswitch-tray quits) or "
+                "stop it"
+            )
+        )
         gateway = QHBoxLayout()
         gateway.addWidget(self.gateway_label, 1)
         gateway.addWidget(self.gateway_button)

@@ -58,9 +58,18 @@ PROGRESS_EVERY_S = 0.05
 """The worker reports progress at most this often (the first and the last always)."""
 
 _C = "ProbeWindow"  # the translation context of this module's words
-COLUMNS = [QT_TRANSLATE_NOOP("ProbeWindow", "mode"), QT_TRANSLATE_NOOP("ProbeWindow", "ok / sent"), "TTFT med",
-           "TTFT p90", "TTFT p99", "TTFB med", "ITL p99", "TPOT med", "bg ITL p99",
-           QT_TRANSLATE_NOOP("ProbeWindow", "GPU peak Δ")]
+COLUMNS = [
+    QT_TRANSLATE_NOOP("ProbeWindow", "mode"),
+    QT_TRANSLATE_NOOP("ProbeWindow", "ok / sent"),
+    "TTFT med",
+    "TTFT p90",
+    "TTFT p99",
+    "TTFB med",
+    "ITL p99",
+    "TPOT med",
+    "bg ITL p99",
+    QT_TRANSLATE_NOOP("ProbeWindow", "GPU peak Δ"),
+]
 """The result table's columns (English; the headers show them translated)."""
 
 COLUMN_TIPS = [
@@ -73,8 +82,9 @@ COLUMN_TIPS = [
     QT_TRANSLATE_NOOP("ProbeWindow", "99th percentile gap between tokens"),
     QT_TRANSLATE_NOOP("ProbeWindow", "median time per output token after the first"),
     QT_TRANSLATE_NOOP("ProbeWindow", "99th percentile ITL of the background decode streams"),
-    QT_TRANSLATE_NOOP("ProbeWindow", "GPU memory: peak during the mode's own batches minus the baseline before the "
-                                     "probe"),
+    QT_TRANSLATE_NOOP(
+        "ProbeWindow", "GPU memory: peak during the mode's own batches minus the baseline before the probe"
+    ),
 ]
 
 
@@ -135,8 +145,7 @@ def prepare_probe(form: Mapping[str, Any], overrides: Mapping[str, Any] | None =
     return {"settings": settings, "requests": requests, "tokens": tokens, "remote": remote}
 
 
-def run_probe_job(settings: Any, *, progress: Callable[[int, int, str], None],
-                  cancel: Any) -> dict[str, Any]:
+def run_probe_job(settings: Any, *, progress: Callable[[int, int, str], None], cancel: Any) -> dict[str, Any]:
     """Run the probe (its own asyncio loop in this thread), build the report and append it to
     the history. Progress goes out at most every ``PROGRESS_EVERY_S``. Returns ``{"report",
     "history_error", "seconds"}``."""
@@ -196,23 +205,32 @@ def comparison_text(report: Mapping[str, Any]) -> str:
     r = comp.get("ttft_median_ratio")
     if r:
         lo, hi = r["ci95"]
-        lines.append(QCoreApplication.translate(
-            "ProbeWindow", "TTFT median split/merged = {ratio} (95 % bootstrap interval {low}–{high}): {verdict} to "
-            "the first token.").format(ratio=f"{r['split/merged']:.2f}", low=f"{lo:.2f}", high=f"{hi:.2f}",
-                                       verdict=verdict(r)))
+        lines.append(
+            QCoreApplication.translate(
+                "ProbeWindow",
+                "TTFT median split/merged = {ratio} (95 % bootstrap interval {low}–{high}): {verdict} to "
+                "the first token.",
+            ).format(ratio=f"{r['split/merged']:.2f}", low=f"{lo:.2f}", high=f"{hi:.2f}", verdict=verdict(r))
+        )
     r = comp.get("itl_p99_ratio")
     if r:
         lo, hi = r["ci95"]
-        lines.append(QCoreApplication.translate(
-            "ProbeWindow", "ITL p99 split/merged = {ratio} (95 % interval {low}–{high}): {verdict} between "
-            "tokens.").format(ratio=f"{r['split/merged']:.2f}", low=f"{lo:.2f}", high=f"{hi:.2f}",
-                              verdict=verdict(r)))
+        lines.append(
+            QCoreApplication.translate(
+                "ProbeWindow", "ITL p99 split/merged = {ratio} (95 % interval {low}–{high}): {verdict} between tokens."
+            ).format(ratio=f"{r['split/merged']:.2f}", low=f"{lo:.2f}", high=f"{hi:.2f}", verdict=verdict(r))
+        )
     if not lines:
         modes = list(report.get("modes") or {})
-        lines.append(QCoreApplication.translate(
-            "ProbeWindow", "No comparison: it needs both modes with successful requests (this run: {modes}).")
-            .format(modes=", ".join(modes)) if modes else
-            QCoreApplication.translate("ProbeWindow", "No comparison: it needs both modes with successful requests."))
+        lines.append(
+            QCoreApplication.translate(
+                "ProbeWindow", "No comparison: it needs both modes with successful requests (this run: {modes})."
+            ).format(modes=", ".join(modes))
+            if modes
+            else QCoreApplication.translate(
+                "ProbeWindow", "No comparison: it needs both modes with successful requests."
+            )
+        )
     return "\n".join(lines)
 
 
@@ -226,10 +244,17 @@ def _gpu_cell(memory: Any) -> tuple[str, str]:
     for uuid, g in memory.items():
         delta = g.get("delta_mib")
         texts.append("n/a" if delta is None else f"{delta:+.0f} MiB")
-        tips.append(QCoreApplication.translate(
-            "ProbeWindow", "{gpu} ({instance}): baseline {baseline} MiB, peak {peak} MiB, Δ {delta} MiB").format(
-            gpu=uuid, instance=g.get("instance"), baseline=g.get("baseline_mib"), peak=g.get("peak_mib"),
-            delta=delta))
+        tips.append(
+            QCoreApplication.translate(
+                "ProbeWindow", "{gpu} ({instance}): baseline {baseline} MiB, peak {peak} MiB, Δ {delta} MiB"
+            ).format(
+                gpu=uuid,
+                instance=g.get("instance"),
+                baseline=g.get("baseline_mib"),
+                peak=g.get("peak_mib"),
+                delta=delta,
+            )
+        )
     return ", ".join(texts), "\n".join(tips)
 
 
@@ -324,21 +349,28 @@ class ProbeWindow(QWidget):
         self.warmup_spin = spin(0, 100, 2, self.tr("warm-up requests per mode, not measured"))
         self.prompt_spin = spin(1, 200_000, 256, self.tr("prompt length in words ≈ tokens"))
         self.article_check = QCheckBox(self.tr("Chinese sample &prompt"))
-        self.article_check.setToolTip(self.tr("a fixed Chinese question about the KV cache, repeated 8 times, "
-                                              "instead of N words"))
+        self.article_check.setToolTip(
+            self.tr("a fixed Chinese question about the KV cache, repeated 8 times, instead of N words")
+        )
         self.article_check.toggled.connect(lambda on: self.prompt_spin.setEnabled(not on))
         prompt_row = QHBoxLayout()
         prompt_row.addWidget(self.prompt_spin)
         prompt_row.addWidget(self.article_check)
-        self.max_tokens_spin = spin(1, 100_000, 128,
-                                    self.tr("output tokens per request (small, so decode does not hide TTFT)"))
+        self.max_tokens_spin = spin(
+            1, 100_000, 128, self.tr("output tokens per request (small, so decode does not hide TTFT)")
+        )
         self.cache_bust_check = QCheckBox(self.tr("&Nonce first"))
-        self.cache_bust_check.setToolTip(self.tr("a unique nonce at the start of every prompt, so the prefix cache "
-                                                 "cannot serve it; off: the same prompt every time"))
+        self.cache_bust_check.setToolTip(
+            self.tr(
+                "a unique nonce at the start of every prompt, so the prefix cache "
+                "cannot serve it; off: the same prompt every time"
+            )
+        )
         self.cache_bust_check.setChecked(True)
         self.concurrency_spin = spin(1, 1024, 1, self.tr("requests per batch, sent together"))
-        self.background_spin = spin(0, 1024, 0, self.tr("long generations kept running while TTFT is sampled "
-                                                        "(decode load)"))
+        self.background_spin = spin(
+            0, 1024, 0, self.tr("long generations kept running while TTFT is sampled (decode load)")
+        )
         form.addRow(self.tr("R&uns"), self.runs_spin)
         form.addRow(self.tr("&Warm-up"), self.warmup_spin)
         prompt_label = QLabel(self.tr("Prompt &tokens"))
@@ -349,8 +381,15 @@ class ProbeWindow(QWidget):
         form.addRow(self.tr("C&oncurrency"), self.concurrency_spin)
         form.addRow(self.tr("Backgroun&d streams"), self.background_spin)
         self._inputs: list[QWidget] = [
-            self.profile_radio, self.url_radio, *self.mode_checks.values(), self.runs_spin, self.warmup_spin,
-            self.article_check, self.max_tokens_spin, self.cache_bust_check, self.concurrency_spin,
+            self.profile_radio,
+            self.url_radio,
+            *self.mode_checks.values(),
+            self.runs_spin,
+            self.warmup_spin,
+            self.article_check,
+            self.max_tokens_spin,
+            self.cache_bust_check,
+            self.concurrency_spin,
             self.background_spin,
         ]
 
@@ -449,13 +488,18 @@ class ProbeWindow(QWidget):
         """The choices as plain data (what the worker turns into ProbeSettings)."""
         return {
             "target": "url" if self.url_radio.isChecked() else "profile",
-            "base_url": self.base_url_edit.text().strip(), "model": self.model_edit.text().strip(),
+            "base_url": self.base_url_edit.text().strip(),
+            "model": self.model_edit.text().strip(),
             "key_env": self.key_env_edit.text().strip().removeprefix("$"),
             "modes": [m for m, box in self.mode_checks.items() if box.isChecked()],
-            "runs": self.runs_spin.value(), "warmup": self.warmup_spin.value(),
-            "prompt_tokens": self.prompt_spin.value(), "article_prompt": self.article_check.isChecked(),
-            "max_tokens": self.max_tokens_spin.value(), "cache_bust": self.cache_bust_check.isChecked(),
-            "concurrency": self.concurrency_spin.value(), "background": self.background_spin.value(),
+            "runs": self.runs_spin.value(),
+            "warmup": self.warmup_spin.value(),
+            "prompt_tokens": self.prompt_spin.value(),
+            "article_prompt": self.article_check.isChecked(),
+            "max_tokens": self.max_tokens_spin.value(),
+            "cache_bust": self.cache_bust_check.isChecked(),
+            "concurrency": self.concurrency_spin.value(),
+            "background": self.background_spin.value(),
         }
 
     def _form_problem(self, form: Mapping[str, Any]) -> str | None:
@@ -487,8 +531,9 @@ class ProbeWindow(QWidget):
         self._set_running(True)
         self.status_label.setText(self.tr("Preparing: reading the profile…"))
         self.progress_bar.setRange(0, 0)  # busy until the first progress report
-        self.task = self._background(prepare_probe, form, dict(self.settings_overrides),
-                                     on_done=self._on_prepared, on_error=self._on_failed)
+        self.task = self._background(
+            prepare_probe, form, dict(self.settings_overrides), on_done=self._on_prepared, on_error=self._on_failed
+        )
 
     def _on_prepared(self, prepared: dict[str, Any]) -> None:
         from kvswitch.cli.probe import ASK_ABOVE_TOKENS
@@ -499,19 +544,28 @@ class ProbeWindow(QWidget):
             return
         remote, requests, tokens = prepared["remote"], prepared["requests"], prepared["tokens"]
         spend = self.tr("{requests} requests, up to {tokens} tokens, to {hosts}").format(
-            requests=requests, tokens=f"{tokens:,}", hosts=", ".join(remote))
+            requests=requests, tokens=f"{tokens:,}", hosts=", ".join(remote)
+        )
         if remote and tokens > ASK_ABOVE_TOKENS:
-            answer = QMessageBox.question(self, self.tr("Spend tokens?"),
-                                          self.tr("This probe sends {spend}. Go ahead?").format(spend=spend),
-                                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                          QMessageBox.StandardButton.No)
+            answer = QMessageBox.question(
+                self,
+                self.tr("Spend tokens?"),
+                self.tr("This probe sends {spend}. Go ahead?").format(spend=spend),
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No,
+            )
             if answer != QMessageBox.StandardButton.Yes:
                 self._finish_idle(self.tr("Probe not run."))
                 return
         self._spend = f" ({spend})" if remote else ""
         self.status_label.setText(self.tr("Running…") + self._spend)
-        self.task = self._background(run_probe_job, prepared["settings"], on_done=self._on_probe_done,
-                                     on_error=self._on_failed, on_progress=self._on_progress)
+        self.task = self._background(
+            run_probe_job,
+            prepared["settings"],
+            on_done=self._on_probe_done,
+            on_error=self._on_failed,
+            on_progress=self._on_progress,
+        )
 
     def cancel(self) -> None:
         """Stop after the batch in flight; the partial report is still shown."""
@@ -529,8 +583,10 @@ class ProbeWindow(QWidget):
             self.progress_bar.setRange(0, max(total, 1))
         self.progress_bar.setValue(done)
         if not self._cancel_requested:
-            self.status_label.setText(self.tr("Running: {mode} · {done} of {total} requests").format(
-                mode=mode, done=done, total=total) + self._spend)
+            self.status_label.setText(
+                self.tr("Running: {mode} · {done} of {total} requests").format(mode=mode, done=done, total=total)
+                + self._spend
+            )
 
     def _on_probe_done(self, result: dict[str, Any]) -> None:
         self.task = None
@@ -540,11 +596,14 @@ class ProbeWindow(QWidget):
         seconds = f"{result['seconds']:.1f}"
         if report.get("cancelled"):
             text = self.tr("Cancelled: {count} measured requests before stopping ({seconds} s).").format(
-                count=sent, seconds=seconds)
+                count=sent, seconds=seconds
+            )
         else:
-            text = (self.tr("Done: {count} measured requests in {seconds} s, {failed} failed.") if failed else
-                    self.tr("Done: {count} measured requests in {seconds} s.")).format(
-                count=sent, seconds=seconds, failed=failed)
+            text = (
+                self.tr("Done: {count} measured requests in {seconds} s, {failed} failed.")
+                if failed
+                else self.tr("Done: {count} measured requests in {seconds} s.")
+            ).format(count=sent, seconds=seconds, failed=failed)
             self.progress_bar.setValue(self.progress_bar.maximum())
         if result.get("history_error"):
             text += " " + self.tr("Not saved to the history: {problem}").format(problem=result["history_error"])
@@ -573,21 +632,33 @@ class ProbeWindow(QWidget):
         for w in (self.base_url_edit, self.model_edit, self.key_env_edit):
             w.setEnabled(not running and self.url_radio.isChecked())
 
-    def _background(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None],
-                    on_error: Callable[[BaseException], None] | None = None,
-                    on_progress: Callable[[int, int, str], None] | None = None) -> Task:
+    def _background(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        on_done: Callable[[Any], None],
+        on_error: Callable[[BaseException], None] | None = None,
+        on_progress: Callable[[int, int, str], None] | None = None,
+    ) -> Task:
         """``run_in_thread``, keeping the task alive until it reports back; what arrives after
         the window is gone is dropped."""
-        return self._tasks.run(fn, *args, on_done=on_done, on_progress=on_progress,
-                               on_error=on_error or (lambda exc: self.status_label.setText(str(exc))))
+        return self._tasks.run(
+            fn,
+            *args,
+            on_done=on_done,
+            on_progress=on_progress,
+            on_error=on_error or (lambda exc: self.status_label.setText(str(exc))),
+        )
 
     # -- history and export -----------------------------------------------------------------------
 
     def _on_state(self, state: dict[str, Any]) -> None:
         self.profile_label.setText(state["profile"])
         # runs that finished while the file was read are on top already; the file's go below
-        shown = {_identity(self.history_list.item(i).data(Qt.ItemDataRole.UserRole))
-                 for i in range(self.history_list.count())}
+        shown = {
+            _identity(self.history_list.item(i).data(Qt.ItemDataRole.UserRole))
+            for i in range(self.history_list.count())
+        }
         for report in reversed(state["history"]):  # newest first
             if _identity(report) not in shown:
                 self._add_history(report, select=False, top=False)
@@ -617,15 +688,19 @@ class ProbeWindow(QWidget):
             return
         stamp = time.strftime("%Y%m%d-%H%M%S")
         suggested = str(Path.home() / f"kvswitch-probe-{stamp}.json")
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export the probe report"), suggested,
-                                              self.tr("JSON files (*.json);;All files (*)"))
+        path, _ = QFileDialog.getSaveFileName(
+            self, self.tr("Export the probe report"), suggested, self.tr("JSON files (*.json);;All files (*)")
+        )
         if not path:
             return
         self.status_label.setText(self.tr("Exporting to {path}…").format(path=path))
-        self._background(export, self.report, path,
-                         on_done=lambda p: self.status_label.setText(self.tr("Exported to {path}.").format(path=p)),
-                         on_error=lambda exc: self.status_label.setText(
-                             self.tr("Export failed: {problem}").format(problem=exc)))
+        self._background(
+            export,
+            self.report,
+            path,
+            on_done=lambda p: self.status_label.setText(self.tr("Exported to {path}.").format(path=p)),
+            on_error=lambda exc: self.status_label.setText(self.tr("Export failed: {problem}").format(problem=exc)),
+        )
 
     # -- rendering (GUI thread: plain data only) -------------------------------------------------
 
@@ -635,11 +710,18 @@ class ProbeWindow(QWidget):
         self.export_button.setEnabled(True)
         s = report.get("settings") or {}
         modes: dict[str, Any] = report.get("modes") or {}
-        summary = self.tr("{model} @ {url} · {runs} runs × {concurrency} per mode (+{warmup} warm-up) · prompt "
-                          "{prompt} · max_tokens {max_tokens}").format(
-            model=s.get("model", "?"), url=s.get("base_url", "?"), runs=s.get("runs", "?"),
-            concurrency=s.get("concurrency", "?"), warmup=s.get("warmup", "?"), prompt=s.get("prompt", "?"),
-            max_tokens=s.get("max_tokens", "?"))
+        summary = self.tr(
+            "{model} @ {url} · {runs} runs × {concurrency} per mode (+{warmup} warm-up) · prompt "
+            "{prompt} · max_tokens {max_tokens}"
+        ).format(
+            model=s.get("model", "?"),
+            url=s.get("base_url", "?"),
+            runs=s.get("runs", "?"),
+            concurrency=s.get("concurrency", "?"),
+            warmup=s.get("warmup", "?"),
+            prompt=s.get("prompt", "?"),
+            max_tokens=s.get("max_tokens", "?"),
+        )
         summary += " · " + (self.tr("cache busting on") if s.get("cache_bust") else self.tr("cache busting off"))
         if s.get("background"):
             summary += " · " + self.tr("{count} background stream(s)").format(count=s["background"])
@@ -652,8 +734,10 @@ class ProbeWindow(QWidget):
         for row, (mode, m) in enumerate(modes.items()):
             ok = m.get("requests", 0) - m.get("failures", 0)
             gpu_text, gpu_tip = _gpu_cell(m.get("gpu_memory"))
-            causes = "\n".join(self.tr("{count} failed: {cause}").format(count=n, cause=c)
-                               for c, n in (m.get("failure_causes") or {}).items())
+            causes = "\n".join(
+                self.tr("{count} failed: {cause}").format(count=n, cause=c)
+                for c, n in (m.get("failure_causes") or {}).items()
+            )
             routed = self.tr("routed by {how} → {url}").format(how=m.get("routed_by", "?"), url=m.get("url", "?"))
             cells = [
                 (mode, routed),
@@ -676,8 +760,10 @@ class ProbeWindow(QWidget):
                 self.table.setItem(row, col, item)
 
         self.comparison_label.setText(comparison_text(report))
-        self.ttft_chart.set_data({mode: m.get("ttft_samples_ms") or [] for mode, m in modes.items()},
-                                 {mode: (m.get("ttft_ms") or {}).get("median") for mode, m in modes.items()})
+        self.ttft_chart.set_data(
+            {mode: m.get("ttft_samples_ms") or [] for mode, m in modes.items()},
+            {mode: (m.get("ttft_ms") or {}).get("median") for mode, m in modes.items()},
+        )
         gpu_na = report.get("gpu_unavailable")
         self.gpu_chart.set_data(report.get("gpu_timeline"), f"n/a: {gpu_na}" if gpu_na else None)
 
@@ -691,8 +777,12 @@ class ProbeWindow(QWidget):
             if isinstance(metrics, str):
                 notes.append(f"{mode}: " + self.tr("backend metrics {metrics}").format(metrics=metrics))
             elif isinstance(metrics, dict) and metrics:
-                notes.append(f"{mode}: " + self.tr("backend metrics during the mode's runs: {metrics}").format(
-                    metrics=", ".join(f"{k} {v:g}" for k, v in metrics.items())))
+                notes.append(
+                    f"{mode}: "
+                    + self.tr("backend metrics during the mode's runs: {metrics}").format(
+                        metrics=", ".join(f"{k} {v:g}" for k, v in metrics.items())
+                    )
+                )
             if isinstance(m.get("gpu_memory"), str):
                 notes.append(f"{mode}: " + self.tr("GPU memory {state}").format(state=m["gpu_memory"]))
         self.notes_label.setText("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")

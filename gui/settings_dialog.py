@@ -73,8 +73,9 @@ class SettingsDialog(QDialog):
         self.chunk_size.setRange(0, 1 << 24)
         self.chunk_size.setSingleStep(64)
         self.chunk_size.setSuffix(self.tr(" tokens"))
-        self.chunk_size.setToolTip(self.tr("Tokens per prefill chunk in merged mode: a multiple of 64; 512–1024 suits "
-                                           "most 7B models"))
+        self.chunk_size.setToolTip(
+            self.tr("Tokens per prefill chunk in merged mode: a multiple of 64; 512–1024 suits most 7B models")
+        )
         self.kv_cache_dtype = QComboBox()
         self.kv_cache_dtype.setEditable(True)
         self.kv_cache_dtype.addItems(list(KV_DTYPES))
@@ -117,16 +118,28 @@ class SettingsDialog(QDialog):
         self._rows: dict[str, QFormLayout] = {}
         groups = (  # a check box's row label is no buddy: the box carries the mnemonic
             (self.tr("Merged mode"), ((self.tr("C&hunk size"), "cache.chunk_size"),)),
-            (self.tr("Both modes"), ((self.tr("&KV cache dtype"), "cache.kv_cache_dtype"),
-                                     (self.tr("Prefix cache"), "cache.prefix_cache"))),
-            (self.tr("Split mode"), ((self.tr("Pre&fill endpoint"), "split.prefill_base_url"),
-                                     (self.tr("&Decode endpoint"), "split.decode_base_url"),
-                                     (self.tr("&Transfer protocol"), "split.transfer_protocol"),
-                                     (self.tr("Transfer co&ncurrency"), "split.max_transfer_concurrency"))),
-            (self.tr("Requests"), ((self.tr("Te&mperature"), "request.temperature"),
-                                   (self.tr("Ma&x tokens"), "request.max_tokens"),
-                                   (self.tr("Stream"), "request.stream"),
-                                   (self.tr("T&imeout"), "request.timeout_seconds"))),
+            (
+                self.tr("Both modes"),
+                ((self.tr("&KV cache dtype"), "cache.kv_cache_dtype"), (self.tr("Prefix cache"), "cache.prefix_cache")),
+            ),
+            (
+                self.tr("Split mode"),
+                (
+                    (self.tr("Pre&fill endpoint"), "split.prefill_base_url"),
+                    (self.tr("&Decode endpoint"), "split.decode_base_url"),
+                    (self.tr("&Transfer protocol"), "split.transfer_protocol"),
+                    (self.tr("Transfer co&ncurrency"), "split.max_transfer_concurrency"),
+                ),
+            ),
+            (
+                self.tr("Requests"),
+                (
+                    (self.tr("Te&mperature"), "request.temperature"),
+                    (self.tr("Ma&x tokens"), "request.max_tokens"),
+                    (self.tr("Stream"), "request.stream"),
+                    (self.tr("T&imeout"), "request.timeout_seconds"),
+                ),
+            ),
         )
         self.form = QWidget()
         form_layout = QVBoxLayout(self.form)
@@ -205,8 +218,9 @@ class SettingsDialog(QDialog):
         heading = self.tr("Profile {name}").format(name=_html(form.name))
         self.title.setText(
             f"<b>{heading}</b> — {_html(form.base_url)} · {_html(form.model)}<br>"
-            + self.tr("The clients are in {mode} mode; the {other} settings take effect when you switch.")
-            .format(mode=form.mode, other=other)
+            + self.tr("The clients are in {mode} mode; the {other} settings take effect when you switch.").format(
+                mode=form.mode, other=other
+            )
         )
         self.set_values(form.values)
         self.form.setEnabled(True)
@@ -264,9 +278,14 @@ class SettingsDialog(QDialog):
             return
         self._seq += 1
         seq = self._seq
-        self._tasks.run(jobs.check_form, self.config, self.profile, self.values(),
-                  on_done=lambda result: self._on_checked(seq, result),
-                  on_error=lambda exc: self._on_check_failed(seq, exc))
+        self._tasks.run(
+            jobs.check_form,
+            self.config,
+            self.profile,
+            self.values(),
+            on_done=lambda result: self._on_checked(seq, result),
+            on_error=lambda exc: self._on_check_failed(seq, exc),
+        )
 
     def _on_checked(self, seq: int, result: ProfileCheck) -> None:
         if seq != self._seq:
@@ -279,8 +298,13 @@ class SettingsDialog(QDialog):
         self._show(self.other, [d for d in result.diagnostics if result.field_of(d) is None])
         if result.errors:
             n = len(result.errors)
-            self._say(self.tr("1 error: fix it to save.") if n == 1 else
-                      self.tr("{count} errors: fix them to save.").format(count=n), error=True, from_check=True)
+            self._say(
+                self.tr("1 error: fix it to save.")
+                if n == 1
+                else self.tr("{count} errors: fix them to save.").format(count=n),
+                error=True,
+                from_check=True,
+            )
         elif self._status_from_check:
             self._say("", from_check=True)
         self.save_button.setEnabled(self.can_save)
@@ -297,7 +321,8 @@ class SettingsDialog(QDialog):
         prefix = f"profile {self.profile!r}: "
         lines = [
             f'<span style="color:{_COLOURS.get(str(d.severity), "#374151")}">'
-            + self._finding(d, _escape(d.message.removeprefix(prefix))) + "</span>"
+            + self._finding(d, _escape(d.message.removeprefix(prefix)))
+            + "</span>"
             for d in found
         ]
         label.setText("<br>".join(lines))
@@ -320,8 +345,14 @@ class SettingsDialog(QDialog):
     @property
     def can_save(self) -> bool:
         r = self.check
-        return (r is not None and not r.errors and r.changed and not self._saving
-                and not self._timer.isActive() and self.config is not None)
+        return (
+            r is not None
+            and not r.errors
+            and r.changed
+            and not self._saving
+            and not self._timer.isActive()
+            and self.config is not None
+        )
 
     # -- saving --------------------------------------------------------------------------------
     def save(self) -> None:
@@ -330,22 +361,30 @@ class SettingsDialog(QDialog):
             return
         if self.check is not None and self.check.errors:
             first = self.check.errors[0]
-            self._say(self.tr("Not saved: {code} {problem}").format(code=first.code, problem=first.message),
-                      error=True)
+            self._say(self.tr("Not saved: {code} {problem}").format(code=first.code, problem=first.message), error=True)
             return
         self._saving = True
         self.save_button.setEnabled(False)
         self._say(self.tr("Saving…"))
-        self._tasks.run(jobs.save_form, self.config, self.profile, self.values(),
-                  on_done=self._on_saved, on_error=self._on_save_failed)
+        self._tasks.run(
+            jobs.save_form,
+            self.config,
+            self.profile,
+            self.values(),
+            on_done=self._on_saved,
+            on_error=self._on_save_failed,
+        )
 
     def _on_saved(self, config: Config) -> None:
         self._saving = False
         self.config = config
         assert self.profile is not None
         apply = self.apply_check.isChecked()
-        self._say((self.tr("Saved in {file}. Applying it to the clients…") if apply
-                   else self.tr("Saved in {file}.")).format(file=config.path.name))
+        self._say(
+            (self.tr("Saved in {file}. Applying it to the clients…") if apply else self.tr("Saved in {file}.")).format(
+                file=config.path.name
+            )
+        )
         self._check()
         self.saved.emit(self.profile, apply)
 

@@ -157,10 +157,21 @@ def update_catalogue() -> None:
     """``pyside6-lupdate`` over :func:`catalogue_sources` into the ``.ts`` (new entries unfinished,
     gone ones dropped), then ``pyside6-lrelease`` into the ``.qm``."""
     sources = [str(p) for p in catalogue_sources()]
-    subprocess.run([_tool("pyside6-lupdate"), *sources, "-no-obsolete", "-locations", "none",
-                    "-target-language", "zh_CN", "-ts", str(TS_PATH)], check=True)
-    subprocess.run([_tool("pyside6-lrelease"), "-nounfinished", str(TS_PATH),
-                    "-qm", str(QM_PATH)], check=True)
+    subprocess.run(
+        [
+            _tool("pyside6-lupdate"),
+            *sources,
+            "-no-obsolete",
+            "-locations",
+            "none",
+            "-target-language",
+            "zh_CN",
+            "-ts",
+            str(TS_PATH),
+        ],
+        check=True,
+    )
+    subprocess.run([_tool("pyside6-lrelease"), "-nounfinished", str(TS_PATH), "-qm", str(QM_PATH)], check=True)
 
 
 if __name__ == "__main__":

@@ -83,8 +83,17 @@ from kvswitch_gui.workers import Task, Tasks
 if TYPE_CHECKING:
     from kvswitch.watch import Watcher, WatchEvent
 
-__all__ = ["NO_DETECT_ENV", "NO_WATCH_ENV", "ClientItems", "Notice", "TrayController", "assign_mnemonics",
-           "escape_mnemonic", "mnemonic_of", "plain_text"]
+__all__ = [
+    "NO_DETECT_ENV",
+    "NO_WATCH_ENV",
+    "ClientItems",
+    "Notice",
+    "TrayController",
+    "assign_mnemonics",
+    "escape_mnemonic",
+    "mnemonic_of",
+    "plain_text",
+]
 
 NO_WATCH_ENV = "KVSWITCH_TRAY_NO_WATCH"
 NO_DETECT_ENV = "KVSWITCH_TRAY_NO_DETECT"
@@ -209,8 +218,14 @@ class TrayController(QObject):
     noticed = Signal(object)  # a Notice
     quit_requested = Signal()
 
-    def __init__(self, *, use_tray: bool | None = None, watch: bool | None = None,
-                 first_run: bool = False, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        use_tray: bool | None = None,
+        watch: bool | None = None,
+        first_run: bool = False,
+        parent: QObject | None = None,
+    ) -> None:
         """``first_run``: on start, offer "Detect clients…" when no client is registered and
         some are found (once per kvswitch home; the app asks for it, tests only when they want it)."""
         super().__init__(parent)
@@ -293,8 +308,11 @@ class TrayController(QObject):
         if self.watch_wanted:
             self.set_watch(True)
         if self.first_run:
-            self._run(jobs.first_run_offer, on_done=self._on_first_run_offer,
-                      on_error=lambda exc: self.notify(self.tr("Cannot look for clients"), str(exc), error=True))
+            self._run(
+                jobs.first_run_offer,
+                on_done=self._on_first_run_offer,
+                on_error=lambda exc: self.notify(self.tr("Cannot look for clients"), str(exc), error=True),
+            )
 
     def shutdown(self) -> None:
         """Stop the watcher, let running work finish, close every window."""
@@ -327,8 +345,14 @@ class TrayController(QObject):
         self.quit_requested.emit()
 
     # -- work in threads ---------------------------------------------------------------
-    def _run(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None],
-             on_error: Callable[[BaseException], None], always: bool = False) -> Task:
+    def _run(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        on_done: Callable[[Any], None],
+        on_error: Callable[[BaseException], None],
+        always: bool = False,
+    ) -> Task:
         return self._tasks.run(fn, *args, on_done=on_done, on_error=on_error, always=always)
 
     @property
@@ -383,8 +407,11 @@ class TrayController(QObject):
         elif snap.error is not None:
             lines = ["kvswitch", snap.error]
         elif snap.no_profile:
-            lines = [self.tr("kvswitch — no profile yet"), self._clients_summary(),
-                     self.tr("make one from a client's settings: Profile ▸ Make a profile from a client…")]
+            lines = [
+                self.tr("kvswitch — no profile yet"),
+                self._clients_summary(),
+                self.tr("make one from a client's settings: Profile ▸ Make a profile from a client…"),
+            ]
         else:
             lines = [f"kvswitch — {snap.profile} · {snap.mode}", self._clients_summary()]
         probe = self.last_probe or snap.last_probe
@@ -393,8 +420,11 @@ class TrayController(QObject):
             lines.append(self.tr("last switch failed: {problem}").format(problem=self.last_failure))
         gw = snap.gateway
         if gw is not None and (gw.running or gw.pinned):
-            lines.append(gw.state if gw.running else
-                         self.tr("{state}: pinned clients reach nothing until it starts").format(state=gw.state))
+            lines.append(
+                gw.state
+                if gw.running
+                else self.tr("{state}: pinned clients reach nothing until it starts").format(state=gw.state)
+            )
         lines.append(self.tr("watching files") if self._watcher is not None else self.tr("not watching files"))
         return "\n".join(lines)
 
@@ -404,8 +434,11 @@ class TrayController(QObject):
         if not clients:
             return self.tr("no clients registered")
         if self.snapshot.no_profile:
-            return (self.tr("1 client registered, waiting for a profile") if n == 1 else
-                    self.tr("{count} clients registered, waiting for a profile").format(count=n))
+            return (
+                self.tr("1 client registered, waiting for a profile")
+                if n == 1
+                else self.tr("{count} clients registered, waiting for a profile").format(count=n)
+            )
         bad = [c for c in clients if not c.ok]
         if not bad:
             return self.tr("1 client in sync") if n == 1 else self.tr("{count} clients in sync").format(count=n)
@@ -449,8 +482,11 @@ class TrayController(QObject):
         for mode in ("merged", "split"):
             action = self.mode_menu.addAction(self._mode_label(mode))
             action.setCheckable(True)
-            action.setToolTip(self.tr("chunked prefill and continuous batching on one instance") if mode == "merged"
-                              else self.tr("prefill/decode disaggregation"))
+            action.setToolTip(
+                self.tr("chunked prefill and continuous batching on one instance")
+                if mode == "merged"
+                else self.tr("prefill/decode disaggregation")
+            )
             group.addAction(action)
             action.triggered.connect(lambda _=False, m=mode: self.switch_mode(m))
             self.mode_actions[mode] = action
@@ -468,8 +504,12 @@ class TrayController(QObject):
             self.profile_menu.addAction(self.tr("no profiles")).setEnabled(False)
             self.profile_menu.addSeparator()
             self.actions["make_profile"] = self.profile_menu.addAction(self.tr("&Make a profile from a client…"))
-            self.actions["make_profile"].setToolTip(self.tr("a profile from the settings a client's file holds now "
-                                                            "(its endpoint and model; its key only if you ask)"))
+            self.actions["make_profile"].setToolTip(
+                self.tr(
+                    "a profile from the settings a client's file holds now "
+                    "(its endpoint and model; its key only if you ask)"
+                )
+            )
             self.actions["make_profile"].triggered.connect(self.open_detect)
 
         self.clients_menu = self._submenu(menu, "")
@@ -478,8 +518,7 @@ class TrayController(QObject):
             self.client_menus[client.path] = sub
             self.client_items[client.path] = self._client_items(sub, client)
             sub.addAction(self.tr("&Open file")).triggered.connect(lambda _=False, p=client.path: self.open_file(p))
-            sub.addAction(self.tr("Open fol&der")).triggered.connect(
-                lambda _=False, p=client.path: self.open_folder(p))
+            sub.addAction(self.tr("Open fol&der")).triggered.connect(lambda _=False, p=client.path: self.open_folder(p))
             backups = self._submenu(sub, self.tr("&Restore a backup"))
             for b in client.backups:
                 label = f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(b.created))} · {_size(b.size)}"
@@ -493,8 +532,9 @@ class TrayController(QObject):
             self.clients_menu.addAction(self.tr("no clients registered")).setEnabled(False)
         self.clients_menu.addSeparator()
         self.actions["detect"] = self.clients_menu.addAction(self.tr("&Detect clients…"))
-        self.actions["detect"].setToolTip(self.tr("find the clients installed here and choose which kvswitch "
-                                                  "keeps in step"))
+        self.actions["detect"].setToolTip(
+            self.tr("find the clients installed here and choose which kvswitch keeps in step")
+        )
         self.actions["detect"].triggered.connect(self.open_detect)
         self.gateway_items = self._gateway_items(self._submenu(menu, self.tr("&Gateway")))
 
@@ -558,8 +598,9 @@ class TrayController(QObject):
         state.setEnabled(False)
         outside = sub.addAction(self.tr("changed outside kvswitch"))
         outside.setEnabled(False)
-        outside.setToolTip(self.tr("the file differs from what kvswitch last wrote there: edited by hand or by "
-                                   "its client"))
+        outside.setToolTip(
+            self.tr("the file differs from what kvswitch last wrote there: edited by hand or by its client")
+        )
         sub.addSeparator()
         group = QActionGroup(sub)
         group.setExclusionPolicy(QActionGroup.ExclusionPolicy.ExclusiveOptional)  # a file may be in no mode
@@ -567,20 +608,24 @@ class TrayController(QObject):
         for mode in ("merged", "split"):
             action = sub.addAction(self._mode_label(mode))
             action.setCheckable(True)
-            action.setToolTip(self.tr("switch this client alone to {mode}; the others stay as they are")
-                              .format(mode=mode))
+            action.setToolTip(
+                self.tr("switch this client alone to {mode}; the others stay as they are").format(mode=mode)
+            )
             group.addAction(action)
             action.triggered.connect(lambda _=False, p=client.path, m=mode: self.switch_client(p, m))
             modes[mode] = action
         follow = sub.addAction(self.tr("&Follow all"))
-        follow.setToolTip(self.tr("put it back in every client's mode; later switches of all clients include it "
-                                  "again"))
+        follow.setToolTip(self.tr("put it back in every client's mode; later switches of all clients include it again"))
         follow.triggered.connect(lambda _=False, p=client.path: self.follow_all(p))
         via = sub.addAction(self.tr("via gateway: it chooses the mode (Mode ▸ switches all, or per request)"))
         via.setEnabled(False)
-        via.setToolTip(self.tr("pinned to kvswitch's gateway: a switch of all clients tells the gateway, and a "
-                               "request picks its own mode with a /merged or /split path prefix or an "
-                               "X-Cache-Mode header (kvswitch gateway unpin gives it a mode of its own)"))
+        via.setToolTip(
+            self.tr(
+                "pinned to kvswitch's gateway: a switch of all clients tells the gateway, and a "
+                "request picks its own mode with a /merged or /split path prefix or an "
+                "X-Cache-Mode header (kvswitch gateway unpin gives it a mode of its own)"
+            )
+        )
         sub.addSeparator()
         return ClientItems(sub, state, outside, modes, follow, via)
 
@@ -597,8 +642,12 @@ class TrayController(QObject):
             action.setEnabled(False)
         sub.addSeparator()
         start = sub.addAction(self.tr("&Start gateway"))
-        start.setToolTip(self.tr("kvswitch's local gateway for the active profile, in the background "
-                                 "(kvswitch gateway --detach): it keeps running when the tray quits"))
+        start.setToolTip(
+            self.tr(
+                "kvswitch's local gateway for the active profile, in the background "
+                "(kvswitch gateway --detach): it keeps running when the tray quits"
+            )
+        )
         start.triggered.connect(self.start_gateway)
         stop = sub.addAction(self.tr("S&top gateway"))
         stop.setToolTip(self.tr("stop it (kvswitch gateway stop); streams in flight get up to 10 s to finish"))
@@ -643,36 +692,50 @@ class TrayController(QObject):
             if name in self.actions:
                 self.actions[name].setEnabled(not snap.no_profile)
         if self.profile_menu is not None:
-            title = (self.tr("&Profile — none yet") if snap.no_profile else
-                     self.tr("&Profile — {name}").format(name=escape_mnemonic(snap.profile or "")) if ready else
-                     self.tr("&Profile"))
+            title = (
+                self.tr("&Profile — none yet")
+                if snap.no_profile
+                else self.tr("&Profile — {name}").format(name=escape_mnemonic(snap.profile or ""))
+                if ready
+                else self.tr("&Profile")
+            )
             self.profile_menu.setTitle(title)
             for name, action in self.profile_actions.items():
                 action.setChecked(snap.profile == name)
                 action.setEnabled(self.busy is None and ready)
         if self.clients_menu is not None:
             bad = sum(1 for c in snap.clients if not c.ok)
-            summary = (self.tr("all in sync") if not bad else self.tr("1 needs attention") if bad == 1 else
-                       self.tr("{count} need attention").format(count=bad))
+            summary = (
+                self.tr("all in sync")
+                if not bad
+                else self.tr("1 needs attention")
+                if bad == 1
+                else self.tr("{count} need attention").format(count=bad)
+            )
             if snap.no_profile:
                 summary = self.tr("no profile yet")
-            self.clients_menu.setTitle(self.tr("&Clients — {summary}").format(summary=summary) if snap.clients
-                                       else self.tr("&Clients"))
+            self.clients_menu.setTitle(
+                self.tr("&Clients — {summary}").format(summary=summary) if snap.clients else self.tr("&Clients")
+            )
             for client in snap.clients:
                 items = self.client_items.get(client.path)
                 if items is None:
                     continue
                 items.menu.setTitle(escape_mnemonic(client.title))
                 items.state.setText(escape_mnemonic(self._client_state(client)))
-                items.state.setToolTip(self.tr("make a profile first: Profile ▸ Make a profile from a client…")
-                                       if client.no_profile else "")
+                items.state.setToolTip(
+                    self.tr("make a profile first: Profile ▸ Make a profile from a client…")
+                    if client.no_profile
+                    else ""
+                )
                 items.outside.setVisible(client.changed_outside)
                 for mode, action in items.modes.items():
                     action.setChecked(client.exists and client.problem is None and client.mode == mode)
                     action.setEnabled(self.busy is None and ready)
                     action.setVisible(not client.pinned)
-                items.follow.setText(self.tr("&Follow all ({mode})").format(mode=snap.mode) if ready
-                                     else self.tr("&Follow all"))
+                items.follow.setText(
+                    self.tr("&Follow all ({mode})").format(mode=snap.mode) if ready else self.tr("&Follow all")
+                )
                 items.follow.setVisible(client.own_mode and not client.pinned)
                 items.follow.setEnabled(self.busy is None and ready)
                 items.via.setVisible(client.pinned)
@@ -695,15 +758,20 @@ class TrayController(QObject):
         system = _LANGUAGE_NAMES.get(snap.system_language, snap.system_language)
         for lang, action in (*self.language_items, *self._window_language):
             if lang == "note":
-                action.setText(self.tr("restart kvswitch-tray to apply") if pending
-                               else self.tr("applies at the next start"))
-                action.setToolTip(self.tr("in use now: {language}").format(
-                    language=_LANGUAGE_NAMES.get(running, running)))
+                action.setText(
+                    self.tr("restart kvswitch-tray to apply") if pending else self.tr("applies at the next start")
+                )
+                action.setToolTip(
+                    self.tr("in use now: {language}").format(language=_LANGUAGE_NAMES.get(running, running))
+                )
                 continue
             action.setChecked(lang == wanted)
             if lang is None:
-                action.setToolTip(self.tr("the desktop's language ({language}), or KVSWITCH_LANG when it is set")
-                                  .format(language=system))
+                action.setToolTip(
+                    self.tr("the desktop's language ({language}), or KVSWITCH_LANG when it is set").format(
+                        language=system
+                    )
+                )
         autostart = self.actions.get("autostart")
         if autostart is not None:
             autostart.setVisible(snap.autostart is not None)
@@ -728,16 +796,24 @@ class TrayController(QObject):
             items.state.setText(escape_mnemonic(gw.state))
         else:
             n = len(pinned)
-            items.menu.setTitle(self.tr("&Gateway — off") if not n else
-                                self.tr("&Gateway — off (1 pinned client needs it)") if n == 1 else
-                                self.tr("&Gateway — off ({count} pinned clients need it)").format(count=n))
+            items.menu.setTitle(
+                self.tr("&Gateway — off")
+                if not n
+                else self.tr("&Gateway — off (1 pinned client needs it)")
+                if n == 1
+                else self.tr("&Gateway — off ({count} pinned clients need it)").format(count=n)
+            )
             items.state.setText(escape_mnemonic(gw.state) if gw is not None else self.tr("Gateway: off"))
-        who = (self.tr("pinned: {clients}").format(clients=", ".join(pinned)) if pinned
-               else self.tr("no client pinned (kvswitch gateway pin)"))
+        who = (
+            self.tr("pinned: {clients}").format(clients=", ".join(pinned))
+            if pinned
+            else self.tr("no client pinned (kvswitch gateway pin)")
+        )
         if running:
             assert gw is not None
-            serving = (self.tr("profile {name}").format(name=gw.profile) if gw.profile
-                       else self.tr("upstreams given outright"))
+            serving = (
+                self.tr("profile {name}").format(name=gw.profile) if gw.profile else self.tr("upstreams given outright")
+            )
             line = f"{serving} · {who}"
             if gw.in_flight:
                 line += " · " + self.tr("{count} in flight").format(count=gw.in_flight)
@@ -758,10 +834,16 @@ class TrayController(QObject):
         if gw is not None:
             items.route.setText(escape_mnemonic(gw.route_line))
             items.route.setToolTip(
-                self.tr("requests that ask for no mode (no /merged, /split or /auto path, no X-Cache-Mode header) "
-                        "go where auto decides: by their new prompt tokens and the load") if gw.route is not None
-                else self.tr("requests that ask for no mode (no /merged, /split or /auto path, no X-Cache-Mode "
-                             "header) go to the gateway's mode"))
+                self.tr(
+                    "requests that ask for no mode (no /merged, /split or /auto path, no X-Cache-Mode header) "
+                    "go where auto decides: by their new prompt tokens and the load"
+                )
+                if gw.route is not None
+                else self.tr(
+                    "requests that ask for no mode (no /merged, /split or /auto path, no X-Cache-Mode "
+                    "header) go to the gateway's mode"
+                )
+            )
             lines = gw.live_lines
         for n, action in enumerate(items.live):
             text = lines[n] if n < len(lines) else ""
@@ -791,8 +873,12 @@ class TrayController(QObject):
         w.client_mode_menu.aboutToShow.connect(self._fill_window_client_mode_menu)
         w.detect_button.clicked.connect(self.open_detect)
         w.gateway_button.clicked.connect(
-            lambda: self.stop_gateway() if self.snapshot.gateway is not None and self.snapshot.gateway.running
-            else self.start_gateway())
+            lambda: (
+                self.stop_gateway()
+                if self.snapshot.gateway is not None and self.snapshot.gateway.running
+                else self.start_gateway()
+            )
+        )
         w.probe_button.clicked.connect(self.open_probe)
         w.settings_button.clicked.connect(self.open_settings)
         w.key_button.clicked.connect(self.open_key)
@@ -830,7 +916,8 @@ class TrayController(QObject):
         for b in client.backups:
             label = f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(b.created))} · {_size(b.size)}"
             menu.addAction(escape_mnemonic(label)).triggered.connect(
-                lambda _=False, p=client.path, i=b.id: self.restore_backup(p, i))
+                lambda _=False, p=client.path, i=b.id: self.restore_backup(p, i)
+            )
         assign_mnemonics(menu)
 
     def _fill_window_client_mode_menu(self) -> None:
@@ -842,15 +929,17 @@ class TrayController(QObject):
             menu.addAction(self.tr("choose a client")).setEnabled(False)
             return
         for mode in ("merged", "split"):
-            action = menu.addAction(self.tr("&Merged (this client alone)") if mode == "merged"
-                                    else self.tr("&Split (this client alone)"))
+            action = menu.addAction(
+                self.tr("&Merged (this client alone)") if mode == "merged" else self.tr("&Split (this client alone)")
+            )
             action.setCheckable(True)
             action.setChecked(client.exists and client.problem is None and client.mode == mode)
             action.setEnabled(not client.no_profile)  # a switch needs a profile
             action.triggered.connect(lambda _=False, p=client.path, m=mode: self.switch_client(p, m))
         if client.own_mode:
             menu.addAction(self.tr("&Follow all ({mode})").format(mode=self.snapshot.mode)).triggered.connect(
-                lambda _=False, p=client.path: self.follow_all(p))
+                lambda _=False, p=client.path: self.follow_all(p)
+            )
 
     def _update_window(self) -> None:
         w = self.window
@@ -930,12 +1019,18 @@ class TrayController(QObject):
 
     def _switch(self, what: str, target: str, fn: Callable[..., Any], path: Path | None = None) -> None:
         who = self._client_label(path) if path is not None else ""
-        doing = {"mode": self.tr("the switch to {mode}"), "profile": self.tr("the change to profile {name}"),
-                 "client": self.tr("the switch of {client} to {mode}"),
-                 "follow": self.tr("putting {client} back in step")}[what].format(mode=target, name=target, client=who)
+        doing = {
+            "mode": self.tr("the switch to {mode}"),
+            "profile": self.tr("the change to profile {name}"),
+            "client": self.tr("the switch of {client} to {mode}"),
+            "follow": self.tr("putting {client} back in step"),
+        }[what].format(mode=target, name=target, client=who)
         if self.busy is not None:
-            self.notify(self.tr("Please wait"), self.tr("{work} is still running; try again in a moment.")
-                        .format(work=self.busy), error=True)
+            self.notify(
+                self.tr("Please wait"),
+                self.tr("{work} is still running; try again in a moment.").format(work=self.busy),
+                error=True,
+            )
             self._update_menu()
             return
         self.busy = doing
@@ -945,8 +1040,9 @@ class TrayController(QObject):
         args: tuple[Any, ...] = () if what == "follow" else (target,)
         if path is not None:
             args += (path,)
-        self._run(fn, *args, on_done=self._on_switched,
-                  on_error=lambda exc: self._on_switch_failed(what, target, exc, who))
+        self._run(
+            fn, *args, on_done=self._on_switched, on_error=lambda exc: self._on_switch_failed(what, target, exc, who)
+        )
 
     def _on_switched(self, outcome: jobs.SwitchOutcome) -> None:
         self.busy = None
@@ -957,8 +1053,9 @@ class TrayController(QObject):
         if outcome.what == "mode":
             title = (self.tr("Switched to {mode}") if changed else self.tr("Already {mode}")).format(mode=target)
         elif outcome.what == "client":
-            title = (self.tr("{client} switched to {mode}") if changed else self.tr("{client} already {mode}")
-                     ).format(client=who, mode=target)
+            title = (self.tr("{client} switched to {mode}") if changed else self.tr("{client} already {mode}")).format(
+                client=who, mode=target
+            )
         elif outcome.what == "follow":
             title = self.tr("{client} follows all again ({mode})").format(client=who, mode=target)
         else:
@@ -966,8 +1063,11 @@ class TrayController(QObject):
         lines = []
         if changed:
             for c in changed:
-                how = (f"{c.old_mode or self.tr('no mode')} → {c.new_mode}" if c.old_mode != c.new_mode
-                       else self.tr("updated"))
+                how = (
+                    f"{c.old_mode or self.tr('no mode')} → {c.new_mode}"
+                    if c.old_mode != c.new_mode
+                    else self.tr("updated")
+                )
                 if c.key_written:
                     how = self.tr("{change} (key written, file made 0600)").format(change=how)
                 lines.append(f"{self._client_label(c.path)}: {how}")
@@ -978,17 +1078,27 @@ class TrayController(QObject):
         else:
             lines.append(self.tr("no clients are registered (Clients ▸ Detect clients…)"))
         if outcome.what == "client":
-            lines.append(self.tr("the other clients stay as they are; a switch of all clients includes {client} "
-                                 "again").format(client=who))
+            lines.append(
+                self.tr("the other clients stay as they are; a switch of all clients includes {client} again").format(
+                    client=who
+                )
+            )
         lines += [n.message for n in outcome.restart]
         if outcome.gateway is not None:
-            lines.append(self.tr("gateway: now {mode} for pinned clients and new requests")
-                         .format(mode=outcome.gateway.mode) if outcome.what == "mode" else
-                         self.tr("gateway: now serving profile {name} for new requests")
-                         .format(name=outcome.gateway.profile))
+            lines.append(
+                self.tr("gateway: now {mode} for pinned clients and new requests").format(mode=outcome.gateway.mode)
+                if outcome.what == "mode"
+                else self.tr("gateway: now serving profile {name} for new requests").format(
+                    name=outcome.gateway.profile
+                )
+            )
         elif outcome.gateway_problem:
-            lines.append(self.tr("the running gateway did not take it: {problem}; its pinned clients stay as they "
-                                 "were until the switch is made again").format(problem=outcome.gateway_problem))
+            lines.append(
+                self.tr(
+                    "the running gateway did not take it: {problem}; its pinned clients stay as they "
+                    "were until the switch is made again"
+                ).format(problem=outcome.gateway_problem)
+            )
         if outcome.recovered:
             lines.append(outcome.recovered)
         self.notify(title, "\n".join(lines), error=outcome.gateway_problem is not None)
@@ -997,10 +1107,12 @@ class TrayController(QObject):
     def _on_switch_failed(self, what: str, target: str, exc: BaseException, who: str = "") -> None:
         self.busy = None
         self.last_failure = str(exc)
-        title = {"mode": self.tr("Switch to {mode} failed"), "profile": self.tr("Profile {name} not applied"),
-                 "client": self.tr("Switch of {client} to {mode} failed"),
-                 "follow": self.tr("{client} not put back in step")}[what].format(mode=target, name=target,
-                                                                                  client=who)
+        title = {
+            "mode": self.tr("Switch to {mode} failed"),
+            "profile": self.tr("Profile {name} not applied"),
+            "client": self.tr("Switch of {client} to {mode} failed"),
+            "follow": self.tr("{client} not put back in step"),
+        }[what].format(mode=target, name=target, client=who)
         self.notify(title, f"{exc}\n{self.tr('Nothing was changed.')}", error=True)
         self._show_state()
         self.refresh()
@@ -1016,8 +1128,11 @@ class TrayController(QObject):
 
     def _gateway(self, doing: str, fn: Callable[[], Any], on_done: Callable[[Any], None]) -> None:
         if self.busy is not None:
-            self.notify(self.tr("Please wait"), self.tr("{work} is still running; try again in a moment.")
-                        .format(work=self.busy), error=True)
+            self.notify(
+                self.tr("Please wait"),
+                self.tr("{work} is still running; try again in a moment.").format(work=self.busy),
+                error=True,
+            )
             self._update_menu()
             return
         # a switch meanwhile could miss a gateway not answering yet
@@ -1039,11 +1154,15 @@ class TrayController(QObject):
     def _on_gateway_started(self, view: jobs.GatewayView) -> None:
         self._gateway_done()
         pinned = self.snapshot.gateway.pinned if self.snapshot.gateway is not None else ()
-        lines = [self.tr("{url} · mode {mode} · profile {name} (pid {pid})").format(
-                     url=view.url, mode=view.mode, name=view.profile, pid=view.pid),
-                 self.tr("pinned clients: {clients}").format(clients=", ".join(pinned)) if pinned else
-                 self.tr("no client is pinned to it yet (kvswitch gateway pin)"),
-                 self.tr("it keeps running when the tray quits; Gateway ▸ Stop gateway stops it")]
+        lines = [
+            self.tr("{url} · mode {mode} · profile {name} (pid {pid})").format(
+                url=view.url, mode=view.mode, name=view.profile, pid=view.pid
+            ),
+            self.tr("pinned clients: {clients}").format(clients=", ".join(pinned))
+            if pinned
+            else self.tr("no client is pinned to it yet (kvswitch gateway pin)"),
+            self.tr("it keeps running when the tray quits; Gateway ▸ Stop gateway stops it"),
+        ]
         self.notify(self.tr("Gateway started"), "\n".join(lines))
 
     def _on_gateway_stopped(self, was_running: bool) -> None:
@@ -1075,9 +1194,12 @@ class TrayController(QObject):
     def open_log(self) -> None:
         snap = self.snapshot
         if snap.log_path is None or not snap.log_exists:
-            self.notify(self.tr("No log yet"), self.tr("The watcher writes its log ({path}) once it runs.")
-                        .format(path=snap.log_path) if snap.log_path is not None else
-                        self.tr("The watcher writes its log once it runs."))
+            self.notify(
+                self.tr("No log yet"),
+                self.tr("The watcher writes its log ({path}) once it runs.").format(path=snap.log_path)
+                if snap.log_path is not None
+                else self.tr("The watcher writes its log once it runs."),
+            )
             return
         self._open(snap.log_path, self.tr("Cannot open the log"))
 
@@ -1088,13 +1210,19 @@ class TrayController(QObject):
     def restore_backup(self, path: Path, backup_id: str) -> None:
         """Put a backup back. No confirmation: the version it replaces is backed up first,
         so a restore can itself be undone from the same menu."""
-        self._run(jobs.restore_backup, path, backup_id, on_done=self._on_restored,
-                  on_error=lambda exc: self._on_restore_failed(path, exc))
+        self._run(
+            jobs.restore_backup,
+            path,
+            backup_id,
+            on_done=self._on_restored,
+            on_error=lambda exc: self._on_restore_failed(path, exc),
+        )
 
     def _on_restored(self, outcome: jobs.RestoreOutcome) -> None:
         if outcome.backup_of_current:
             text = self.tr("backup {id} is back in place; the version it replaced is backup {kept}.").format(
-                id=outcome.backup_id, kept=outcome.backup_of_current.stem)
+                id=outcome.backup_id, kept=outcome.backup_of_current.stem
+            )
         else:
             text = self.tr("backup {id} is back in place.").format(id=outcome.backup_id)
         self.notify(self.tr("Restored {file}").format(file=outcome.path.name), text)
@@ -1117,13 +1245,24 @@ class TrayController(QObject):
         if not self._watch_busy:
             if self.watch_wanted and self._watcher is None:
                 self._watch_busy = True
-                self._run(jobs.start_watcher, self._bridge.on_event, self._closing_flag, on_done=self._on_watch_started,
-                          on_error=self._on_watch_failed, always=True)
+                self._run(
+                    jobs.start_watcher,
+                    self._bridge.on_event,
+                    self._closing_flag,
+                    on_done=self._on_watch_started,
+                    on_error=self._on_watch_failed,
+                    always=True,
+                )
             elif not self.watch_wanted and self._watcher is not None:
                 watcher, self._watcher = self._watcher, None
                 self._watch_busy = True
-                self._run(jobs.stop_watcher, watcher, on_done=self._on_watch_stopped,
-                          on_error=self._on_watch_stopped, always=True)
+                self._run(
+                    jobs.stop_watcher,
+                    watcher,
+                    on_done=self._on_watch_stopped,
+                    on_error=self._on_watch_stopped,
+                    always=True,
+                )
         self._show_watch()
 
     def _show_watch(self) -> None:
@@ -1155,9 +1294,13 @@ class TrayController(QObject):
             return
         self._show_watch()
         if isinstance(exc, WatcherBusyError):
-            self.notify(self.tr("Not watching files"),
-                        self.tr("{problem}. Stop that one (kvswitch watch) to watch from the tray.")
-                        .format(problem=exc.message), error=True)
+            self.notify(
+                self.tr("Not watching files"),
+                self.tr("{problem}. Stop that one (kvswitch watch) to watch from the tray.").format(
+                    problem=exc.message
+                ),
+                error=True,
+            )
         else:
             self.notify(self.tr("Cannot watch files"), str(exc), error=True)
 
@@ -1205,9 +1348,14 @@ class TrayController(QObject):
             try:
                 from kvswitch_gui.probe_window import ProbeWindow
             except ImportError as exc:
-                self.notify(self.tr("The probe is not available"),
-                            self.tr("kvswitch_gui.probe_window cannot be loaded ({problem}); run kvswitch probe in "
-                                    "a terminal instead.").format(problem=exc), error=True)
+                self.notify(
+                    self.tr("The probe is not available"),
+                    self.tr(
+                        "kvswitch_gui.probe_window cannot be loaded ({problem}); run kvswitch probe in "
+                        "a terminal instead."
+                    ).format(problem=exc),
+                    error=True,
+                )
                 return
             self._probe = ProbeWindow(parent=None)
             self._probe.report_ready.connect(self._on_probe_report)
@@ -1242,17 +1390,28 @@ class TrayController(QObject):
             return
         n = len(found.candidates)
         self._show_detect(found)  # not a new one when one was opened from the menu meanwhile
-        self.notify(self.tr("Clients found"),
-                    self.tr("1 client installed here is not kept in step yet: choose which in the window "
-                            "(later: Clients ▸ Detect clients…).") if n == 1 else
-                    self.tr("{count} clients installed here are not kept in step yet: choose which in the window "
-                            "(later: Clients ▸ Detect clients…).").format(count=n))
+        self.notify(
+            self.tr("Clients found"),
+            self.tr(
+                "1 client installed here is not kept in step yet: choose which in the window "
+                "(later: Clients ▸ Detect clients…)."
+            )
+            if n == 1
+            else self.tr(
+                "{count} clients installed here are not kept in step yet: choose which in the window "
+                "(later: Clients ▸ Detect clients…)."
+            ).format(count=n),
+        )
 
     def _on_clients_registered(self, names: list[str]) -> None:
-        self.notify(self.tr("Clients registered"),
-                    self.tr("{clients}: kvswitch keeps them in step from now on (their files are written at the "
-                            "next switch). To make a profile from one's settings, select it in the Detect window, "
-                            "then Make a profile.").format(clients=", ".join(names)))
+        self.notify(
+            self.tr("Clients registered"),
+            self.tr(
+                "{clients}: kvswitch keeps them in step from now on (their files are written at the "
+                "next switch). To make a profile from one's settings, select it in the Detect window, "
+                "then Make a profile."
+            ).format(clients=", ".join(names)),
+        )
         self.refresh()
 
     def _on_profile_made(self, made: jobs.ProfileMade) -> None:
@@ -1263,12 +1422,14 @@ class TrayController(QObject):
         if made.key_stored:
             lines.append(self.tr("The key in its file is stored in the OS keyring."))
         elif made.key_left:
-            lines.append(self.tr("The key in its file was not stored: the profile sends none until you store one "
-                                 "(API key…)."))
+            lines.append(
+                self.tr("The key in its file was not stored: the profile sends none until you store one (API key…).")
+            )
         lines += list(made.notes)
         lines.append(self.tr("Render it into your clients with Profile ▸ {name}.").format(name=made.name))
-        self.notify(self.tr("Profile {name} made from {client}").format(name=made.name, client=made.product),
-                    "\n".join(lines))
+        self.notify(
+            self.tr("Profile {name} made from {client}").format(name=made.name, client=made.product), "\n".join(lines)
+        )
         self.refresh()
 
     def open_settings(self) -> None:
@@ -1283,13 +1444,20 @@ class TrayController(QObject):
 
     def _on_profile_saved(self, name: str, apply: bool) -> None:
         if apply:
-            self.notify(self.tr("Profile saved"), self.tr("{name} saved in kvswitch.toml; applying it to the "
-                                                          "clients…").format(name=name))
+            self.notify(
+                self.tr("Profile saved"),
+                self.tr("{name} saved in kvswitch.toml; applying it to the clients…").format(name=name),
+            )
             self.switch_profile(name)
         else:
-            self.notify(self.tr("Profile saved"), self.tr("{name} saved in kvswitch.toml; the clients follow when "
-                                                          "you apply it (Profile menu) or the watcher propagates "
-                                                          "it.").format(name=name))
+            self.notify(
+                self.tr("Profile saved"),
+                self.tr(
+                    "{name} saved in kvswitch.toml; the clients follow when "
+                    "you apply it (Profile menu) or the watcher propagates "
+                    "it."
+                ).format(name=name),
+            )
             self.refresh()
 
     def open_key(self) -> None:
@@ -1303,10 +1471,14 @@ class TrayController(QObject):
         self._raise(self._key)
 
     def _on_key_saved(self, name: str, masked: str, apply: bool) -> None:
-        self.notify(self.tr("API key stored"),
-                    (self.tr("the key of {name} ({masked}) is in the OS keyring; writing it into the clients…")
-                     if apply else self.tr("the key of {name} ({masked}) is in the OS keyring."))
-                    .format(name=name, masked=masked))
+        self.notify(
+            self.tr("API key stored"),
+            (
+                self.tr("the key of {name} ({masked}) is in the OS keyring; writing it into the clients…")
+                if apply
+                else self.tr("the key of {name} ({masked}) is in the OS keyring.")
+            ).format(name=name, masked=masked),
+        )
         if apply:
             self.switch_profile(name)
 
@@ -1315,8 +1487,12 @@ class TrayController(QObject):
         """Save the tray's language (None: the system's), in a worker; it applies at the next start."""
         self.language_wanted, self._language_chosen = lang, True
         self._update_settings_items()
-        self._run(jobs.save_language, lang, on_done=lambda _: self._on_language_saved(lang),
-                  on_error=lambda exc: self._on_setting_failed(self.tr("Language not saved"), exc))
+        self._run(
+            jobs.save_language,
+            lang,
+            on_done=lambda _: self._on_language_saved(lang),
+            on_error=lambda exc: self._on_setting_failed(self.tr("Language not saved"), exc),
+        )
 
     def _on_language_saved(self, lang: str | None) -> None:
         from kvswitch_gui.translations import installed_language
@@ -1325,8 +1501,9 @@ class TrayController(QObject):
         if (lang or self.snapshot.system_language) == installed_language():
             text = self.tr("kvswitch-tray uses {language}.").format(language=shown)
         else:
-            text = self.tr("kvswitch-tray uses {language} from its next start: quit it and start it again.") \
-                .format(language=shown)
+            text = self.tr("kvswitch-tray uses {language} from its next start: quit it and start it again.").format(
+                language=shown
+            )
         self.notify(self.tr("Language saved"), text)
         self.refresh()
 
@@ -1336,8 +1513,12 @@ class TrayController(QObject):
         self._update_settings_items()
         if self.window is not None:
             self._update_window()
-        self._run(jobs.set_autostart, bool(on), on_done=lambda where: self._on_autostart_set(bool(on), where),
-                  on_error=lambda exc: self._on_setting_failed(self.tr("Launch at login not changed"), exc))
+        self._run(
+            jobs.set_autostart,
+            bool(on),
+            on_done=lambda where: self._on_autostart_set(bool(on), where),
+            on_error=lambda exc: self._on_setting_failed(self.tr("Launch at login not changed"), exc),
+        )
 
     def _on_autostart_set(self, on: bool, where: Path | None) -> None:
         self._autostart_busy = False
@@ -1346,8 +1527,10 @@ class TrayController(QObject):
         if self.window is not None:
             self._update_window()
         if on:
-            self.notify(self.tr("Launch at login on"), self.tr("kvswitch-tray starts when you log in ({path}).")
-                        .format(path=where))
+            self.notify(
+                self.tr("Launch at login on"),
+                self.tr("kvswitch-tray starts when you log in ({path}).").format(path=where),
+            )
         else:
             self.notify(self.tr("Launch at login off"), self.tr("kvswitch-tray no longer starts when you log in."))
         self.refresh()

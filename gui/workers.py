@@ -157,8 +157,9 @@ class Tasks:
             if on_progress is not None and live():
                 on_progress(done, total, text)
 
-        task = run_in_thread(fn, *args, on_done=done, on_error=failed,
-                             on_progress=progress if on_progress is not None else None)
+        task = run_in_thread(
+            fn, *args, on_done=done, on_error=failed, on_progress=progress if on_progress is not None else None
+        )
         holder.append(task)  # the callbacks are queued: they run after this returns
         self._running.add(task)
         return task

@@ -133,14 +133,21 @@ class Advice:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "mode": self.mode, "chunk_size": self.chunk_size, "prefix_cache": self.prefix_cache,
-            "kv_cache_dtype": self.kv_cache_dtype, "decided_by": self.decided_by, "measurement": self.measurement,
+            "mode": self.mode,
+            "chunk_size": self.chunk_size,
+            "prefix_cache": self.prefix_cache,
+            "kv_cache_dtype": self.kv_cache_dtype,
+            "decided_by": self.decided_by,
+            "measurement": self.measurement,
             "reasons": [{"n": i, "text": r.text, "source": r.source} for i, r in enumerate(self.reasons, 1)],
-            "next_steps": list(self.next_steps), "workload": asdict(self.workload), "scores": dict(self.scores),
+            "next_steps": list(self.next_steps),
+            "workload": asdict(self.workload),
+            "scores": dict(self.scores),
         }
 
 
 # -- the rules ----------------------------------------------------------------------------
+
 
 def _mode_votes(w: Workload) -> tuple[list[tuple[Mode, int, Reason]], list[Reason]]:
     """(votes: mode, weight, reason) and notes that weigh nothing, from the workload facts."""
@@ -150,52 +157,129 @@ def _mode_votes(w: Workload) -> tuple[list[tuple[Mode, int, Reason]], list[Reaso
     low_load = c is not None and c <= LOW_LOAD
     high_load = c is not None and c >= HIGH_CONCURRENCY
     if p is not None and p >= LONG_PROMPT:
-        text = tr("Long prompts ({tokens} tokens, from {threshold}): the prefill instance is not disturbed by "
-                  "decode, so split gives lower TTFT on long prompts; split pays off from about 1–2k new prompt "
-                  "tokens.").format(tokens=p, threshold=LONG_PROMPT)
+        text = tr(
+            "Long prompts ({tokens} tokens, from {threshold}): the prefill instance is not disturbed by "
+            "decode, so split gives lower TTFT on long prompts; split pays off from about 1–2k new prompt "
+            "tokens."
+        ).format(tokens=p, threshold=LONG_PROMPT)
         if w.prefix_reuse == "high":
-            text = _then(text, tr("With high prefix reuse, count only the new (uncached) tokens: those are what a "
-                                  "prefill instance works on."))
+            text = _then(
+                text,
+                tr(
+                    "With high prefix reuse, count only the new (uncached) tokens: those are what a "
+                    "prefill instance works on."
+                ),
+            )
         votes.append(("split", 2, Reason(text, _SPLIT_PAYS)))
         if high_load:
-            votes.append(("split", 1, Reason(tr(
-                "…under load ({count} requests in flight): prefill/decode interference is what split removes.")
-                .format(count=c), _SPLIT_PAYS)))
+            votes.append(
+                (
+                    "split",
+                    1,
+                    Reason(
+                        tr(
+                            "…under load ({count} requests in flight): prefill/decode interference is what split "
+                            "removes."
+                        ).format(count=c),
+                        _SPLIT_PAYS,
+                    ),
+                )
+            )
     elif p is not None and p < SHORT_PROMPT:
         if high_load:
-            votes.append(("merged", 2, Reason(tr(
-                "Short prompts ({tokens} tokens) at high concurrency ({count}): merged keeps everything on one card "
-                "with no KV transfer, and its TTFT is steadier on short prompts.").format(tokens=p, count=c),
-                _MERGED_PAYS)))
+            votes.append(
+                (
+                    "merged",
+                    2,
+                    Reason(
+                        tr(
+                            "Short prompts ({tokens} tokens) at high concurrency ({count}): merged keeps everything "
+                            "on one card "
+                            "with no KV transfer, and its TTFT is steadier on short prompts."
+                        ).format(tokens=p, count=c),
+                        _MERGED_PAYS,
+                    ),
+                )
+            )
         else:
-            votes.append(("merged", 1, Reason(tr(
-                "Short prompts ({tokens} tokens): merged has no KV transfer and steadier TTFT on short prompts.")
-                .format(tokens=p), _MERGED_PAYS)))
+            votes.append(
+                (
+                    "merged",
+                    1,
+                    Reason(
+                        tr(
+                            "Short prompts ({tokens} tokens): merged has no KV transfer and steadier TTFT on short "
+                            "prompts."
+                        ).format(tokens=p),
+                        _MERGED_PAYS,
+                    ),
+                )
+            )
     if w.ttft_slo_ms is not None:
         slo = f"{w.ttft_slo_ms:g}"
         if low_load:
-            notes.append(Reason(tr(
-                "A hard TTFT SLO ({ms} ms) favours split, but at low load ({count} in flight) split's extra proxy "
-                "hop and KV transfer usually make TTFT worse, not better.").format(ms=slo, count=c), _SPLIT_PAYS))
+            notes.append(
+                Reason(
+                    tr(
+                        "A hard TTFT SLO ({ms} ms) favours split, but at low load ({count} in flight) split's extra "
+                        "proxy "
+                        "hop and KV transfer usually make TTFT worse, not better."
+                    ).format(ms=slo, count=c),
+                    _SPLIT_PAYS,
+                )
+            )
         else:
-            votes.append(("split", 1, Reason(tr(
-                "A hard TTFT SLO ({ms} ms): split lets prefill be tuned for TTFT on its own.").format(ms=slo),
-                _SPLIT_PAYS)))
+            votes.append(
+                (
+                    "split",
+                    1,
+                    Reason(
+                        tr("A hard TTFT SLO ({ms} ms): split lets prefill be tuned for TTFT on its own.").format(
+                            ms=slo
+                        ),
+                        _SPLIT_PAYS,
+                    ),
+                )
+            )
     if w.workload in ("coding", "agent"):
-        text = (tr("Coding work (a long system prompt and many turns): split with the prefix cache on pays most.")
-                if w.workload == "coding"
-                else tr("Agent work (a long system prompt and many turns): split with the prefix cache on pays most."))
+        text = (
+            tr("Coding work (a long system prompt and many turns): split with the prefix cache on pays most.")
+            if w.workload == "coding"
+            else tr("Agent work (a long system prompt and many turns): split with the prefix cache on pays most.")
+        )
         votes.append(("split", 1, Reason(text, _SPLIT_PAYS)))
     elif w.workload == "chat":
         votes.append(("merged", 1, Reason(tr("Chat: mostly short prompts, many users — merged."), _MERGED_PAYS)))
     elif w.workload == "batch":
-        votes.append(("merged", 1, Reason(tr(
-            "Batch work is about throughput: merged (continuous batching with chunked prefill) is the default for "
-            "throughput, and split does not raise throughput by itself."), _MERGED_PAYS)))
+        votes.append(
+            (
+                "merged",
+                1,
+                Reason(
+                    tr(
+                        "Batch work is about throughput: merged (continuous batching with chunked prefill) is the "
+                        "default for "
+                        "throughput, and split does not raise throughput by itself."
+                    ),
+                    _MERGED_PAYS,
+                ),
+            )
+        )
     if low_load:
-        votes.append(("merged", 1, Reason(tr(
-            "Low load ({count} in flight): split adds a proxy hop and a KV transfer to every TTFT, so at low load "
-            "TTFT is usually worse with split.").format(count=c), _MERGED_PAYS)))
+        votes.append(
+            (
+                "merged",
+                1,
+                Reason(
+                    tr(
+                        "Low load ({count} in flight): split adds a proxy hop and a KV transfer to every TTFT, so at "
+                        "low load "
+                        "TTFT is usually worse with split."
+                    ).format(count=c),
+                    _MERGED_PAYS,
+                ),
+            )
+        )
     return votes, notes
 
 
@@ -206,34 +290,49 @@ def _then(first: str, second: str) -> str:
 
 def _chunk(w: Workload, mode: Mode) -> tuple[int | None, Reason]:
     if mode == "split":
-        return None, Reason(tr(
-            "chunk_size: not set in split mode — it is ignored there (the prefill instance picks its own "
-            "chunking); keep {chunk} in the profile's merged settings for the way back.").format(chunk=DEFAULT_CHUNK),
-            _CHUNK)
+        return None, Reason(
+            tr(
+                "chunk_size: not set in split mode — it is ignored there (the prefill instance picks its own "
+                "chunking); keep {chunk} in the profile's merged settings for the way back."
+            ).format(chunk=DEFAULT_CHUNK),
+            _CHUNK,
+        )
     bits = tr("never below 256 (every chunk re-reads the weights) and a multiple of 64")
     p, c = w.prompt_tokens, w.concurrency
     if c is not None and c >= HIGH_CONCURRENCY and (p is None or p < SHORT_PROMPT):
-        return DEFAULT_CHUNK, Reason(tr(
-            "chunk_size {chunk}: at high concurrency a smaller chunk keeps decode's inter-token gaps smooth; "
-            "512–1024 is the sweet spot for most 7B models; {limits}.").format(chunk=DEFAULT_CHUNK, limits=bits),
-            _CHUNK)
+        return DEFAULT_CHUNK, Reason(
+            tr(
+                "chunk_size {chunk}: at high concurrency a smaller chunk keeps decode's inter-token gaps smooth; "
+                "512–1024 is the sweet spot for most 7B models; {limits}."
+            ).format(chunk=DEFAULT_CHUNK, limits=bits),
+            _CHUNK,
+        )
     if (p is not None and p >= LONG_PROMPT) or w.ttft_slo_ms is not None or w.workload == "batch":
         if p is not None and p >= LONG_PROMPT:
-            text = tr("chunk_size {chunk} for long prompts: a larger chunk gives faster TTFT and throughput, a "
-                      "smaller one smoother inter-token latency; {chunk} is still in the 512–1024 sweet spot for 7B "
-                      "models; {limits}.")
+            text = tr(
+                "chunk_size {chunk} for long prompts: a larger chunk gives faster TTFT and throughput, a "
+                "smaller one smoother inter-token latency; {chunk} is still in the 512–1024 sweet spot for 7B "
+                "models; {limits}."
+            )
         elif w.ttft_slo_ms is not None:
-            text = tr("chunk_size {chunk} for a TTFT target: a larger chunk gives faster TTFT and throughput, a "
-                      "smaller one smoother inter-token latency; {chunk} is still in the 512–1024 sweet spot for 7B "
-                      "models; {limits}.")
+            text = tr(
+                "chunk_size {chunk} for a TTFT target: a larger chunk gives faster TTFT and throughput, a "
+                "smaller one smoother inter-token latency; {chunk} is still in the 512–1024 sweet spot for 7B "
+                "models; {limits}."
+            )
         else:
-            text = tr("chunk_size {chunk} for throughput: a larger chunk gives faster TTFT and throughput, a "
-                      "smaller one smoother inter-token latency; {chunk} is still in the 512–1024 sweet spot for 7B "
-                      "models; {limits}.")
+            text = tr(
+                "chunk_size {chunk} for throughput: a larger chunk gives faster TTFT and throughput, a "
+                "smaller one smoother inter-token latency; {chunk} is still in the 512–1024 sweet spot for 7B "
+                "models; {limits}."
+            )
         return LARGE_CHUNK, Reason(text.format(chunk=LARGE_CHUNK, limits=bits), _CHUNK)
-    return DEFAULT_CHUNK, Reason(tr(
-        "chunk_size {chunk}: kvswitch's default, and in the 512–1024 sweet spot for most 7B models; {limits}.")
-        .format(chunk=DEFAULT_CHUNK, limits=bits), _CHUNK)
+    return DEFAULT_CHUNK, Reason(
+        tr(
+            "chunk_size {chunk}: kvswitch's default, and in the 512–1024 sweet spot for most 7B models; {limits}."
+        ).format(chunk=DEFAULT_CHUNK, limits=bits),
+        _CHUNK,
+    )
 
 
 def _prefix(w: Workload) -> tuple[bool, Reason]:
@@ -244,49 +343,76 @@ def _prefix(w: Workload) -> tuple[bool, Reason]:
             what = tr("coding work repeats a long system prompt")
         else:
             what = tr("agent work repeats a long system prompt")
-        return True, Reason(tr(
-            "Prefix cache on: {why}, and a prefix cache cuts TTFT when prompts share a prefix. It never speeds "
-            "decode.").format(why=what), _SPLIT_PAYS)
+        return True, Reason(
+            tr(
+                "Prefix cache on: {why}, and a prefix cache cuts TTFT when prompts share a prefix. It never speeds "
+                "decode."
+            ).format(why=what),
+            _SPLIT_PAYS,
+        )
     if w.prefix_reuse == "low":
-        return False, Reason(tr(
-            "Prefix cache off: it only helps prompts that share a prefix, and with prompts that all differ its hit "
-            "rate makes TTFT swing."), _MEASURING)
-    return True, Reason(tr(
-        "Prefix cache on: recommended in both modes, and it helps whenever prompts share a prefix. For mode "
-        "comparisons fix the prompt or turn it off, or TTFT swings."), _STRATEGIES)
+        return False, Reason(
+            tr(
+                "Prefix cache off: it only helps prompts that share a prefix, and with prompts that all differ its hit "
+                "rate makes TTFT swing."
+            ),
+            _MEASURING,
+        )
+    return True, Reason(
+        tr(
+            "Prefix cache on: recommended in both modes, and it helps whenever prompts share a prefix. For mode "
+            "comparisons fix the prompt or turn it off, or TTFT swings."
+        ),
+        _STRATEGIES,
+    )
 
 
 def _dtype(w: Workload) -> tuple[str, Reason]:
-    no_int8 = tr("not int8: vLLM and SGLang have no plain int8 KV cache (it is an LMDeploy/TRT-LLM feature; "
-                 "llama.cpp calls it q8_0) (KVS105)")
+    no_int8 = tr(
+        "not int8: vLLM and SGLang have no plain int8 KV cache (it is an LMDeploy/TRT-LLM feature; "
+        "llama.cpp calls it q8_0) (KVS105)"
+    )
     if w.prompt_tokens is not None and w.concurrency is not None:
         in_flight = w.prompt_tokens * w.concurrency
         if in_flight >= KV_PRESSURE_TOKENS:
-            return "fp8", Reason(tr(
-                "kv_cache_dtype fp8: about {tokens} prompt tokens in flight put pressure on the KV cache; fp8 "
-                "roughly doubles KV capacity (vLLM measured 83k → 167k tokens) and halves the bytes split mode "
-                "transfers, but wants calibrated scales for quality; {int8}.").format(
-                tokens=f"{in_flight:,}", int8=no_int8), _ENGINES)
-    return "auto", Reason(tr(
-        "kv_cache_dtype auto (the model's dtype): switch to fp8 when memory is tight — {int8}.").format(int8=no_int8),
-        _ENGINES)
+            return "fp8", Reason(
+                tr(
+                    "kv_cache_dtype fp8: about {tokens} prompt tokens in flight put pressure on the KV cache; fp8 "
+                    "roughly doubles KV capacity (vLLM measured 83k → 167k tokens) and halves the bytes split mode "
+                    "transfers, but wants calibrated scales for quality; {int8}."
+                ).format(tokens=f"{in_flight:,}", int8=no_int8),
+                _ENGINES,
+            )
+    return "auto", Reason(
+        tr("kv_cache_dtype auto (the model's dtype): switch to fp8 when memory is tight — {int8}.").format(
+            int8=no_int8
+        ),
+        _ENGINES,
+    )
 
 
 def advise(w: Workload, probe: ProbeEvidence | None = None) -> Advice:
     """The recommendation for ``w``; ``probe`` (a measurement) decides the mode when its
     interval excludes 1."""
     votes, notes = _mode_votes(w)
-    scores = {"merged": sum(n for m, n, _ in votes if m == "merged"),
-              "split": sum(n for m, n, _ in votes if m == "split")}
+    scores = {
+        "merged": sum(n for m, n, _ in votes if m == "merged"),
+        "split": sum(n for m, n, _ in votes if m == "split"),
+    }
     tally = f"{scores['split']}:{scores['merged']}"
     reasons: list[Reason] = [r for _, _, r in votes] + notes
     rules_mode: Mode = "split" if scores["split"] > scores["merged"] else "merged"
     if not votes:
         reasons.append(_no_votes(w))
     elif scores["split"] == scores["merged"]:
-        reasons.append(Reason(tr(
-            "The facts weigh the same both ways ({tally}); a tie goes to merged, the simpler default.").format(
-            tally=tally), _MERGED_PAYS))
+        reasons.append(
+            Reason(
+                tr("The facts weigh the same both ways ({tally}); a tie goes to merged, the simpler default.").format(
+                    tally=tally
+                ),
+                _MERGED_PAYS,
+            )
+        )
     mode: Mode = rules_mode
     decided_by: Literal["rules", "measurement"] = "rules"
     measurement: str | None = None
@@ -296,42 +422,79 @@ def advise(w: Workload, probe: ProbeEvidence | None = None) -> Advice:
     if one_gpu:
         if mode == "split" and decided_by == "rules":
             mode = "merged"
-            reasons.append(Reason(tr(
-                "Split would suit this workload ({tally}), but it needs a second instance group (≥2 GPUs or nodes) "
-                "and there is {gpus} GPU: with a single instance use merged.").format(tally=tally, gpus=w.gpus),
-                _SPLIT))
+            reasons.append(
+                Reason(
+                    tr(
+                        "Split would suit this workload ({tally}), but it needs a second instance group (≥2 GPUs or "
+                        "nodes) "
+                        "and there is {gpus} GPU: with a single instance use merged."
+                    ).format(tally=tally, gpus=w.gpus),
+                    _SPLIT,
+                )
+            )
         elif mode == "split":
-            reasons.append(Reason(tr(
-                "Split needs a second instance group: with one GPU, prefill and decode share the card and are only "
-                "logically split, so memory goes up, not down; the measured gain needs a second GPU or node to "
-                "hold."), _KNOWN))
+            reasons.append(
+                Reason(
+                    tr(
+                        "Split needs a second instance group: with one GPU, prefill and decode share the card and are "
+                        "only "
+                        "logically split, so memory goes up, not down; the measured gain needs a second GPU or node to "
+                        "hold."
+                    ),
+                    _KNOWN,
+                )
+            )
         else:
-            reasons.append(Reason(tr(
-                "One GPU: merged. Split needs a second instance group (≥2 GPUs or nodes)."), _SPLIT))
+            reasons.append(
+                Reason(tr("One GPU: merged. Split needs a second instance group (≥2 GPUs or nodes)."), _SPLIT)
+            )
     if mode == "split" and not one_gpu:
         if w.gpus is None:
-            reasons.append(Reason(tr(
-                "Split needs a second instance group — ≥2 GPUs or nodes, one for prefill and one for decode, "
-                "ideally with RDMA/NVLink between them; with a single instance use merged."), _SPLIT))
+            reasons.append(
+                Reason(
+                    tr(
+                        "Split needs a second instance group — ≥2 GPUs or nodes, one for prefill and one for decode, "
+                        "ideally with RDMA/NVLink between them; with a single instance use merged."
+                    ),
+                    _SPLIT,
+                )
+            )
         else:
-            reasons.append(Reason(tr(
-                "{gpus} GPUs: room for a prefill and a decode instance group; put them on different cards, or "
-                "memory goes up instead of down.").format(gpus=w.gpus), _KNOWN))
-        reasons.append(Reason(tr(
-            "Split adds a proxy hop and a KV transfer to every TTFT and does not raise throughput by itself: at low "
-            "load TTFT is usually worse."), _MERGED_PAYS))
+            reasons.append(
+                Reason(
+                    tr(
+                        "{gpus} GPUs: room for a prefill and a decode instance group; put them on different cards, or "
+                        "memory goes up instead of down."
+                    ).format(gpus=w.gpus),
+                    _KNOWN,
+                )
+            )
+        reasons.append(
+            Reason(
+                tr(
+                    "Split adds a proxy hop and a KV transfer to every TTFT and does not raise throughput by itself: "
+                    "at low "
+                    "load TTFT is usually worse."
+                ),
+                _MERGED_PAYS,
+            )
+        )
     chunk, chunk_reason = _chunk(w, mode)
     prefix, prefix_reason = _prefix(w)
     if mode == "split" and w.workload in ("coding", "agent") and not prefix:
-        prefix_reason = Reason(_then(prefix_reason.text, tr(
-            "(Split's gain for coding assumes a shared prefix.)")), prefix_reason.source)
+        prefix_reason = Reason(
+            _then(prefix_reason.text, tr("(Split's gain for coding assumes a shared prefix.)")), prefix_reason.source
+        )
     dtype, dtype_reason = _dtype(w)
     reasons += [chunk_reason, prefix_reason, dtype_reason]
     steps = [
-        tr("kvswitch switch {mode}, then restart the clients: some cache the provider config until restarted")
-        .format(mode=mode),
-        tr("check it: kvswitch probe --max-tokens 128 (a small max_tokens, so decode does not hide TTFT; restore it "
-           "afterwards)"),
+        tr("kvswitch switch {mode}, then restart the clients: some cache the provider config until restarted").format(
+            mode=mode
+        ),
+        tr(
+            "check it: kvswitch probe --max-tokens 128 (a small max_tokens, so decode does not hide TTFT; restore it "
+            "afterwards)"
+        ),
     ]
     if mode == "split":
         steps.append(tr("kvswitch doctor --mode split: the split endpoints must be two real instance groups"))
@@ -347,18 +510,29 @@ def _no_votes(w: Workload) -> Reason:
     """Why merged when no fact voted: the defaults the grounded advice names (§7.3), the GPU
     count as given, and the options not given yet."""
     if w.gpus is not None and w.gpus >= 2:
-        text = tr("Nothing in the workload points at split, so merged: {gpus} GPUs leave room for split, but "
-                  "nothing else points at it, and merged is the right default for short prompts, low or medium "
-                  "load, high prefix reuse or throughput.").format(gpus=w.gpus)
+        text = tr(
+            "Nothing in the workload points at split, so merged: {gpus} GPUs leave room for split, but "
+            "nothing else points at it, and merged is the right default for short prompts, low or medium "
+            "load, high prefix reuse or throughput."
+        ).format(gpus=w.gpus)
     else:
-        text = tr("Nothing in the workload points at split, so merged: merged is the right default for 1 GPU, "
-                  "short prompts, low or medium load, high prefix reuse or throughput.")
-    given = {"--prompt-tokens": w.prompt_tokens, "--concurrency": w.concurrency, "--gpus": w.gpus,
-             "--workload": w.workload}
+        text = tr(
+            "Nothing in the workload points at split, so merged: merged is the right default for 1 GPU, "
+            "short prompts, low or medium load, high prefix reuse or throughput."
+        )
+    given = {
+        "--prompt-tokens": w.prompt_tokens,
+        "--concurrency": w.concurrency,
+        "--gpus": w.gpus,
+        "--workload": w.workload,
+    }
     missing = [opt for opt, value in given.items() if value is None]
     if missing:
-        listed = missing[0] if len(missing) == 1 else tr("{options} or {last}").format(
-            options=", ".join(missing[:-1]), last=missing[-1])
+        listed = (
+            missing[0]
+            if len(missing) == 1
+            else tr("{options} or {last}").format(options=", ".join(missing[:-1]), last=missing[-1])
+        )
         text = _then(text, tr("Give {options} for a sharper answer.").format(options=listed))
     return Reason(text, _MERGED_PAYS)
 
@@ -367,43 +541,67 @@ def _label(p: ProbeEvidence) -> str:
     return p.label or tr("the probe")
 
 
-def _apply_probe(p: ProbeEvidence, rules_mode: Mode, reasons: list[Reason]) -> tuple[Mode, Literal["rules", "measurement"], str]:
+def _apply_probe(
+    p: ProbeEvidence, rules_mode: Mode, reasons: list[Reason]
+) -> tuple[Mode, Literal["rules", "measurement"], str]:
     failed_split = p.failures.get("split", (0, 0))
     failed_merged = p.failures.get("merged", (0, 0))
     label = _label(p)
-    if failed_split[1] and failed_split[0] == failed_split[1] and not (failed_merged[1] and failed_merged[0] == failed_merged[1]):
-        text = tr("every split request failed in {label} ({failed}/{requests}), so split does not work here yet: "
-                  "merged until kvswitch doctor --mode split passes").format(
-            label=label, failed=failed_split[0], requests=failed_split[1])
+    if (
+        failed_split[1]
+        and failed_split[0] == failed_split[1]
+        and not (failed_merged[1] and failed_merged[0] == failed_merged[1])
+    ):
+        text = tr(
+            "every split request failed in {label} ({failed}/{requests}), so split does not work here yet: "
+            "merged until kvswitch doctor --mode split passes"
+        ).format(label=label, failed=failed_split[0], requests=failed_split[1])
         reasons.insert(0, Reason(tr("Measured: {text}.").format(text=text), PROBE))
         return "merged", "measurement", text
     if p.ratio is None or p.low is None or p.high is None:
-        text = _sentence(tr("{label} has no split/merged TTFT comparison (both modes need successful requests): not "
-                            "decided by the measurement").format(label=label))
+        text = _sentence(
+            tr(
+                "{label} has no split/merged TTFT comparison (both modes need successful requests): not "
+                "decided by the measurement"
+            ).format(label=label)
+        )
         reasons.append(Reason(tr("{text}; the rules above decide.").format(text=text), PROBE))
         return rules_mode, "rules", text
     figures = tr("TTFT median split/merged {ratio} (95 % interval {low}–{high}) in {label}").format(
-        ratio=f"{p.ratio:.2f}", low=f"{p.low:.2f}", high=f"{p.high:.2f}", label=label)
-    caveat = tr("The probe could not verify that the two modes were routed differently (routing unverified), so "
-                "check the routing before relying on it.") if p.routing_unverified else ""
+        ratio=f"{p.ratio:.2f}", low=f"{p.low:.2f}", high=f"{p.high:.2f}", label=label
+    )
+    caveat = (
+        tr(
+            "The probe could not verify that the two modes were routed differently (routing unverified), so "
+            "check the routing before relying on it."
+        )
+        if p.routing_unverified
+        else ""
+    )
     verdict = p.verdict
     if verdict is None:
         text = tr("{figures}: the interval includes 1, so the mode is not decided by the measurement").format(
-            figures=figures)
+            figures=figures
+        )
         reason = tr("Measured: {text}; the rules above decide ({mode}).").format(text=text, mode=rules_mode)
         reasons.append(Reason(_then(reason, caveat) if caveat else reason, PROBE))
         return rules_mode, "rules", text
-    text = (tr("{figures}: the interval excludes 1, so the measurement decides — split is faster to first token here")
-            if verdict == "split" else
-            tr("{figures}: the interval excludes 1, so the measurement decides — merged is faster to first token here")
-            ).format(figures=figures)
-    reason = (tr("Measured: {text}.").format(text=text) if verdict == rules_mode
-              else tr("Measured: {text} (the rules alone would say {mode}).").format(text=text, mode=rules_mode))
+    text = (
+        tr("{figures}: the interval excludes 1, so the measurement decides — split is faster to first token here")
+        if verdict == "split"
+        else tr("{figures}: the interval excludes 1, so the measurement decides — merged is faster to first token here")
+    ).format(figures=figures)
+    reason = (
+        tr("Measured: {text}.").format(text=text)
+        if verdict == rules_mode
+        else tr("Measured: {text} (the rules alone would say {mode}).").format(text=text, mode=rules_mode)
+    )
     reasons.insert(0, Reason(_then(reason, caveat) if caveat else reason, PROBE))
     return verdict, "measurement", text
 
 
 # -- probe results ------------------------------------------------------------------------
+
 
 def evidence_from_report(report: dict[str, Any], label: str | None = None) -> ProbeEvidence:
     """The evidence in one ``kvswitch probe --format json`` report (or history line)."""
@@ -413,8 +611,12 @@ def evidence_from_report(report: dict[str, Any], label: str | None = None) -> Pr
     if isinstance(r, dict):
         ci = r.get("ci95")
         value = r.get("split/merged")
-        if isinstance(value, int | float) and isinstance(ci, list) and len(ci) == 2 and all(
-                isinstance(x, int | float) for x in ci):
+        if (
+            isinstance(value, int | float)
+            and isinstance(ci, list)
+            and len(ci) == 2
+            and all(isinstance(x, int | float) for x in ci)
+        ):
             ratio, lo, hi = float(value), float(ci[0]), float(ci[1])
     failures = {}
     modes = report.get("modes")
@@ -425,8 +627,11 @@ def evidence_from_report(report: dict[str, Any], label: str | None = None) -> Pr
     raw_notes = report.get("notes")
     notes: list[Any] = raw_notes if isinstance(raw_notes, list) else []
     verified = report.get("routing_verified")  # a field since probe reports version 2
-    unverified = verified is False if isinstance(verified, bool) else any(
-        isinstance(n, str) and n.startswith("routing unverified") for n in notes)  # older reports
+    unverified = (
+        verified is False
+        if isinstance(verified, bool)
+        else any(isinstance(n, str) and n.startswith("routing unverified") for n in notes)
+    )  # older reports
     if label is None:
         when = report.get("time")
         settings = report.get("settings") if isinstance(report.get("settings"), dict) else {}
@@ -458,15 +663,18 @@ def load_probe(spec: str) -> dict[str, Any]:
 
         history = load_history()
         if not history:
-            raise ReadError(tr("no probe result in the history yet: run kvswitch probe first"),
-                            Location(history_path()))
+            raise ReadError(
+                tr("no probe result in the history yet: run kvswitch probe first"), Location(history_path())
+            )
         return _checked(history[-1], history_path())
     path = Path(spec)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ReadError(tr("cannot read the probe result: {reason}").format(
-            reason=getattr(exc, "strerror", None) or exc), Location(path)) from exc
+        raise ReadError(
+            tr("cannot read the probe result: {reason}").format(reason=getattr(exc, "strerror", None) or exc),
+            Location(path),
+        ) from exc
     try:
         data = json.loads(text)
     except ValueError:

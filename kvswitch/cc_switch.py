@@ -177,8 +177,9 @@ def provider_settings(p: CcSwitchProvider) -> ClientSettings | None:
     try:
         data = kind.cc_switch_data(p.settings, p.id)
     except ValueError as exc:
-        raise CcSwitchError(tr("CC Switch provider {name} ({app}): {error}").format(
-            name=repr(p.name), app=p.app, error=exc)) from exc
+        raise CcSwitchError(
+            tr("CC Switch provider {name} ({app}): {error}").format(name=repr(p.name), app=p.app, error=exc)
+        ) from exc
     found = kind.current(data) if data is not None else None
     if found is None:
         return None
@@ -196,9 +197,13 @@ def provider_settings(p: CcSwitchProvider) -> ClientSettings | None:
 def _probe(path: Path) -> bytes:
     """The first 100 bytes of ``path``, after proving it is a non-empty regular SQLite file
     (opened without blocking: a FIFO or a device is refused, never waited on)."""
-    fd, st = _open_regular(path, missing=tr(
-        "no CC Switch database here (no such file); CC Switch keeps it in "
-        "~/.cc-switch/cc-switch.db, and --db names another"))
+    fd, st = _open_regular(
+        path,
+        missing=tr(
+            "no CC Switch database here (no such file); CC Switch keeps it in "
+            "~/.cc-switch/cc-switch.db, and --db names another"
+        ),
+    )
     try:
         if st.st_size == 0:
             raise CcSwitchReadError(tr("is empty, not a SQLite database"), Location(path))
@@ -281,8 +286,11 @@ def _snapshot(path: Path, wal_path: Path) -> bytes:
             return bytes(image)
         time.sleep(0.05 * (attempt + 1))
     raise CcSwitchBusyError(
-        tr("CC Switch's database kept changing while kvswitch read it (CC Switch is writing to "
-           "it); try again in a moment"), Location(path),
+        tr(
+            "CC Switch's database kept changing while kvswitch read it (CC Switch is writing to "
+            "it); try again in a moment"
+        ),
+        Location(path),
     )
 
 
@@ -309,8 +317,8 @@ def _apply_wal(db: bytes, wal: bytes) -> bytes:
         page, commit, f_salt1, f_salt2, f_sum0, f_sum1 = struct.unpack_from(">6I", wal, offset)
         if (f_salt1, f_salt2) != (salt1, salt2) or page == 0:
             break
-        sums = _checksum(wal[offset:offset + 8], big, sums)
-        sums = _checksum(wal[offset + 24:offset + step], big, sums)
+        sums = _checksum(wal[offset : offset + 8], big, sums)
+        sums = _checksum(wal[offset + 24 : offset + step], big, sums)
         if sums != (f_sum0, f_sum1):
             break
         pending[page] = offset + 24
@@ -321,10 +329,10 @@ def _apply_wal(db: bytes, wal: bytes) -> bytes:
         offset += step
     if pages is None:
         return db
-    image = bytearray(db[:pages * page_size].ljust(pages * page_size, b"\0"))
+    image = bytearray(db[: pages * page_size].ljust(pages * page_size, b"\0"))
     for page, at in committed.items():
         if page <= pages:
-            image[(page - 1) * page_size:page * page_size] = wal[at:at + page_size]
+            image[(page - 1) * page_size : page * page_size] = wal[at : at + page_size]
     return bytes(image)
 
 
@@ -349,13 +357,18 @@ def _read_all(path: Path, *, missing_ok: bool = False) -> bytes:
     try:
         if st.st_size > _MAX_SNAPSHOT:
             raise CcSwitchReadError(
-                tr("too large to read safely while CC Switch may be using it ({size} MiB "
-                   "in WAL mode); quit CC Switch so it folds its write-ahead log in, then try again").format(
-                    size=st.st_size >> 20),
+                tr(
+                    "too large to read safely while CC Switch may be using it ({size} MiB "
+                    "in WAL mode); quit CC Switch so it folds its write-ahead log in, then try again"
+                ).format(size=st.st_size >> 20),
                 Location(path),
             )
-        return read_rest(fd, st.st_size, _MAX_SNAPSHOT, lambda _: CcSwitchBusyError(
-            tr("grew while kvswitch read it; try again"), Location(path)))
+        return read_rest(
+            fd,
+            st.st_size,
+            _MAX_SNAPSHOT,
+            lambda _: CcSwitchBusyError(tr("grew while kvswitch read it; try again"), Location(path)),
+        )
     except OSError as exc:
         raise CcSwitchReadError(_cannot_read(exc), Location(path)) from exc
     finally:
@@ -409,27 +422,32 @@ def _check_version(version: Any, path: Path) -> None:
         return
     if isinstance(version, int) and version > KNOWN_VERSIONS[-1]:
         raise CcSwitchError(
-            tr("CC Switch database schema version {version} is newer than kvswitch reads "
-               "({known}); nothing was imported. A newer kvswitch may read it; until then, add "
-               "the profile by hand (kvswitch profile add)").format(version=version, known=known),
+            tr(
+                "CC Switch database schema version {version} is newer than kvswitch reads "
+                "({known}); nothing was imported. A newer kvswitch may read it; until then, add "
+                "the profile by hand (kvswitch profile add)"
+            ).format(version=version, known=known),
             Location(path),
         )
     if version == 0:
         raise CcSwitchError(
-            tr("schema version 0 is not one kvswitch reads ({known}): this is not a database CC "
-               "Switch has set up (it sets version 1 or later when it opens its database); "
-               "nothing was imported").format(known=known), Location(path),
+            tr(
+                "schema version 0 is not one kvswitch reads ({known}): this is not a database CC "
+                "Switch has set up (it sets version 1 or later when it opens its database); "
+                "nothing was imported"
+            ).format(known=known),
+            Location(path),
         )
     raise CcSwitchError(
-        tr("CC Switch database schema version {version} is not one kvswitch knows ({known}); "
-           "nothing was imported").format(version=version, known=known), Location(path),
+        tr(
+            "CC Switch database schema version {version} is not one kvswitch knows ({known}); nothing was imported"
+        ).format(version=version, known=known),
+        Location(path),
     )
 
 
 def _provider_columns(con: sqlite3.Connection, path: Path) -> set[str]:
-    table = con.execute(
-        "SELECT type, rootpage FROM sqlite_master WHERE name = 'providers' COLLATE NOCASE"
-    ).fetchone()
+    table = con.execute("SELECT type, rootpage FROM sqlite_master WHERE name = 'providers' COLLATE NOCASE").fetchone()
     if table is None:
         raise CcSwitchError(
             tr("has no providers table: not CC Switch's database? nothing was imported"), Location(path)
@@ -437,23 +455,29 @@ def _provider_columns(con: sqlite3.Connection, path: Path) -> set[str]:
     if table[0] != "table" or not table[1]:
         raise CcSwitchError(
             tr("its providers table is a {what}, not a table as CC Switch creates it; nothing was imported").format(
-                what=table[0] if table[0] != "table" else tr("virtual table")), Location(path),
+                what=table[0] if table[0] != "table" else tr("virtual table")
+            ),
+            Location(path),
         )
     info = {str(r[1]).lower(): r[6] for r in con.execute("PRAGMA table_xinfo(providers)")}
     computed = [c for c in (*REQUIRED_COLUMNS, *_OPTIONAL_COLUMNS) if info.get(c) in (2, 3)]
     if computed:
         raise CcSwitchError(
-            tr("its providers table computes {columns} (a generated column), which "
-               "CC Switch never does; nothing was imported").format(columns=", ".join(computed)),
+            tr(
+                "its providers table computes {columns} (a generated column), which "
+                "CC Switch never does; nothing was imported"
+            ).format(columns=", ".join(computed)),
             Location(path),
         )
     columns = {c for c, hidden in info.items() if hidden == 0}
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     if missing:
         raise CcSwitchError(
-            ntr("its providers table has no {columns} column (kvswitch reads {required}); nothing was imported",
+            ntr(
+                "its providers table has no {columns} column (kvswitch reads {required}); nothing was imported",
                 "its providers table has no {columns} columns (kvswitch reads {required}); nothing was imported",
-                len(missing)).format(columns=", ".join(missing), required=", ".join(REQUIRED_COLUMNS)),
+                len(missing),
+            ).format(columns=", ".join(missing), required=", ".join(REQUIRED_COLUMNS)),
             Location(path),
         )
     return columns
@@ -472,10 +496,15 @@ def _row(row: tuple[Any, ...]) -> CcSwitchProvider | SkippedRow:
     if isinstance(settings, str):
         return SkippedRow(app, ident, name, settings)
     return CcSwitchProvider(
-        app, ident, name, is_current == 1, settings,
+        app,
+        ident,
+        name,
+        is_current == 1,
+        settings,
         sort_index=sort_index if type(sort_index) is int else None,
         created_at=created_at if type(created_at) is int else None,
-        category=_text(category), website_url=_text(url),
+        category=_text(category),
+        website_url=_text(url),
     )
 
 
@@ -497,7 +526,8 @@ def _settings(raw: Any) -> dict[str, Any] | str:
     except ValueError as exc:
         if isinstance(exc, json.JSONDecodeError):
             return tr("its settings are not valid JSON (line {line}, column {column})").format(
-                line=exc.lineno, column=exc.colno)
+                line=exc.lineno, column=exc.colno
+            )
         return tr("its settings are not valid JSON")
     if not isinstance(data, dict):
         return tr("its settings are not a JSON object")
@@ -557,24 +587,30 @@ def _sqlite_error(exc: sqlite3.Error, path: Path) -> CcSwitchError:
     where = Location(path)
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
         return CcSwitchBusyError(
-            tr("CC Switch's database is locked: CC Switch is writing to it right now; try again "
-               "in a moment"), where,
+            tr("CC Switch's database is locked: CC Switch is writing to it right now; try again in a moment"),
+            where,
         )
     if name.startswith("SQLITE_READONLY"):
         return CcSwitchBusyError(
-            tr("CC Switch's database has an unfinished write (CC Switch stopped while writing, or "
-               "is writing now); start CC Switch once so it completes it, then try again"), where,
+            tr(
+                "CC Switch's database has an unfinished write (CC Switch stopped while writing, or "
+                "is writing now); start CC Switch once so it completes it, then try again"
+            ),
+            where,
         )
     if name == "SQLITE_INTERRUPT":
         return CcSwitchError(
             tr("reading took longer than {seconds} s and was stopped; nothing was imported").format(
-                seconds=f"{_DEADLINE_S:.0f}"),
+                seconds=f"{_DEADLINE_S:.0f}"
+            ),
             where,
         )
     if name == "SQLITE_TOOBIG":
         return CcSwitchError(
-            tr("a value in it is larger than {size} MiB, more than CC Switch writes; "
-               "nothing was imported").format(size=_MAX_VALUE >> 20), where,
+            tr("a value in it is larger than {size} MiB, more than CC Switch writes; nothing was imported").format(
+                size=_MAX_VALUE >> 20
+            ),
+            where,
         )
     if name == "SQLITE_AUTH":
         return CcSwitchError(tr("its schema asks for more than reading; nothing was imported"), where)

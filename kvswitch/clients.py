@@ -79,7 +79,12 @@ def in_git_work_tree(path: Path) -> bool:
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--is-inside-work-tree"],
-            cwd=directory, capture_output=True, text=True, timeout=10, check=False, env=env,
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+            env=env,
         )
     except (OSError, subprocess.SubprocessError):
         return False
@@ -135,8 +140,9 @@ def find_client(config: Config, spec: str | Path) -> ClientEntry:
 
     names = ", ".join(e.name or str(client_path(e)) for e in config.model.clients) or tr("none")
     if len(by_kind) > 1:
-        message = tr("no registered client {client} ({count} clients are of that kind: name one) "
-                     "(clients: {clients})").format(client=show(text), count=len(by_kind), clients=names)
+        message = tr(
+            "no registered client {client} ({count} clients are of that kind: name one) (clients: {clients})"
+        ).format(client=show(text), count=len(by_kind), clients=names)
     else:
         message = tr("no registered client {client} (clients: {clients})").format(client=show(text), clients=names)
     raise ConfigError(message, Location(config.path))
@@ -156,14 +162,13 @@ def add_client(entry: ClientEntry, config: Config | None = None) -> Config:
             message = tr("registered already (the same file); nothing was changed")
         else:
             message = tr("registered already as {path} (the same file); nothing was changed").format(
-                path=client_path(other))
+                path=client_path(other)
+            )
         raise ConfigError(message, Location(Path(path)))
     return edit_config([add_client_edit(config, entry.model_copy(update={"path": path}))], config)
 
 
-def _client_files(
-    config: Config, exclude: frozenset[Path] = frozenset()
-) -> list[tuple[ClientEntry, Path, ConfigFile]]:
+def _client_files(config: Config, exclude: frozenset[Path] = frozenset()) -> list[tuple[ClientEntry, Path, ConfigFile]]:
     from kvswitch.io import read_bytes
     from kvswitch.kinds import get_kind
 
@@ -174,8 +179,10 @@ def _client_files(
         real = os.path.realpath(path)
         if real in seen:  # one file written twice in one commit would fail as "changed on disk"
             raise ConfigError(
-                tr("clients {first} and {second} are the same file; unregister one "
-                   "(kvswitch client remove {second}). Nothing was changed.").format(first=seen[real], second=path),
+                tr(
+                    "clients {first} and {second} are the same file; unregister one "
+                    "(kvswitch client remove {second}). Nothing was changed."
+                ).format(first=seen[real], second=path),
                 Location(config.path),
             )
         seen[real] = path
@@ -188,8 +195,9 @@ def _client_files(
             raw = read_bytes(path)
         except ReadError as exc:
             product = get_kind(entry.kind).product
-            raise ReadError(tr("registered client ({product}): {error}").format(product=product, error=exc.message),
-                            exc.location) from exc
+            raise ReadError(
+                tr("registered client ({product}): {error}").format(product=product, error=exc.message), exc.location
+            ) from exc
         out.append((entry, path, parse_config(raw, entry.kind, path)))
     return out
 
@@ -272,19 +280,31 @@ def plan_clients(
             edits, mode_plan = _render(base, profile_name, source, mode, use_key, profile_wins, drop)
             new_text = base.doc.apply(edits) if edits else base.text
         except (ValueError, TypeError) as exc:
-            raise EditError(tr("cannot render profile {name} into it: {error}").format(name=repr(profile_name), error=exc),
-                            Location(path)) from exc
+            raise EditError(
+                tr("cannot render profile {name} into it: {error}").format(name=repr(profile_name), error=exc),
+                Location(path),
+            ) from exc
         checks.append((base, new_text, edits))
         key_written = use_key is not None and _writes_key(base, edits)
-        secrets = [*secrets_in(cf), *([use_key] if use_key else []), *([drop_key] if drop_key else []),
-                   *(secrets_in(base) if base is not cf else [])]
+        secrets = [
+            *secrets_in(cf),
+            *([use_key] if use_key else []),
+            *([drop_key] if drop_key else []),
+            *(secrets_in(base) if base is not cf else []),
+        ]
         masked += [use_key] if use_key else []
         changed = new_text != cf.text
         plan.changes.append(
             ClientChange(
-                path, cf.kind, mode_plan.old_mode, mode, changed,
+                path,
+                cf.kind,
+                mode_plan.old_mode,
+                mode,
+                changed,
                 render_diff(path, cf.text, new_text, secrets) if changed else "",
-                key_written=key_written, nudge=entry.nudge.kind, name=entry.name,
+                key_written=key_written,
+                nudge=entry.nudge.kind,
+                name=entry.name,
                 pinned=entry.route == "gateway",
             )
         )
@@ -295,15 +315,29 @@ def plan_clients(
                 plan.memos.append((path, mode_plan.remember))
             plan.writes.append(
                 FileWrite(
-                    path, new_text.encode("utf-8"), cf.raw,
-                    _rebuilder(cf, profile_name, source, mode, use_key, profile_wins,
-                               _what(profile_name, mode, profile_wins), drop),
+                    path,
+                    new_text.encode("utf-8"),
+                    cf.raw,
+                    _rebuilder(
+                        cf,
+                        profile_name,
+                        source,
+                        mode,
+                        use_key,
+                        profile_wins,
+                        _what(profile_name, mode, profile_wins),
+                        drop,
+                    ),
                     mode=0o600 if key_written else None,
                 )
             )
     # a change never writes what lint rejects; a mode flip never carries an error away
-    refuse_on_errors(checks, _what(profile_name, everyone, profile_wins), carried=not profile_wins,
-                     secrets=[*([key] if key else []), *masked, *([drop_key] if drop_key else [])])
+    refuse_on_errors(
+        checks,
+        _what(profile_name, everyone, profile_wins),
+        carried=not profile_wins,
+        secrets=[*([key] if key else []), *masked, *([drop_key] if drop_key else [])],
+    )
     return plan
 
 
@@ -332,12 +366,24 @@ def commit_plan(plan: ClientPlan, extra: list[Any] | None = None) -> list[Client
     for path in plan.rendered:
         forget_file(path)  # values remembered under another profile must not come back
     # the bytes written, where no save was re-applied: a save just after must not pass for ours
-    record_writes([w.path for w in writes],
-                  {w.path: w.data for w in writes if w.path in results and not results[w.path].reapplied})
+    record_writes(
+        [w.path for w in writes],
+        {w.path: w.data for w in writes if w.path in results and not results[w.path].reapplied},
+    )
     return [
-        ClientChange(c.path, c.kind, c.old_mode, c.new_mode, c.changed, c.diff,
-                     results[c.path].backup if c.path in results else None, c.key_written, c.nudge, c.name,
-                     c.pinned)
+        ClientChange(
+            c.path,
+            c.kind,
+            c.old_mode,
+            c.new_mode,
+            c.changed,
+            c.diff,
+            results[c.path].backup if c.path in results else None,
+            c.key_written,
+            c.nudge,
+            c.name,
+            c.pinned,
+        )
         for c in plan.changes
     ]
 
@@ -354,14 +400,16 @@ def _apply(
     set_active: bool,
     own_modes: bool = True,
 ) -> list[ClientChange]:
-    plan = plan_clients(config, profile_name, profile, mode, profile_wins=profile_wins, with_keys=with_keys,
-                        own_modes=own_modes)
+    plan = plan_clients(
+        config, profile_name, profile, mode, profile_wins=profile_wins, with_keys=with_keys, own_modes=own_modes
+    )
     config_edits: list[Edit] = []
     if config.model.mode != mode:
         config_edits.append(Set(("mode",), mode))
     if not own_modes:  # every client now in one mode: none keeps a mode of its own
-        config_edits += [Delete(("clients", i, "mode"))
-                         for i, e in enumerate(config.model.clients) if e.mode is not None]
+        config_edits += [
+            Delete(("clients", i, "mode")) for i, e in enumerate(config.model.clients) if e.mode is not None
+        ]
     if set_active and config.model.active_profile != profile_name:
         config_edits.append(Set(("active_profile",), profile_name))
     return _commit(config, plan, config_edits, dry_run)
@@ -390,7 +438,12 @@ def _writes_key(cf: ConfigFile, edits: list[Edit]) -> bool:
 
 
 def _render(
-    cf: ConfigFile, name: str, profile: Profile, mode: CacheMode, key: str | None, profile_wins: bool,
+    cf: ConfigFile,
+    name: str,
+    profile: Profile,
+    mode: CacheMode,
+    key: str | None,
+    profile_wins: bool,
     drop: str | None = None,
 ) -> tuple[list[Edit], Any]:
     from kvswitch.render import render_edits
@@ -425,8 +478,7 @@ def _rebuilder(
         edits, mode_plan = _render(again, name, profile, mode, key, profile_wins, drop)
         text = again.doc.apply(edits) if edits else again.text
         # the version saved meanwhile must pass too
-        refuse_on_errors([(again, text, edits)], what, carried=not profile_wins,
-                         secrets=[key] if key else [])
+        refuse_on_errors([(again, text, edits)], what, carried=not profile_wins, secrets=[key] if key else [])
         if not profile_wins and cf.path is not None:
             from kvswitch.state import remember
 
@@ -448,9 +500,7 @@ def nudge_changed(changes: list[ClientChange]) -> tuple[Any, ...]:
     return tuple(nudge(entries[c.path], c.path) for c in changed if c.path in entries)
 
 
-def switch_clients(
-    mode: CacheMode, *, dry_run: bool = False, only: list[str] | None = None
-) -> list[ClientChange]:
+def switch_clients(mode: CacheMode, *, dry_run: bool = False, only: list[str] | None = None) -> list[ClientChange]:
     """``kvswitch switch MODE``: flip every registered client (a mode flip: remembered
     values come back, the active profile fills what was never there; keys are not touched).
     ``only`` (names, kinds or files, :func:`find_client`): flip those alone; each keeps the
@@ -461,8 +511,17 @@ def switch_clients(
         config = read_config()
         name, profile = config.profile()
         if only is None:
-            return _apply(config, name, profile, mode, profile_wins=False, with_keys=False, dry_run=dry_run,
-                          set_active=False, own_modes=False)
+            return _apply(
+                config,
+                name,
+                profile,
+                mode,
+                profile_wins=False,
+                with_keys=False,
+                dry_run=dry_run,
+                set_active=False,
+                own_modes=False,
+            )
         chosen = [find_client(config, spec) for spec in only]
         for entry in chosen:
             if entry.route == "gateway":
@@ -470,22 +529,28 @@ def switch_clients(
 
                 who = entry.name or str(client_path(entry))
                 if entry.name:
-                    message = tr("client {name} is pinned to the gateway, which chooses the mode per request: "
-                                 "kvswitch switch {mode} (without --client) sets it for every pinned client; "
-                                 "one request picks its own with a /merged or /split path prefix or an "
-                                 "X-Cache-Mode header; kvswitch gateway unpin {client} gives it a mode of its own. "
-                                 "Nothing was changed.")
+                    message = tr(
+                        "client {name} is pinned to the gateway, which chooses the mode per request: "
+                        "kvswitch switch {mode} (without --client) sets it for every pinned client; "
+                        "one request picks its own with a /merged or /split path prefix or an "
+                        "X-Cache-Mode header; kvswitch gateway unpin {client} gives it a mode of its own. "
+                        "Nothing was changed."
+                    )
                 else:
-                    message = tr("this client is pinned to the gateway, which chooses the mode per request: "
-                                 "kvswitch switch {mode} (without --client) sets it for every pinned client; "
-                                 "one request picks its own with a /merged or /split path prefix or an "
-                                 "X-Cache-Mode header; kvswitch gateway unpin {client} gives it a mode of its own. "
-                                 "Nothing was changed.")
-                raise ConfigError(message.format(name=entry.name, mode=mode, client=shell_word(who)),
-                                  Location(client_path(entry)))
+                    message = tr(
+                        "this client is pinned to the gateway, which chooses the mode per request: "
+                        "kvswitch switch {mode} (without --client) sets it for every pinned client; "
+                        "one request picks its own with a /merged or /split path prefix or an "
+                        "X-Cache-Mode header; kvswitch gateway unpin {client} gives it a mode of its own. "
+                        "Nothing was changed."
+                    )
+                raise ConfigError(
+                    message.format(name=entry.name, mode=mode, client=shell_word(who)), Location(client_path(entry))
+                )
         keep = frozenset(client_path(e) for e in config.model.clients if not any(e is c for c in chosen))
-        plan = plan_clients(config, name, profile, mode, profile_wins=False, with_keys=False,
-                            exclude=keep, own_modes=False)
+        plan = plan_clients(
+            config, name, profile, mode, profile_wins=False, with_keys=False, exclude=keep, own_modes=False
+        )
         own = None if mode == config.model.mode else mode
         edits: list[Edit] = []
         for i, e in enumerate(config.model.clients):
@@ -502,9 +567,16 @@ def apply_profile(name: str | None = None, *, dry_run: bool = False) -> list[Cli
     with unless_dry_run(dry_run):
         config = read_config()
         name, profile = config.profile(name)
-        return _apply(config, name, profile, config.model.mode, profile_wins=True, with_keys=True,
-                      dry_run=dry_run, set_active=True)
-
+        return _apply(
+            config,
+            name,
+            profile,
+            config.model.mode,
+            profile_wins=True,
+            with_keys=True,
+            dry_run=dry_run,
+            set_active=True,
+        )
 
 
 @dataclass(frozen=True)
@@ -575,9 +647,13 @@ def status() -> Status:
         path = client_path(entry)
         mode = client_mode(config, entry)
         common: dict[str, Any] = {
-            "path": path, "kind": entry.kind, "name": entry.name,
-            "last_write": last_write(path), "backups": len(list_backups(path)),
-            "target": mode, "own_mode": entry.mode is not None,
+            "path": path,
+            "kind": entry.kind,
+            "name": entry.name,
+            "last_write": last_write(path),
+            "backups": len(list_backups(path)),
+            "target": mode,
+            "own_mode": entry.mode is not None,
         }
         if entry.route == "gateway":
             if running is None:
@@ -606,9 +682,12 @@ def status() -> Status:
         fields = drift(cf, want, mode, name=name) if want is not None and name else [NO_PROFILE]
         out.append(
             ClientStatus(
-                exists=True, mode=file_mode,
-                in_sync=not fields, drift=fields,
-                key=mask(key) if isinstance(key, str) and key else None, **common,
+                exists=True,
+                mode=file_mode,
+                in_sync=not fields,
+                drift=fields,
+                key=mask(key) if isinstance(key, str) and key else None,
+                **common,
             )
         )
     return Status(config.path, name, config.model.mode, out)
@@ -646,8 +725,9 @@ def _restore(path: Path, backup_id: str | None) -> tuple[Backup, WriteResult]:
     if backup_id is not None:
         chosen = next((b for b in backups if b.id == backup_id), None)
         if chosen is None:
-            raise KvswitchError(tr("no backup {id} (see kvswitch restore --list)").format(id=repr(backup_id)),
-                                Location(path))
+            raise KvswitchError(
+                tr("no backup {id} (see kvswitch restore --list)").format(id=repr(backup_id)), Location(path)
+            )
     else:
         chosen = next((b for b in backups if b.path.read_bytes() != current), None)
         if chosen is None:

@@ -70,9 +70,13 @@ class Config:
         """A profile by name (default, ``None``: the active one; ``""`` is a name, never that)."""
         name = self.model.active_profile if name is None else name
         if name is None:
-            raise ConfigError(tr("no active profile; choose one with: kvswitch profile use NAME "
-                                 "(or make one from a client's settings: kvswitch import CLIENT)"),
-                              Location(self.path))
+            raise ConfigError(
+                tr(
+                    "no active profile; choose one with: kvswitch profile use NAME "
+                    "(or make one from a client's settings: kvswitch import CLIENT)"
+                ),
+                Location(self.path),
+            )
         try:
             return name, self.model.profiles[name]
         except KeyError:
@@ -103,7 +107,7 @@ def migrated_text(cf: ConfigFile) -> str | None:
     assert isinstance(doc, TomlDocument)
     edits: list[Edit] = []
     profiles = data.get("profiles")
-    for name, table in (profiles.items() if isinstance(profiles, dict) else ()):
+    for name, table in profiles.items() if isinstance(profiles, dict) else ():
         split = table.get("split") if isinstance(table, dict) else None
         if not isinstance(split, dict) or "probe_url" not in split:
             continue
@@ -144,15 +148,20 @@ def _validate(cf: ConfigFile) -> KvswitchConfig:
     version = cf.data.get("version") if isinstance(cf.data, dict) else None
     if isinstance(version, int) and not isinstance(version, bool) and version > CONFIG_VERSION:
         raise ConfigVersionError(
-            tr("written by a newer kvswitch (config version {version}; this one reads up to {supported}); "
-               "upgrade kvswitch").format(version=version, supported=CONFIG_VERSION),
+            tr(
+                "written by a newer kvswitch (config version {version}; this one reads up to {supported}); "
+                "upgrade kvswitch"
+            ).format(version=version, supported=CONFIG_VERSION),
             cf.locate(("version",)),
         )
     errors = [d for d in check(cf, git=False) if str(d.severity) == "error"]
     if errors:
         first = errors[0]
-        more = tr(" (and {count} more; see kvswitch lint {path})").format(
-            count=len(errors) - 1, path=cf.path) if len(errors) > 1 else ""
+        more = (
+            tr(" (and {count} more; see kvswitch lint {path})").format(count=len(errors) - 1, path=cf.path)
+            if len(errors) > 1
+            else ""
+        )
         raise ConfigValidationError(f"{first.code} {first.message}{more}", first.location, tuple(errors))
     try:
         return KvswitchConfig.model_validate(cf.data)
@@ -309,9 +318,11 @@ def new_config_text(name: str, profile: Profile, clients: Sequence[ClientEntry],
 
     table = profile_table(profile)
     quoted = _toml_key(name)
-    head = tr("kvswitch config. Edit it by hand or with kvswitch profile/client commands;\n"
-              "comments you add are kept. API keys are never stored here: a profile's `key` is\n"
-              '"keyring" (the OS keyring: kvswitch key set PROFILE), "env:NAME" or "none" (no key).')
+    head = tr(
+        "kvswitch config. Edit it by hand or with kvswitch profile/client commands;\n"
+        "comments you add are kept. API keys are never stored here: a profile's `key` is\n"
+        '"keyring" (the OS keyring: kvswitch key set PROFILE), "env:NAME" or "none" (no key).'
+    )
     lines = [
         *(f"# {line}" for line in head.splitlines()),
         f"version = {CONFIG_VERSION}",

@@ -58,9 +58,7 @@ def decode(raw: bytes, path: Path | None) -> str:
         ) from exc
 
 
-def parse_config(
-    raw: bytes | str, kind: FileKind | None = None, path: Path | None = None
-) -> ConfigFile:
+def parse_config(raw: bytes | str, kind: FileKind | None = None, path: Path | None = None) -> ConfigFile:
     """Parse ``raw`` as ``kind`` (detected from the path and content when ``None``)."""
     if isinstance(raw, str):
         text = raw

@@ -43,9 +43,9 @@ class Cut:
     followed, ``None`` for the object's start), ``"before"`` (``anchor`` is the key that
     followed it on its line) or ``"tail"`` (it was last, on the line of ``anchor``, and the span
     starts at that property's value end, or after its comma when it had one) or ``"close"`` (it
-    was the only property, and the span ends at the object's ``}``). ``comma_gap`` is how far after its value the previous property's
-    comma stood when the delete took that comma too (the property was last), else -1;
-    ``comma`` tells whether the span holds the property's own comma."""
+    was the only property, and the span ends at the object's ``}``). ``comma_gap`` is how far after its value the
+    previous property's comma stood when the delete took that comma too (the property was
+    last), else -1; ``comma`` tells whether the span holds the property's own comma."""
 
     span: str
     place: str = "after"

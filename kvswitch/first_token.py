@@ -62,9 +62,7 @@ def carries_token(payload: object, event: str = "message") -> bool:
         if not isinstance(choice, dict):
             continue
         delta = choice.get("delta")
-        if isinstance(delta, dict) and (
-            any(_text(delta.get(k)) for k in _CHAT_TEXT) or bool(delta.get("tool_calls"))
-        ):
+        if isinstance(delta, dict) and (any(_text(delta.get(k)) for k in _CHAT_TEXT) or bool(delta.get("tool_calls"))):
             return True
         if _text(choice.get("text")):
             return True
@@ -107,8 +105,23 @@ class StreamClock:
     bound: the bytes still pass, the timing stops).
     """
 
-    __slots__ = ("_fast", "_last", "_max_event", "_max_line", "_parser", "_pending", "broken",
-                 "error", "first_byte", "first_token", "itl", "t0", "timings", "tokens", "usage")
+    __slots__ = (
+        "_fast",
+        "_last",
+        "_max_event",
+        "_max_line",
+        "_parser",
+        "_pending",
+        "broken",
+        "error",
+        "first_byte",
+        "first_token",
+        "itl",
+        "t0",
+        "timings",
+        "tokens",
+        "usage",
+    )
 
     def __init__(self, t0: float | None = None, *, max_line: int | None = None) -> None:
         from kvswitch.probe.sse import MAX_EVENT, MAX_LINE, SSEParser

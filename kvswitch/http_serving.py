@@ -33,10 +33,22 @@ __all__ = [
 ]
 
 
-HOP_BY_HOP = frozenset({
-    "connection", "keep-alive", "proxy-connection", "proxy-authorization", "transfer-encoding",
-    "te", "trailer", "upgrade", "content-length", "host", "accept-encoding", "expect",
-})
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authorization",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "content-length",
+        "host",
+        "accept-encoding",
+        "expect",
+    }
+)
 """Client headers never passed on: those of one connection, and those the client side of the
 server in between writes itself."""
 
@@ -56,8 +68,7 @@ class QuietLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
         if exc is None and exc_info:
             exc = sys.exc_info()[1]
         if isinstance(exc, HttpProcessingError):
-            self.logger.info("refused a malformed request: %s",
-                             first_line(exc.message or type(exc).__name__))
+            self.logger.info("refused a malformed request: %s", first_line(exc.message or type(exc).__name__))
             return
         super().log(level, msg, *args, **kwargs)
 
@@ -72,8 +83,7 @@ async def read_capped(resp: ClientResponse, cap: int) -> bytes:
     return bytes(data)
 
 
-def forwarded_headers(headers: CIMultiDictProxy[str],
-                      dropped: frozenset[str] = HOP_BY_HOP) -> dict[str, str]:
+def forwarded_headers(headers: CIMultiDictProxy[str], dropped: frozenset[str] = HOP_BY_HOP) -> dict[str, str]:
     """A client's headers as passed on: those in ``dropped`` (lower case) and those its
     ``Connection`` header names are left out; a repeated one is joined into one value."""
     named = {t.strip().lower() for v in headers.getall("Connection", ()) for t in v.split(",")}
@@ -94,8 +104,9 @@ def cut(request: web.BaseRequest) -> None:
 
 
 def json_response(status: int, data: Any) -> web.Response:
-    return web.Response(status=status, body=json.dumps(data).encode(),
-                        headers={"Content-Type": "application/json; charset=utf-8"})
+    return web.Response(
+        status=status, body=json.dumps(data).encode(), headers={"Content-Type": "application/json; charset=utf-8"}
+    )
 
 
 def shown(text: str, limit: int = 80) -> str:

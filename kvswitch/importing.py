@@ -80,9 +80,7 @@ def profile_name_for(text: str) -> str:
     return slug[:64] or "imported"
 
 
-def profile_from(
-    settings: ClientSettings, *, name: str, source: str, model: str | None = None
-) -> Imported:
+def profile_from(settings: ClientSettings, *, name: str, source: str, model: str | None = None) -> Imported:
     """A profile from an endpoint a client uses (``model`` given where the source has none)."""
     from pydantic import ValidationError
 
@@ -92,9 +90,10 @@ def profile_from(
     notes: list[str] = []
     if settings.key in PLACEHOLDER_KEYS:
         raise ImportRefusedError(
-            tr("{source} is set up by CC Switch's local proxy (its key is the placeholder "
-               "{placeholder}); import CC Switch's providers instead: kvswitch import --from cc-switch").format(
-                source=source, placeholder=settings.key)
+            tr(
+                "{source} is set up by CC Switch's local proxy (its key is the placeholder "
+                "{placeholder}); import CC Switch's providers instead: kvswitch import --from cc-switch"
+            ).format(source=source, placeholder=settings.key)
         )
     try:
         url, _ = clean_url(settings.url, tr("{source}: base URL").format(source=source))
@@ -121,18 +120,26 @@ def profile_from(
     else:
         key_ref = "none"
     if settings.mode == "split":
-        notes.append(tr("it was in split mode: its URL became the profile's base URL for both modes; "
-                        "set the other with: kvswitch profile edit {name} --merged-url URL").format(name=name))
+        notes.append(
+            tr(
+                "it was in split mode: its URL became the profile's base URL for both modes; "
+                "set the other with: kvswitch profile edit {name} --merged-url URL"
+            ).format(name=name)
+        )
     data: dict[str, Any] = {
         "provider": profile_name_for(settings.provider) if settings.provider else "custom",
-        "base_url": url, "url_convention": convention, "model": chosen, "key": key_ref,
+        "base_url": url,
+        "url_convention": convention,
+        "model": chosen,
+        "key": key_ref,
         "headers": headers,
     }
     try:
         profile = check_profile_input(name, Profile.model_validate(data))
     except (ValidationError, InvalidValueError) as exc:
-        raise ImportRefusedError(tr("{source}: cannot make a profile of it: {error}").format(
-            source=source, error=_first_error(exc))) from None
+        raise ImportRefusedError(
+            tr("{source}: cannot make a profile of it: {error}").format(source=source, error=_first_error(exc))
+        ) from None
     return Imported(name, source, profile, settings.key if key_ref == "keyring" else None, tuple(notes))
 
 
@@ -162,8 +169,11 @@ def from_client(
     settings = kind.current(cf.data)
     if settings is None:
         raise ImportRefusedError(
-            tr("{product}'s file names no endpoint of its own (it uses a built-in provider, "
-               "or is not set up); nothing to import").format(product=kind.product), Location(path),
+            tr(
+                "{product}'s file names no endpoint of its own (it uses a built-in provider, "
+                "or is not set up); nothing to import"
+            ).format(product=kind.product),
+            Location(path),
         )
     return profile_from(settings, name=name or kind.id, source=source, model=model)
 
@@ -222,12 +232,17 @@ def from_cc_switch(
         raise ImportRefusedError(_no_provider(app, provider), Location(path))
     if name is not None and len(providers) > 1:
         raise ImportRefusedError(
-            tr("{count} providers match and --profile names one profile; choose one with "
-               "--app and --provider").format(count=len(providers)), Location(path))
+            tr("{count} providers match and --profile names one profile; choose one with --app and --provider").format(
+                count=len(providers)
+            ),
+            Location(path),
+        )
     out: list[Imported] = []
-    skipped = [Skipped(tr("CC Switch row {name} ({app})").format(name=show(row.name), app=_word(row.app)), row.reason)
-               for row in db.skipped
-               if (app is None or row.app == app) and (provider is None or provider in (row.name, row.id))]
+    skipped = [
+        Skipped(tr("CC Switch row {name} ({app})").format(name=show(row.name), app=_word(row.app)), row.reason)
+        for row in db.skipped
+        if (app is None or row.app == app) and (provider is None or provider in (row.name, row.id))
+    ]
     taken: set[str] = set()
     for p in providers:
         source = tr("CC Switch provider {name} ({app})").format(name=show(p.name), app=_word(p.app))
@@ -237,8 +252,12 @@ def from_cc_switch(
             skipped.append(Skipped(source, exc.message))
             continue
         if settings is None:
-            skipped.append(Skipped(source, tr("no endpoint kvswitch can use (an app kvswitch has no "
-                                              "client for, or a built-in provider)")))
+            skipped.append(
+                Skipped(
+                    source,
+                    tr("no endpoint kvswitch can use (an app kvswitch has no client for, or a built-in provider)"),
+                )
+            )
             continue
         wanted = name or _unique(profile_name_for(p.name), p.app, taken)
         taken.add(wanted)
@@ -258,7 +277,8 @@ def _no_provider(app: str | None, provider: str | None) -> str:
     """Why nothing was imported: CC Switch's database holds no provider (of ``app``, named ``provider``)."""
     if app and provider:
         return tr("CC Switch's database holds no provider of app {app} named {provider}").format(
-            app=repr(app), provider=repr(provider))
+            app=repr(app), provider=repr(provider)
+        )
     if app:
         return tr("CC Switch's database holds no provider of app {app}").format(app=repr(app))
     if provider:
@@ -307,14 +327,21 @@ def save_imports(imports: Sequence[Imported], *, store_keys: bool, dry_run: bool
         which = clash or twice
         raise ImportRefusedError(
             tr("profile {name} exists; name the import with --profile NAME (nothing was written)").format(
-                name=repr(which[0])),
-            Location(path))
+                name=repr(which[0])
+            ),
+            Location(path),
+        )
     final: list[Imported] = []
     for imp in imports:
         if imp.profile.key == "keyring" and not store_keys:
-            imp = replace(imp, profile=imp.profile.model_copy(update={"key": "none"}), notes=(
-                *imp.notes, tr("the key in it was not imported (add --key to store it in the keyring); "
-                               "the profile sends none")))
+            imp = replace(
+                imp,
+                profile=imp.profile.model_copy(update={"key": "none"}),
+                notes=(
+                    *imp.notes,
+                    tr("the key in it was not imported (add --key to store it in the keyring); the profile sends none"),
+                ),
+            )
         if store_keys and imp.key is not None:
             check_key(imp.key)
         final.append(imp)

@@ -77,10 +77,21 @@ def detect_clients(
         version = program_version(program, kind) if program is not None and versions else None
         endpoint, model, problem = _endpoint(kind, file)
         entry = _registered(config, file, kind.id)
-        out.append(Installed(
-            kind.id, kind.product, file, file.is_file(), program, version, endpoint, model,
-            entry is not None, entry.name if entry is not None else None, problem,
-        ))
+        out.append(
+            Installed(
+                kind.id,
+                kind.product,
+                file,
+                file.is_file(),
+                program,
+                version,
+                endpoint,
+                model,
+                entry is not None,
+                entry.name if entry is not None else None,
+                problem,
+            )
+        )
     return out
 
 
@@ -140,8 +151,12 @@ def _asked_version(program: Path) -> str | None:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")}
     try:
         done = subprocess.run(
-            [str(program), "--version"], stdin=subprocess.DEVNULL, capture_output=True,
-            timeout=VERSION_TIMEOUT, env=env, check=False,
+            [str(program), "--version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=VERSION_TIMEOUT,
+            env=env,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
@@ -191,11 +206,17 @@ def register_found(found: list[Installed]) -> list[str]:
         return []
     path = config_file()
     if read_optional(path) is None:
-        head = tr("kvswitch config. Add a profile with kvswitch import CLIENT or kvswitch init;\n"
-                  "comments you add are kept. API keys are never stored here.")
-        write_private(path, (
-            "".join(f"# {line}\n" for line in head.splitlines())
-            + f'version = {CONFIG_VERSION}\nmode = "merged"   # merged | split\n').encode())
+        head = tr(
+            "kvswitch config. Add a profile with kvswitch import CLIENT or kvswitch init;\n"
+            "comments you add are kept. API keys are never stored here."
+        )
+        write_private(
+            path,
+            (
+                "".join(f"# {line}\n" for line in head.splitlines())
+                + f'version = {CONFIG_VERSION}\nmode = "merged"   # merged | split\n'
+            ).encode(),
+        )
     config = read_config(path)
     names = {e.name for e in config.model.clients if e.name}
     tables, added = [], []

@@ -327,7 +327,9 @@ class PreparedWrite:
                 _rename(self.temp, self.target)
         except OSError as exc:
             self.abort()
-            raise WriteError(tr("cannot replace the file: {reason}").format(reason=_why(exc)), Location(self.path)) from exc
+            raise WriteError(
+                tr("cannot replace the file: {reason}").format(reason=_why(exc)), Location(self.path)
+            ) from exc
         self.done = True
         with contextlib.suppress(OSError):
             _fsync_dir(self.target.parent)
@@ -340,9 +342,7 @@ class PreparedWrite:
 
     def _raced(self) -> RacedError:
         self.abort()
-        return RacedError(
-            tr("changed on disk while kvswitch was writing it; nothing was written"), Location(self.path)
-        )
+        return RacedError(tr("changed on disk while kvswitch was writing it; nothing was written"), Location(self.path))
 
     def _swap_in(self) -> None:
         if self.old is None:
@@ -470,8 +470,13 @@ def prepare_write(
             raise WriteError(_cannot_write(_why(exc)), Location(path)) from exc
         raise
     return PreparedWrite(
-        path, target, temp, data, old,
-        old_mode=stat.S_IMODE(st.st_mode) if st is not None else None, verify=verify,
+        path,
+        target,
+        temp,
+        data,
+        old,
+        old_mode=stat.S_IMODE(st.st_mode) if st is not None else None,
+        verify=verify,
     )
 
 
@@ -482,8 +487,10 @@ def _keep_owner(fd: int, st: os.stat_result, path: Path) -> None:
     except PermissionError:
         now = os.fstat(fd)
         if (now.st_uid, now.st_gid) != (st.st_uid, st.st_gid):
-            message = tr("cannot write without changing the file's owner (it belongs to uid {uid}, "
-                         "gid {gid}; kvswitch runs as uid {me}): run kvswitch as its owner")
+            message = tr(
+                "cannot write without changing the file's owner (it belongs to uid {uid}, "
+                "gid {gid}; kvswitch runs as uid {me}): run kvswitch as its owner"
+            )
             raise WriteError(message.format(uid=st.st_uid, gid=st.st_gid, me=os.geteuid()), Location(path)) from None
 
 
@@ -537,9 +544,13 @@ def atomic_write(
         nonlocal data, expected, reapplied
         if rebuild is None or reapplied >= MAX_REAPPLY:
             if writing:
-                message = tr("changed on disk while kvswitch was writing it; nothing was written (run the command again)")
+                message = tr(
+                    "changed on disk while kvswitch was writing it; nothing was written (run the command again)"
+                )
             else:
-                message = tr("changed on disk while kvswitch was editing it; nothing was written (run the command again)")
+                message = tr(
+                    "changed on disk while kvswitch was editing it; nothing was written (run the command again)"
+                )
             raise ChangedOnDiskError(message, Location(path))
         data = rebuild(current or b"")
         expected = current or b""

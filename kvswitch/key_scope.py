@@ -2,9 +2,9 @@
 
 One rule for every part of kvswitch that sends requests (probe, doctor, later the gateway): a
 profile's key goes to its base URL, each mode's URL (``merged.url``, ``split.url``) and its
-split prefill and decode URLs, and to nothing else; a key given with ``--base-url`` and ``--api-key-env`` goes to that URL's origin
-only. Any other address, whoever gave it (``--endpoint``, a URL found in a client file, a
-redirect), is sent no key, and the caller says so in its report.
+split prefill and decode URLs, and to nothing else; a key given with ``--base-url`` and
+``--api-key-env`` goes to that URL's origin only. Any other address, whoever gave it
+(``--endpoint``, a URL found in a client file, a redirect), is sent no key, and the caller says so in its report.
 """
 
 from __future__ import annotations

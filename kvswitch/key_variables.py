@@ -79,8 +79,9 @@ class KeyVariable:
             return self._describe_token()
         n, who, name = len(self.clients), _and(self.clients), self.name
         profile = show_name(self.profile)
-        reads = ntr("{clients} reads profile {profile}'s key from it", "{clients} read profile {profile}'s key from it",
-                    n).format(clients=who, profile=profile)
+        reads = ntr(
+            "{clients} reads profile {profile}'s key from it", "{clients} read profile {profile}'s key from it", n
+        ).format(clients=who, profile=profile)
         shell = ntr("in the shell {clients} starts from", "in the shell {clients} start from", n).format(clients=who)
         whole = f'export {name}="$(kvswitch key get {shell_word(self.profile)} --reveal)"'
         if self.reference.startswith("env:"):
@@ -92,20 +93,31 @@ class KeyVariable:
             )
         if self.state == "ok":
             if self.key:
-                saw = ntr("{name} is set to profile {profile}'s key ({value}): {clients} reads the key from it",
-                          "{name} is set to profile {profile}'s key ({value}): {clients} read the key from it", n)
+                saw = ntr(
+                    "{name} is set to profile {profile}'s key ({value}): {clients} reads the key from it",
+                    "{name} is set to profile {profile}'s key ({value}): {clients} read the key from it",
+                    n,
+                )
             else:
-                saw = ntr("{name} is set ({value}): {clients} reads the key from it",
-                          "{name} is set ({value}): {clients} read the key from it", n)
+                saw = ntr(
+                    "{name} is set ({value}): {clients} reads the key from it",
+                    "{name} is set ({value}): {clients} read the key from it",
+                    n,
+                )
             return saw.format(name=name, profile=profile, value=self.value, clients=who), ""
         if self.state == "no-key":
-            saw = ntr("{name} is not set, and no key is stored for profile {profile}: {clients} reads the key from "
-                      "that variable",
-                      "{name} is not set, and no key is stored for profile {profile}: {clients} read the key from "
-                      "that variable", n)
+            saw = ntr(
+                "{name} is not set, and no key is stored for profile {profile}: {clients} reads the key from "
+                "that variable",
+                "{name} is not set, and no key is stored for profile {profile}: {clients} read the key from "
+                "that variable",
+                n,
+            )
             return (
                 saw.format(name=name, profile=profile, clients=who),
-                tr("kvswitch key set {profile}, then {command}").format(profile=shell_word(self.profile), command=whole),
+                tr("kvswitch key set {profile}, then {command}").format(
+                    profile=shell_word(self.profile), command=whole
+                ),
             )
         if self.state == "unset":
             return (
@@ -114,8 +126,11 @@ class KeyVariable:
                     export=self.export, profile=profile, command=whole, shell=shell
                 ),
             )
-        saw = ntr("{name} holds {value}, not the key stored for profile {profile} ({key}): {clients} sends that one",
-                  "{name} holds {value}, not the key stored for profile {profile} ({key}): {clients} send that one", n)
+        saw = ntr(
+            "{name} holds {value}, not the key stored for profile {profile} ({key}): {clients} sends that one",
+            "{name} holds {value}, not the key stored for profile {profile} ({key}): {clients} send that one",
+            n,
+        )
         return (
             saw.format(name=name, value=self.value, profile=profile, key=self.key, clients=who),
             f"{self.export}: {whole}",
@@ -123,29 +138,43 @@ class KeyVariable:
 
     def _describe_token(self) -> tuple[str, str]:
         n, who, name = len(self.clients), _and(self.clients), self.name
-        reads = ntr("{clients}, pinned to the gateway, reads the gateway's token from it",
-                    "{clients}, pinned to the gateway, read the gateway's token from it", n).format(clients=who)
+        reads = ntr(
+            "{clients}, pinned to the gateway, reads the gateway's token from it",
+            "{clients}, pinned to the gateway, read the gateway's token from it",
+            n,
+        ).format(clients=who)
         shell = ntr("in the shell {clients} starts from", "in the shell {clients} start from", n).format(clients=who)
         if self.reference.startswith("env:"):
             if self.state == "ok":
                 return tr("{name} is set ({value}): {reads}").format(name=name, value=self.value, reads=reads), ""
-            return (tr("{name} is not set in this environment: {reads} (and the gateway does too)").format(
-                        name=name, reads=reads),
-                    tr("export {name}=A_LONG_RANDOM_VALUE {shell} and where the gateway starts").format(
-                        name=name, shell=shell))
+            return (
+                tr("{name} is not set in this environment: {reads} (and the gateway does too)").format(
+                    name=name, reads=reads
+                ),
+                tr("export {name}=A_LONG_RANDOM_VALUE {shell} and where the gateway starts").format(
+                    name=name, shell=shell
+                ),
+            )
         if self.state == "ok":
             return tr("{name} is set to the gateway's token ({value}): {reads}").format(
-                name=name, value=self.value, reads=reads), ""
+                name=name, value=self.value, reads=reads
+            ), ""
         if self.state == "no-key":
-            return (tr("{name} is not set, and the gateway has no token yet: {reads}").format(name=name, reads=reads),
-                    tr("kvswitch gateway pin makes one"))
+            return (
+                tr("{name} is not set, and the gateway has no token yet: {reads}").format(name=name, reads=reads),
+                tr("kvswitch gateway pin makes one"),
+            )
         if self.state == "unset":
-            return (tr("{name} is not set in this environment: {reads}").format(name=name, reads=reads),
-                    tr("{export} (the gateway's token) {shell}").format(export=self.export, shell=shell))
-        saw = ntr("{name} holds {value}, not the gateway's token ({key}): {clients} sends that one, which the "
-                  "gateway refuses",
-                  "{name} holds {value}, not the gateway's token ({key}): {clients} send that one, which the "
-                  "gateway refuses", n)
+            return (
+                tr("{name} is not set in this environment: {reads}").format(name=name, reads=reads),
+                tr("{export} (the gateway's token) {shell}").format(export=self.export, shell=shell),
+            )
+        saw = ntr(
+            "{name} holds {value}, not the gateway's token ({key}): {clients} sends that one, which the "
+            "gateway refuses",
+            "{name} holds {value}, not the gateway's token ({key}): {clients} send that one, which the gateway refuses",
+            n,
+        )
         return (saw.format(name=name, value=self.value, key=self.key, clients=who), f"{self.export} {shell}")
 
 
@@ -192,8 +221,7 @@ def key_variables(config: Config, env: Mapping[str, str] | None = None) -> list[
     if variable is not None:
         clients = _client_names(config, lambda e: e.route != "gateway" and reads_key_variable(e, name, profile))
         if clients:
-            out.append(_state(variable, name, profile.key, clients, env.get(variable) or None,
-                              lambda: get_key(name)))
+            out.append(_state(variable, name, profile.key, clients, env.get(variable) or None, lambda: get_key(name)))
     token = _token_variable(config, env)
     return [*out, *([token] if token is not None else [])]
 
@@ -214,13 +242,19 @@ def _token_variable(config: Config, env: Mapping[str, str]) -> KeyVariable | Non
     if not clients:
         return None
     name = token_variable(config)
-    return _state(name, "", config.model.gateway.token, clients, env.get(name) or None,
-                  lambda: load_token(config), token=True)
+    return _state(
+        name, "", config.model.gateway.token, clients, env.get(name) or None, lambda: load_token(config), token=True
+    )
 
 
 def _state(
-    variable: str, profile: str, reference: str, clients: tuple[str, ...], value: str | None,
-    stored: Callable[[], str | None], token: bool = False,
+    variable: str,
+    profile: str,
+    reference: str,
+    clients: tuple[str, ...],
+    value: str | None,
+    stored: Callable[[], str | None],
+    token: bool = False,
 ) -> KeyVariable:
     """Where ``variable`` stands against the key ``reference`` names (``stored`` reads it from
     the keyring, asked only where there is one to compare with)."""
@@ -231,8 +265,9 @@ def _state(
         return KeyVariable(variable, profile, reference, clients, "ok" if value else "unset", shown, token=token)
     key = stored()
     if not value:
-        return KeyVariable(variable, profile, reference, clients, "unset" if key else "no-key", None,
-                           mask(key) if key else None, token)
+        return KeyVariable(
+            variable, profile, reference, clients, "unset" if key else "no-key", None, mask(key) if key else None, token
+        )
     if key is None:  # set; nothing to compare
         return KeyVariable(variable, profile, reference, clients, "ok", shown, token=token)
     state: VariableState = "ok" if value == key else "differs"

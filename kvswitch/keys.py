@@ -90,8 +90,7 @@ def _backend() -> Any:
 def _plaintext(backend: Any) -> bool:
     backends = getattr(backend, "backends", None) or [backend]
     return any(
-        type(b).__module__.startswith("keyrings.alt") and "Encrypted" not in type(b).__name__
-        for b in backends[:1]
+        type(b).__module__.startswith("keyrings.alt") and "Encrypted" not in type(b).__name__ for b in backends[:1]
     )
 
 
@@ -115,14 +114,17 @@ def _call(what: str, fn: Any, *args: str) -> Any:
     except errors.NoKeyringError as exc:
         raise SecretStoreError(tr(NO_BACKEND_HELP)) from exc
     except errors.KeyringLocked as exc:
-        raise SecretStoreError(tr("cannot {what}: the keyring is locked; unlock it and try again").format(
-            what=what)) from exc
+        raise SecretStoreError(
+            tr("cannot {what}: the keyring is locked; unlock it and try again").format(what=what)
+        ) from exc
     except errors.InitError as exc:
-        raise SecretStoreError(tr("cannot {what}: the keyring could not start ({error})").format(
-            what=what, error=exc)) from exc
+        raise SecretStoreError(
+            tr("cannot {what}: the keyring could not start ({error})").format(what=what, error=exc)
+        ) from exc
     except errors.KeyringError as exc:
-        raise SecretStoreError(tr("cannot {what}: the keyring refused ({error})").format(
-            what=what, error=type(exc).__name__)) from exc
+        raise SecretStoreError(
+            tr("cannot {what}: the keyring refused ({error})").format(what=what, error=type(exc).__name__)
+        ) from exc
 
 
 def set_key(profile: str, key: str) -> None:
@@ -171,8 +173,11 @@ def resolve_key(profile: str, reference: str) -> str | None:
     elif reference == "keyring":
         value, where = get_key(profile), tr("the key stored for profile {name}").format(name=show_name(profile))
     else:
-        raise InvalidKeyError(tr("profile {name}: key reference must be 'keyring', 'env:NAME' or 'none' (KVS213)").format(
-            name=show_name(profile)))
+        raise InvalidKeyError(
+            tr("profile {name}: key reference must be 'keyring', 'env:NAME' or 'none' (KVS213)").format(
+                name=show_name(profile)
+            )
+        )
     if not value:
         return None
     # ASCII whitespace (a key pasted with a space or wrapped onto a new line) is left for the

@@ -72,8 +72,8 @@ def unless_dry_run(dry_run: bool) -> contextlib.AbstractContextManager[None]:
 @contextlib.contextmanager
 def state_lock(name: str, what: str, *, wait: float | None = None) -> Iterator[None]:
     """An exclusive ``flock`` on ``<state>/name`` for the ``with`` block (the kernel releases
-    it if the process dies); ``what`` names the lock in errors (translated). ``wait=None`` waits as long as it takes; otherwise past ``wait``
-    seconds :class:`LockTimeoutError` is raised."""
+    it if the process dies); ``what`` names the lock in errors (translated). ``wait=None`` waits as long as it takes;
+    otherwise past ``wait`` seconds :class:`LockTimeoutError` is raised."""
     if fcntl is None:  # pragma: no cover - Windows: the in-process lock only
         yield
         return
@@ -85,7 +85,9 @@ def state_lock(name: str, what: str, *, wait: float | None = None) -> Iterator[N
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        raise WriteError(tr("cannot open the {lock}: {reason}").format(lock=what, reason=_why(exc)), Location(lock)) from exc
+        raise WriteError(
+            tr("cannot open the {lock}: {reason}").format(lock=what, reason=_why(exc)), Location(lock)
+        ) from exc
     try:
         deadline = None if wait is None else time.monotonic() + wait
         while True:
@@ -97,8 +99,9 @@ def state_lock(name: str, what: str, *, wait: float | None = None) -> Iterator[N
                     raise _busy(wait or 0.0) from None
                 time.sleep(_POLL)
             except OSError as exc:
-                raise WriteError(tr("cannot take the {lock}: {reason}").format(lock=what, reason=_why(exc)),
-                                 Location(lock)) from exc
+                raise WriteError(
+                    tr("cannot take the {lock}: {reason}").format(lock=what, reason=_why(exc)), Location(lock)
+                ) from exc
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the flock
@@ -106,7 +109,9 @@ def state_lock(name: str, what: str, *, wait: float | None = None) -> Iterator[N
 
 def _busy(wait: float) -> LockTimeoutError:
     return LockTimeoutError(
-        tr("another kvswitch is switching (waited {seconds} s for it); nothing was changed — "
-           "run the command again when it has finished").format(seconds=f"{wait:g}"),
+        tr(
+            "another kvswitch is switching (waited {seconds} s for it); nothing was changed — "
+            "run the command again when it has finished"
+        ).format(seconds=f"{wait:g}"),
         Location(paths.dirs().state / _LOCK_NAME),
     )

@@ -55,8 +55,16 @@ __all__ = [
     "ssl_context",
 ]
 
-PROXY_VARIABLES = ("https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY",
-                   "no_proxy", "NO_PROXY")
+PROXY_VARIABLES = (
+    "https_proxy",
+    "HTTPS_PROXY",
+    "http_proxy",
+    "HTTP_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+)
 """The environment variables that choose a proxy."""
 CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE")
 """The environment variables that choose the trusted certificates."""
@@ -99,12 +107,16 @@ def _parse_proxy(variable: str, value: str) -> Proxy:
         parts = urlsplit(text)
         port = parts.port
     except ValueError:
-        raise NetworkSettingsError(tr("{variable} is not a proxy URL (http://host:port)").format(variable=variable)) \
-            from None
+        raise NetworkSettingsError(
+            tr("{variable} is not a proxy URL (http://host:port)").format(variable=variable)
+        ) from None
     if parts.scheme.lower() != "http":
-        raise NetworkSettingsError(tr("{variable}: a {scheme}:// proxy is not supported; kvswitch speaks to http:// "
-                                      "proxies only (an https target goes through them in a tunnel)")
-                                   .format(variable=variable, scheme=parts.scheme.lower()))
+        raise NetworkSettingsError(
+            tr(
+                "{variable}: a {scheme}:// proxy is not supported; kvswitch speaks to http:// "
+                "proxies only (an https target goes through them in a tunnel)"
+            ).format(variable=variable, scheme=parts.scheme.lower())
+        )
     if not parts.hostname:
         raise NetworkSettingsError(tr("{variable} is not a proxy URL (http://host:port)").format(variable=variable))
     authorization = None
@@ -207,16 +219,20 @@ def ssl_context(environ: Mapping[str, str] | None = None) -> ssl.SSLContext:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # create_default_context's, without the default store
         for variable, path in sources:
             if not os.path.exists(path):
-                raise NetworkSettingsError(tr("{variable} names {path}, which does not exist")
-                                           .format(variable=variable, path=path))
+                raise NetworkSettingsError(
+                    tr("{variable} names {path}, which does not exist").format(variable=variable, path=path)
+                )
             try:
                 if os.path.isdir(path):
                     context.load_verify_locations(capath=path)
                 else:
                     context.load_verify_locations(cafile=path)
             except (ssl.SSLError, OSError) as exc:
-                raise NetworkSettingsError(tr("{variable}: cannot load the certificates in {path} ({reason})").format(
-                    variable=variable, path=path, reason=getattr(exc, "reason", None) or exc)) from None
+                raise NetworkSettingsError(
+                    tr("{variable}: cannot load the certificates in {path} ({reason})").format(
+                        variable=variable, path=path, reason=getattr(exc, "reason", None) or exc
+                    )
+                ) from None
         return context
     context = ssl.create_default_context()
     if not context.cert_store_stats().get("x509_ca") and not ssl.get_default_verify_paths().capath:
@@ -234,5 +250,6 @@ def async_client(*, timeout: float | None, **transport: Any) -> httpx.AsyncClien
 
     from kvswitch.probe.transport import StampedTransport
 
-    return httpx.AsyncClient(transport=StampedTransport(**transport), timeout=timeout, trust_env=False,
-                             follow_redirects=False)
+    return httpx.AsyncClient(
+        transport=StampedTransport(**transport), timeout=timeout, trust_env=False, follow_redirects=False
+    )

@@ -31,8 +31,19 @@ _SHORTEST = 4
 _DEPTH = 3
 """Levels of escaping undone (JSON in JSON, percent-encoding inside JSON…)."""
 
-_SHORT_ESCAPES = {"/": "/", '"': '"', "\\": "\\", "'": "'", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
-                  "t": "\t", "0": "\0", "e": "\x1b"}
+_SHORT_ESCAPES = {
+    "/": "/",
+    '"': '"',
+    "\\": "\\",
+    "'": "'",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "0": "\0",
+    "e": "\x1b",
+}
 _UNIT = re.compile(
     r"""\\+(?:u(?P<u>[0-9A-Fa-f]{4})(?:\\+u(?P<u2>[0-9A-Fa-f]{4}))?
             |U(?P<U>[0-9A-Fa-f]{8})
@@ -72,7 +83,7 @@ class _Reading:
         for m in _UNIT.finditer(source):
             if m.start() > pos:
                 self._add(at, pos, m.start() - pos, True)
-                parts.append(source[pos:m.start()])
+                parts.append(source[pos : m.start()])
                 at += m.start() - pos
             decoded = _decode_unit(m)
             if decoded:
@@ -158,13 +169,12 @@ class Redactor:
                 for i in range(len(variant) - n + 1):
                     if i + n <= public < len(variant):
                         continue  # "sk-live-" alone is every such key's, not this one's
-                    if variant[i:i + n] not in self._owner:
-                        self._owner[variant[i:i + n]] = key
-                        self._lead[variant[i:i + n]] = variant[:i]
+                    if variant[i : i + n] not in self._owner:
+                        self._owner[variant[i : i + n]] = key
+                        self._lead[variant[i : i + n]] = variant[:i]
         self._pieces = sorted(self._owner, key=len, reverse=True)
         self._shortest = min((len(p) for p in self._pieces), default=0)
-        self._pattern = (re.compile("(?=(" + "|".join(map(re.escape, self._pieces)) + "))")
-                         if self._pieces else None)
+        self._pattern = re.compile("(?=(" + "|".join(map(re.escape, self._pieces)) + "))") if self._pieces else None
 
     def __bool__(self) -> bool:
         return self._pattern is not None

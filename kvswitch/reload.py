@@ -53,8 +53,9 @@ def nudge(entry: ClientEntry, path: Path) -> NudgeResult:
         try:
             os.utime(target)
         except OSError as exc:
-            return NudgeResult(path, "touch", False, tr("cannot touch {path}: {error}").format(
-                path=target, error=exc.strerror))
+            return NudgeResult(
+                path, "touch", False, tr("cannot touch {path}: {error}").format(path=target, error=exc.strerror)
+            )
         return NudgeResult(path, "touch", True, tr("touched {path}").format(path=target))
     if n.kind == "signal":
         return _signal(path, n.pidfile, n.signal, n.process, who)
@@ -63,38 +64,68 @@ def nudge(entry: ClientEntry, path: Path) -> NudgeResult:
 
 def _signal(path: Path, pidfile: str | None, name: str, process: str | None, who: str) -> NudgeResult:
     if not pidfile:
-        return NudgeResult(path, "signal", False, tr("no pidfile set for {client}; restart it to apply").format(
-            client=who), True)
+        return NudgeResult(
+            path, "signal", False, tr("no pidfile set for {client}; restart it to apply").format(client=who), True
+        )
     pf = Path(pidfile).expanduser()
     try:
         text = pf.read_text(encoding="ascii", errors="replace").strip()
         written = pf.stat().st_mtime
     except OSError as exc:
-        return NudgeResult(path, "signal", False, tr("pidfile {pidfile}: {error}; restart {client} to apply").format(
-            pidfile=pf, error=exc.strerror, client=who), True)
+        return NudgeResult(
+            path,
+            "signal",
+            False,
+            tr("pidfile {pidfile}: {error}; restart {client} to apply").format(
+                pidfile=pf, error=exc.strerror, client=who
+            ),
+            True,
+        )
     try:
         pid = int(text.split()[0])
     except (ValueError, IndexError):
-        return NudgeResult(path, "signal", False, tr("pidfile {pidfile} holds no pid; restart {client} to apply").format(
-            pidfile=pf, client=who), True)
+        return NudgeResult(
+            path,
+            "signal",
+            False,
+            tr("pidfile {pidfile} holds no pid; restart {client} to apply").format(pidfile=pf, client=who),
+            True,
+        )
     try:
         sig = getattr(signals, "SIG" + name.upper().removeprefix("SIG"))
     except AttributeError:
         return NudgeResult(path, "signal", False, tr("unknown signal {name}").format(name=repr(name)))
     stale = _stale(pid, written, process)
     if stale:
-        return NudgeResult(path, "signal", False, tr(
-            "stale pidfile {pidfile}: {reason}; not signalled; restart {client} to apply").format(
-                pidfile=pf, reason=stale, client=who), True)
+        return NudgeResult(
+            path,
+            "signal",
+            False,
+            tr("stale pidfile {pidfile}: {reason}; not signalled; restart {client} to apply").format(
+                pidfile=pf, reason=stale, client=who
+            ),
+            True,
+        )
     try:
         os.kill(pid, sig)
     except ProcessLookupError:
-        return NudgeResult(path, "signal", False, tr("process {pid} is gone (stale pidfile {pidfile})").format(
-            pid=pid, pidfile=pf), True)
+        return NudgeResult(
+            path,
+            "signal",
+            False,
+            tr("process {pid} is gone (stale pidfile {pidfile})").format(pid=pid, pidfile=pf),
+            True,
+        )
     except PermissionError:
         return NudgeResult(path, "signal", False, tr("not allowed to signal process {pid}").format(pid=pid))
-    return NudgeResult(path, "signal", True, tr("sent {signal} to {client} (pid {pid})").format(
-        signal="SIG" + name.upper().removeprefix("SIG"), client=who, pid=pid))
+    return NudgeResult(
+        path,
+        "signal",
+        True,
+        tr("sent {signal} to {client} (pid {pid})").format(
+            signal="SIG" + name.upper().removeprefix("SIG"), client=who, pid=pid
+        ),
+    )
 
 
 def _stale(pid: int, pidfile_written: float, process: str | None) -> str | None:
@@ -114,34 +145,52 @@ def _stale(pid: int, pidfile_written: float, process: str | None) -> str | None:
         return tr("process {pid} started after the pidfile was written (its pid was reused)").format(pid=pid)
     if process and process not in cmdline:
         return tr("process {pid} is not {process} (its command line: {cmdline})").format(
-            pid=pid, process=repr(process), cmdline=repr(cmdline[:80]))
+            pid=pid, process=repr(process), cmdline=repr(cmdline[:80])
+        )
     return None
 
 
 def _command(path: Path, argv: list[str], timeout: float, who: str) -> NudgeResult:
     if not argv:
-        return NudgeResult(path, "command", False, tr("no command set for {client}; restart it to apply").format(
-            client=who), True)
+        return NudgeResult(
+            path, "command", False, tr("no command set for {client}; restart it to apply").format(client=who), True
+        )
     try:
         # its own process group, so a timeout kills what it started too
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
     except FileNotFoundError:
         return NudgeResult(path, "command", False, tr("command not found: {command}").format(command=argv[0]))
     except OSError as exc:
-        return NudgeResult(path, "command", False, tr("cannot run {command}: {error}").format(
-            command=argv[0], error=exc.strerror))
+        return NudgeResult(
+            path, "command", False, tr("cannot run {command}: {error}").format(command=argv[0], error=exc.strerror)
+        )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signals.SIGKILL)
         out, err = proc.communicate()
-        return NudgeResult(path, "command", False, tr("{command} did not finish within {seconds} s (killed)").format(
-            command=argv[0], seconds=f"{timeout:g}") + _tail(out, err))
+        return NudgeResult(
+            path,
+            "command",
+            False,
+            tr("{command} did not finish within {seconds} s (killed)").format(command=argv[0], seconds=f"{timeout:g}")
+            + _tail(out, err),
+        )
     ok = proc.returncode == 0
-    return NudgeResult(path, "command", ok, tr("{command} exited {code}").format(
-        command=argv[0], code=proc.returncode) + _tail(out, err))
+    return NudgeResult(
+        path,
+        "command",
+        ok,
+        tr("{command} exited {code}").format(command=argv[0], code=proc.returncode) + _tail(out, err),
+    )
 
 
 def _tail(out: str | bytes | None, err: str | bytes | None) -> str:

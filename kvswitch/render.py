@@ -41,8 +41,9 @@ def render_input(
     """What a kind needs to render ``profile`` in ``mode``."""
     from kvswitch.kinds.real import key_variable
 
-    return RenderInput(name, profile, mode, mode_defaults(profile), key,
-                       key_variable(name or "default", profile.key), profile_wins)
+    return RenderInput(
+        name, profile, mode, mode_defaults(profile), key, key_variable(name or "default", profile.key), profile_wins
+    )
 
 
 def render_edits(

@@ -41,9 +41,28 @@ KeyPath = tuple[str | int, ...]
 
 KNOWN_KV_DTYPES = frozenset(
     {
-        "auto", "fp16", "float16", "f16", "bf16", "bfloat16", "fp32", "float32", "f32",
-        "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "nvfp4", "int8", "int4",
-        "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl",
+        "auto",
+        "fp16",
+        "float16",
+        "f16",
+        "bf16",
+        "bfloat16",
+        "fp32",
+        "float32",
+        "f32",
+        "fp8",
+        "fp8_e4m3",
+        "fp8_e5m2",
+        "fp8_inc",
+        "nvfp4",
+        "int8",
+        "int4",
+        "q8_0",
+        "q4_0",
+        "q4_1",
+        "q5_0",
+        "q5_1",
+        "iq4_nl",
     }
 )
 _PLACEHOLDER = re.compile(
@@ -127,6 +146,7 @@ def _without_keys(cf: ConfigFile, found: list[Diagnostic]) -> list[Diagnostic]:
 
 # -- types and values (the models' schema) -----------------------------------------------
 
+
 def _owned(cf: ConfigFile) -> Any:
     """The part of the file the kind's model describes (the rest is the user's)."""
     return kind_of(cf).owned(cf.data)
@@ -162,6 +182,7 @@ def validate_model(cf: ConfigFile) -> list[Diagnostic]:
 
 
 # -- unknown and duplicate keys --------------------------------------------------------
+
 
 def _object_schema(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any] | None:
     """The object schema a value must match (through ``$ref`` and ``X | None``), if any."""
@@ -211,7 +232,9 @@ def _unknown_keys(ctx: _Ctx) -> Iterator[Diagnostic]:
     found = _walk_unknown(_owned(ctx.cf), root, root, (), kind_of(ctx.cf).strict_keys)
     for key_path, key, suggestion in found:
         if suggestion:
-            message = tr("unknown key {key}; did you mean {suggestion}?").format(key=show(key), suggestion=repr(suggestion))
+            message = tr("unknown key {key}; did you mean {suggestion}?").format(
+                key=show(key), suggestion=repr(suggestion)
+            )
         else:
             message = tr("unknown key {key} (kvswitch ignores it)").format(key=show(key))
         yield ctx.diag("KVS003", message, key_path, key=True)
@@ -235,6 +258,7 @@ def _duplicates(ctx: _Ctx) -> Iterator[Diagnostic]:
 
 
 # -- the article's rules ---------------------------------------------------------------
+
 
 def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnostic]:
     data = ctx.cf.data
@@ -262,12 +286,16 @@ def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnos
         yield ctx.diag(code, message, path, key=on_key)  # the kind's message, already in the user's language
     dtype = val("cache.kv_cache_dtype")
     if isinstance(dtype, str) and dtype not in KNOWN_KV_DTYPES:
-        message = tr("{where}kv_cache_dtype {value} is not a value any engine kvswitch knows accepts "
-                     "(auto, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int8, q8_0…)")
+        message = tr(
+            "{where}kv_cache_dtype {value} is not a value any engine kvswitch knows accepts "
+            "(auto, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int8, q8_0…)"
+        )
         yield ctx.diag("KVS104", message.format(where=where, value=show(dtype)), at("cache.kv_cache_dtype"))
     elif dtype == "int8":
-        message = tr("{where}kv_cache_dtype int8: vLLM and SGLang have no plain int8 KV cache "
-                     "(use fp8 there; llama.cpp calls it q8_0)")
+        message = tr(
+            "{where}kv_cache_dtype int8: vLLM and SGLang have no plain int8 KV cache "
+            "(use fp8 there; llama.cpp calls it q8_0)"
+        )
         yield ctx.diag("KVS105", message.format(where=where), at("cache.kv_cache_dtype"))
     model = val("provider.model")
     if "provider.model" not in s.fields or (model is MISSING and not kind.requires_model):
@@ -278,8 +306,10 @@ def _subject_rules(ctx: _Ctx, s: Subject, bad: set[KeyPath]) -> Iterator[Diagnos
         message = tr("{where}model name is missing; requests need a model id the provider lists")
         yield ctx.diag("KVS220", message.format(where=where), at("provider.model"))
     elif isinstance(model, str) and _MODEL_PLACEHOLDER.search(model):
-        message = tr("{where}model name {model} looks like a placeholder; a model id the provider does not "
-                     "list makes requests fail with 404")
+        message = tr(
+            "{where}model name {model} looks like a placeholder; a model id the provider does not "
+            "list makes requests fail with 404"
+        )
         yield ctx.diag("KVS220", message.format(where=where, model=show(model)), at("provider.model"))
 
 
@@ -288,8 +318,10 @@ def _chunk_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
     if isinstance(chunk, int) and not isinstance(chunk, bool) and chunk >= 1:
         if chunk % 64:
             new = nearest_chunk_size(chunk)
-            message = tr("{where}chunk_size {chunk} is not a multiple of 64; it becomes {new} "
-                         "(some endpoints round it silently, so the size in effect is not the one written)")
+            message = tr(
+                "{where}chunk_size {chunk} is not a multiple of 64; it becomes {new} "
+                "(some endpoints round it silently, so the size in effect is not the one written)"
+            )
             yield ctx.diag(
                 "KVS101",
                 message.format(where=where, chunk=chunk, new=new),
@@ -297,16 +329,20 @@ def _chunk_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
                 fix=Fix(at("cache.chunk_size"), new, tr("chunk_size {chunk} → {new}").format(chunk=chunk, new=new)),
             )
         if chunk < 256:
-            message = tr("{where}chunk_size {chunk} is below 256: every chunk re-reads the model weights and "
-                         "TTFT gets worse; 512–1024 suits most 7B models")
+            message = tr(
+                "{where}chunk_size {chunk} is below 256: every chunk re-reads the model weights and "
+                "TTFT gets worse; 512–1024 suits most 7B models"
+            )
             yield ctx.diag("KVS102", message.format(where=where, chunk=chunk), at("cache.chunk_size"))
     if get_kind(s.kind).keeps_both_modes:
         return  # a profile keeps both modes' settings on purpose
     if mode == "split" and chunk is not MISSING:
         yield ctx.diag(
             "KVS103",
-            tr("chunk_size is ignored in split mode (the prefill instance picks its own chunking); "
-               "switch to merged for it to take effect"),
+            tr(
+                "chunk_size is ignored in split mode (the prefill instance picks its own chunking); "
+                "switch to merged for it to take effect"
+            ),
             at("cache.chunk_size"),
             key=True,
         )
@@ -319,7 +355,9 @@ def _split_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
     for field, label in (("split.prefill_base_url", "prefill"), ("split.decode_base_url", "decode")):
         url = val(field)
         # the endpoint's name for a message, in the user's language ("profile x: prefill endpoint")
-        named = (tr("{where}prefill endpoint") if label == "prefill" else tr("{where}decode endpoint")).format(where=where)
+        named = (tr("{where}prefill endpoint") if label == "prefill" else tr("{where}decode endpoint")).format(
+            where=where
+        )
         if url is MISSING or url is None:
             if in_split and kind.split_endpoints_expected(ctx.cf.data):
                 # a kvswitch profile without endpoints uses its base_url for both
@@ -346,18 +384,26 @@ def _split_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
     # a client file's split endpoints only matter in split mode (in merged mode CC Switch keeps an
     # inert [cache.split], S-16, and init writes it); a profile keeps both modes' settings on purpose
     if (in_split or kind.keeps_both_modes) and len(urls) == 2 and _same_address(urls["prefill"], urls["decode"]):
-        message = tr("{where}prefill and decode endpoints are the same address: split needs a backend with a real "
-                     "prefill/decode deployment behind it, else split requests time out; with one instance use merged")
+        message = tr(
+            "{where}prefill and decode endpoints are the same address: split needs a backend with a real "
+            "prefill/decode deployment behind it, else split requests time out; with one instance use merged"
+        )
         yield ctx.diag("KVS111", message.format(where=where), at("split.decode_base_url"))
     conc = val("split.max_transfer_concurrency")
     if isinstance(conc, int) and not isinstance(conc, bool):
         if conc < 1:
             message = tr("{where}max_transfer_concurrency {value} must be at least 1")
-            yield ctx.diag("KVS112", message.format(where=where, value=conc),
-                           at("split.max_transfer_concurrency"), severity=Severity.ERROR)
+            yield ctx.diag(
+                "KVS112",
+                message.format(where=where, value=conc),
+                at("split.max_transfer_concurrency"),
+                severity=Severity.ERROR,
+            )
         elif conc > 8:
-            message = tr("{where}max_transfer_concurrency {value} is above 8: transfers steal compute; "
-                         "4 is a stable start, 8 with a fast interconnect")
+            message = tr(
+                "{where}max_transfer_concurrency {value} is above 8: transfers steal compute; "
+                "4 is a stable start, 8 with a fast interconnect"
+            )
             yield ctx.diag("KVS112", message.format(where=where, value=conc), at("split.max_transfer_concurrency"))
 
 
@@ -369,8 +415,9 @@ def _url_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
     label = tr("{where}base URL").format(where=where)
     if problem is not None and problem != query_problem():
         message = tr("{label} {url} is not an http(s) URL: {problem}")
-        yield ctx.diag("KVS202", message.format(label=label, url=show(redact_url(url)), problem=problem),
-                       at("provider.base_url"))
+        yield ctx.diag(
+            "KVS202", message.format(label=label, url=show(redact_url(url)), problem=problem), at("provider.base_url")
+        )
         return
     parts = urlsplit(url)
     yield from _slash_and_query(ctx, at("provider.base_url"), url, label)
@@ -406,8 +453,10 @@ def _key_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
         return
     if s.kind == CONFIG:
         if not is_key_reference(key):  # keyring, env:NAME, or none (sends no key)
-            message = tr("{where}'key' must be a reference, 'keyring', 'env:NAME' or 'none'; kvswitch's config "
-                         "never holds a plaintext key (store it with: kvswitch key set PROFILE)")
+            message = tr(
+                "{where}'key' must be a reference, 'keyring', 'env:NAME' or 'none'; kvswitch's config "
+                "never holds a plaintext key (store it with: kvswitch key set PROFILE)"
+            )
             yield ctx.diag("KVS213", message.format(where=where), path)
         return
     if key != key.strip() or "\n" in key or "\r" in key:
@@ -422,27 +471,34 @@ def _key_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, where: str) -> Iterator
     elif (hidden := invisible(key)) is not None:
         yield ctx.diag(
             "KVS210",
-            tr("API key contains {char}, an invisible or space character that breaks every "
-               "request; it was probably pasted with the key").format(char=hidden),
+            tr(
+                "API key contains {char}, an invisible or space character that breaks every "
+                "request; it was probably pasted with the key"
+            ).format(char=hidden),
             path,
             fix=Fix(path, _visible(key), tr("remove invisible and space characters from the key")),
         )
     elif not key.isascii():
         yield ctx.diag(
             "KVS210",
-            tr("API key contains a non-ASCII character: API keys are ASCII, so it was changed in "
-               "copying; paste it again"),
+            tr(
+                "API key contains a non-ASCII character: API keys are ASCII, so it was changed in "
+                "copying; paste it again"
+            ),
             path,
         )
     if looks_like_placeholder(key):
-        message = tr("API key is a placeholder, not a real key, so requests fail with 401; "
-                     "set it with: kvswitch key set PROFILE")
+        message = tr(
+            "API key is a placeholder, not a real key, so requests fail with 401; set it with: kvswitch key set PROFILE"
+        )
         yield ctx.diag("KVS211", message, path)
     elif ctx.git and ctx.cf.path is not None and _git_tracked(ctx.cf.path):
         yield ctx.diag(
             "KVS212",
-            tr("plaintext API key in a file tracked by git: it would be committed; keep it in the OS keyring "
-               "(kvswitch key set PROFILE) and remove it from the file"),
+            tr(
+                "plaintext API key in a file tracked by git: it would be committed; keep it in the OS keyring "
+                "(kvswitch key set PROFILE) and remove it from the file"
+            ),
             path,
         )
 
@@ -453,8 +509,10 @@ def _kvswitch_rules(ctx: _Ctx, bad: set[KeyPath]) -> Iterator[Diagnostic]:
     data = ctx.cf.data
     version = data.get("version")
     if isinstance(version, int) and not isinstance(version, bool) and version > CONFIG_VERSION:
-        message = tr("config version {version} was written by a newer kvswitch (this one reads up to "
-                     "{supported}); upgrade kvswitch")
+        message = tr(
+            "config version {version} was written by a newer kvswitch (this one reads up to "
+            "{supported}); upgrade kvswitch"
+        )
         yield ctx.diag("KVS005", message.format(version=version, supported=CONFIG_VERSION), ("version",))
     active = data.get("active_profile")
     profiles = data.get("profiles")
@@ -465,8 +523,9 @@ def _kvswitch_rules(ctx: _Ctx, bad: set[KeyPath]) -> Iterator[Diagnostic]:
         else:
             message = tr("active_profile {name} is not a profile")
         shown = show(active, NAME_MAX)
-        yield ctx.diag("KVS002", message.format(name=shown, suggestion=show(close[0]) if close else ""),
-                       ("active_profile",))
+        yield ctx.diag(
+            "KVS002", message.format(name=shown, suggestion=show(close[0]) if close else ""), ("active_profile",)
+        )
     yield from _name_rules(ctx, profiles, data.get("clients"))
     yield from _client_kinds(ctx, data.get("clients"))
     yield from _mode_urls(ctx, profiles)
@@ -513,8 +572,12 @@ def _name_rules(ctx: _Ctx, profiles: Any, clients: Any) -> Iterator[Diagnostic]:
         if problem is not None:
             old = shell_word(name) if len(name) <= 200 else "OLD"
             message = tr("profile name {name} is not allowed: {problem}; rename it: kvswitch profile rename {old} NEW")
-            yield ctx.diag("KVS006", message.format(name=show(name, NAME_MAX), problem=problem, old=old),
-                           ("profiles", name), key=True)
+            yield ctx.diag(
+                "KVS006",
+                message.format(name=show(name, NAME_MAX), problem=problem, old=old),
+                ("profiles", name),
+                key=True,
+            )
     for i, entry in enumerate(clients if isinstance(clients, list) else ()):
         name = entry.get("name") if isinstance(entry, dict) else None
         if isinstance(name, str) and (problem := name_problem(name)) is not None:
@@ -524,11 +587,10 @@ def _name_rules(ctx: _Ctx, profiles: Any, clients: Any) -> Iterator[Diagnostic]:
 
 # -- helpers -----------------------------------------------------------------------------
 
+
 def _dotted(loc: KeyPath) -> str:
     """A key path for a message, each part shown safely."""
-    return ".".join(
-        str(p) if isinstance(p, int) or name_problem(p) is None else show(p, NAME_MAX) for p in loc
-    )
+    return ".".join(str(p) if isinstance(p, int) or name_problem(p) is None else show(p, NAME_MAX) for p in loc)
 
 
 def _visible(key: str) -> str:
@@ -544,8 +606,6 @@ def _same_address(a: str, b: str) -> bool:
         return (p.scheme, (p.hostname or "").lower(), port, p.path.rstrip("/"))
 
     return key(pa) == key(pb)
-
-
 
 
 def _git_tracked(path: Path) -> bool:

@@ -161,7 +161,9 @@ def _fmt(value: Any) -> str:
     return repr(value) if isinstance(value, str) else json.dumps(value)
 
 
-def _check(value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]) -> None:
+def _check(
+    value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]
+) -> None:
     node = resolve(node, root)
     if "anyOf" in node:
         branches = [resolve(b, root) for b in node["anyOf"]]
@@ -214,7 +216,9 @@ def _check(value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[st
         out.append(SchemaError(loc, "bool_type", "Input should be a valid boolean", value))
 
 
-def _check_object(value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]) -> None:
+def _check_object(
+    value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]
+) -> None:
     if not isinstance(value, dict):
         kind = "model_type" if "properties" in node else "dict_type"
         out.append(SchemaError(loc, kind, "Input should be a valid dictionary", value))
@@ -235,15 +239,19 @@ def _check_object(value: Any, node: dict[str, Any], root: dict[str, Any], loc: t
 def _bounds(value: float, node: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]) -> None:
     if "minimum" in node and value < node["minimum"]:
         bound = node["minimum"]
-        out.append(SchemaError(loc, "greater_than_equal", f"Input should be greater than or equal to {bound}", value,
-                               {"ge": bound}))
+        out.append(
+            SchemaError(
+                loc, "greater_than_equal", f"Input should be greater than or equal to {bound}", value, {"ge": bound}
+            )
+        )
     if "exclusiveMinimum" in node and value <= node["exclusiveMinimum"]:
         bound = node["exclusiveMinimum"]
         out.append(SchemaError(loc, "greater_than", f"Input should be greater than {bound}", value, {"gt": bound}))
     if "maximum" in node and value > node["maximum"]:
         bound = node["maximum"]
-        out.append(SchemaError(loc, "less_than_equal", f"Input should be less than or equal to {bound}", value,
-                               {"le": bound}))
+        out.append(
+            SchemaError(loc, "less_than_equal", f"Input should be less than or equal to {bound}", value, {"le": bound})
+        )
     if "exclusiveMaximum" in node and value >= node["exclusiveMaximum"]:
         bound = node["exclusiveMaximum"]
         out.append(SchemaError(loc, "less_than", f"Input should be less than {bound}", value, {"lt": bound}))

@@ -8,6 +8,7 @@ from typing import Any
 
 __all__ = ["config_reference", "schema_files", "schema_for", "schema_text", "write_schemas"]
 
+
 def schema_files() -> dict[str, str]:
     """Each kind with a shipped schema, and its file name in ``schemas/``."""
     from kvswitch.kinds import all_kinds
@@ -104,8 +105,10 @@ def config_reference() -> str:
         out.append("| key | type | default | meaning |\n|---|---|---|---|")
         required = set(node.get("required", []))
         for key, prop in node.get("properties", {}).items():
-            default = "required" if key in required else (
-                f"`{json.dumps(prop['default'], ensure_ascii=False)}`" if "default" in prop else "—"
+            default = (
+                "required"
+                if key in required
+                else (f"`{json.dumps(prop['default'], ensure_ascii=False)}`" if "default" in prop else "—")
             )
             if default == "`{}`" or default == "`[]`":
                 default = "empty"

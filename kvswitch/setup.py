@@ -117,8 +117,11 @@ def init(
     if key is not None:
         check_key(key)
         if profile.key != "keyring":
-            raise ConfigError(tr("profile {name} reads its key from {source}; do not pass one").format(
-                name=repr(profile_name), source=profile.key))
+            raise ConfigError(
+                tr("profile {name} reads its key from {source}; do not pass one").format(
+                    name=repr(profile_name), source=profile.key
+                )
+            )
         set_key(profile_name, key)
     elif profile.key == "keyring":
         try:
@@ -166,9 +169,7 @@ def init(
     record_writes(created)
     if not path.exists():  # pragma: no cover - write_private raised already
         raise ConfigError(tr("kvswitch config was not written"), Location(path))
-    return InitResult(
-        path, written, created, existing_files, key is not None, with_key, reference, no_keyring
-    )
+    return InitResult(path, written, created, existing_files, key is not None, with_key, reference, no_keyring)
 
 
 def _distinct_clients(clients: list[ClientEntry]) -> list[ClientEntry]:
@@ -185,7 +186,8 @@ def _distinct_clients(clients: list[ClientEntry]) -> list[ClientEntry]:
         if real in seen:
             raise ConfigError(
                 tr("{first} and {second} are the same file; give each client its own file").format(
-                    first=seen[real], second=path),
+                    first=seen[real], second=path
+                ),
                 Location(Path(path)),
             )
         seen[real] = path

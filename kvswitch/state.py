@@ -18,8 +18,17 @@ from kvswitch import paths
 from kvswitch.edits import Cut
 
 __all__ = [
-    "Remembered", "changed_since_written", "forget", "forget_file", "forget_pin", "last_write",
-    "pinned_from", "recall", "record_writes", "remember", "remember_pin",
+    "Remembered",
+    "changed_since_written",
+    "forget",
+    "forget_file",
+    "forget_pin",
+    "last_write",
+    "pinned_from",
+    "recall",
+    "record_writes",
+    "remember",
+    "remember_pin",
 ]
 
 _FILE = "remembered.json"

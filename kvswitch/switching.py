@@ -79,8 +79,10 @@ def _apply(cf: ConfigFile, plan: SwitchPlan) -> str:
     try:
         return cf.doc.apply(list(plan.edits))
     except (ValueError, TypeError, KeyError) as exc:
-        raise EditError(tr("the switch could not be applied safely, nothing was written: {error}").format(error=exc),
-                        Location(cf.path)) from exc
+        raise EditError(
+            tr("the switch could not be applied safely, nothing was written: {error}").format(error=exc),
+            Location(cf.path),
+        ) from exc
 
 
 def _errors(cf: ConfigFile) -> list[Diagnostic]:
@@ -132,16 +134,17 @@ def _here(cf: ConfigFile, d: Diagnostic) -> Diagnostic:
     return replace(d, message=tr("{message} (after the change)").format(message=d.message), line=line, column=column)
 
 
-def refusal(
-    findings: Sequence[Diagnostic], what: str, secrets: Iterable[str] = ()
-) -> ConfigValidationError:
+def refusal(findings: Sequence[Diagnostic], what: str, secrets: Iterable[str] = ()) -> ConfigValidationError:
     """The error that refuses ``what`` (e.g. "switch to split") because of ``findings``: its
     message lists them as lint does (``path:line:col: CODE error: message``), keys masked."""
     n = len(findings)
-    head = ntr("{what} refused, nothing was written: {count} error to fix first "
-               "(kvswitch lint --fix repairs the fixable ones)",
-               "{what} refused, nothing was written: {count} errors to fix first "
-               "(kvswitch lint --fix repairs the fixable ones)", n).format(what=what, count=n)
+    head = ntr(
+        "{what} refused, nothing was written: {count} error to fix first "
+        "(kvswitch lint --fix repairs the fixable ones)",
+        "{what} refused, nothing was written: {count} errors to fix first "
+        "(kvswitch lint --fix repairs the fixable ones)",
+        n,
+    ).format(what=what, count=n)
     lines = [_finding_line(d) for d in findings]
     text = redact("\n".join([head, *lines]), list(secrets))
     return ConfigValidationError(text, None, tuple(findings))
@@ -188,7 +191,8 @@ def _distinct(files: Sequence[Path]) -> None:
         if real in seen:
             raise KvswitchError(
                 tr("{first} and {second} are the same file; name it once. Nothing was changed.").format(
-                    first=seen[real], second=path),
+                    first=seen[real], second=path
+                ),
                 Location(path),
             )
         seen[real] = path
@@ -241,8 +245,14 @@ def _switch_files(
     refuse_on_errors(((cf, text, plan.edits) for cf, plan, text in outcomes), tr("switch to {mode}").format(mode=mode))
 
     results = [
-        FileSwitch(path, cf.kind, plan.old_mode, mode, not plan.noop,
-                   "" if plan.noop else render_diff(path, cf.text, new_text, secrets_in(cf)))
+        FileSwitch(
+            path,
+            cf.kind,
+            plan.old_mode,
+            mode,
+            not plan.noop,
+            "" if plan.noop else render_diff(path, cf.text, new_text, secrets_in(cf)),
+        )
         for path, (cf, plan, new_text) in zip(files, outcomes, strict=True)
     ]
     if dry_run:
@@ -272,15 +282,15 @@ def _switch_files(
         from kvswitch.state import record_writes
 
         # a file kvswitch keeps a record of (a registered client) is not "changed outside" now
-        record_writes(list(written), {w.path: w.data for w in writes if not written[w.path].reapplied},
-                      known_only=True)
+        record_writes(list(written), {w.path: w.data for w in writes if not written[w.path].reapplied}, known_only=True)
     final = []
     for res, (_, plan, _) in zip(results, outcomes, strict=True):
         w = written.get(res.path)
         if w is not None and w.changed:
             forget(res.path, list(plan.restored))
         final.append(
-            FileSwitch(res.path, res.kind, res.old_mode, res.new_mode, bool(w and w.changed), res.diff,
-                       w.backup if w else None)
+            FileSwitch(
+                res.path, res.kind, res.old_mode, res.new_mode, bool(w and w.changed), res.diff, w.backup if w else None
+            )
         )
     return final

@@ -92,8 +92,11 @@ def unified_diff(old: str, new: str, from_name: str, to_name: str) -> str:
         old_end, new_end = old_end + step, new_end + step
     skipped = _breaks(old, start)
     lines = difflib.unified_diff(
-        old[start:old_end].splitlines(keepends=True), new[start:new_end].splitlines(keepends=True),
-        from_name, to_name, n=CONTEXT,
+        old[start:old_end].splitlines(keepends=True),
+        new[start:new_end].splitlines(keepends=True),
+        from_name,
+        to_name,
+        n=CONTEXT,
     )
     text = "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines)
     if not skipped:

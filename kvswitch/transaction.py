@@ -102,8 +102,10 @@ def _commit_all(writes: Sequence[FileWrite]) -> list[WriteResult]:
         # a save raced one of the swaps: what was written is back out, so plan again from the
         # newer bytes (the next round's reads see them and rebuild)
     raise ChangedOnDiskError(
-        tr("changed on disk while kvswitch was writing it, each time it tried; no file was changed "
-           "(run the command again)"),
+        tr(
+            "changed on disk while kvswitch was writing it, each time it tried; no file was changed "
+            "(run the command again)"
+        ),
         Location(raced) if raced else None,
     )
 
@@ -141,7 +143,9 @@ def _commit_round(
                 rest.abort()
             stuck = _roll_back(done)
             if stuck:
-                raise _stuck_error(stuck, tr("changed on disk while kvswitch was writing it"), Location(p.path)) from None
+                raise _stuck_error(
+                    stuck, tr("changed on disk while kvswitch was writing it"), Location(p.path)
+                ) from None
             _drop(backups)
             _remove_journal()
             return p.path
@@ -173,11 +177,12 @@ def _commit_round(
 
 def _stuck_error(stuck: list[tuple[PreparedWrite, Path | None]], message: str, location: Location | None) -> WriteError:
     # the journal and the backups stay: the next kvswitch command retries (recover)
-    names = ", ".join(tr("{path} (its previous bytes are in {backup})").format(path=q.path, backup=b)
-                      for q, b in stuck)
+    names = ", ".join(tr("{path} (its previous bytes are in {backup})").format(path=q.path, backup=b) for q, b in stuck)
     return WriteError(
-        tr("{error}; the files already written could not all be put back: {files}; "
-           "the next kvswitch command will try again").format(error=message, files=names),
+        tr(
+            "{error}; the files already written could not all be put back: {files}; "
+            "the next kvswitch command will try again"
+        ).format(error=message, files=names),
         location,
     )
 
@@ -333,7 +338,9 @@ def _recover_locked() -> str | None:
         except KvswitchError:
             data = None
         if data is None or _sha(data) != e["old"]:
-            notes.append(tr("{path} could not be rolled back (its backup is gone) and stays switched").format(path=target))
+            notes.append(
+                tr("{path} could not be rolled back (its backup is gone) and stays switched").format(path=target)
+            )
             continue
         try:
             new = read_optional(target)
@@ -343,8 +350,11 @@ def _recover_locked() -> str | None:
         except RacedError:
             notes.append(tr("{path} was changed since and was left as it is").format(path=target))
         except KvswitchError as exc:
-            notes.append(tr("{path} could not be rolled back yet ({error}; its previous bytes are in {backup})").format(
-                path=target, error=exc.message, backup=e["backup"]))
+            notes.append(
+                tr("{path} could not be rolled back yet ({error}; its previous bytes are in {backup})").format(
+                    path=target, error=exc.message, backup=e["backup"]
+                )
+            )
             retry = True
     for e in pending + unchanged + changed:
         with contextlib.suppress(OSError):

@@ -75,9 +75,7 @@ def query_problem() -> str:
 class InvalidValueError(KvswitchError):
     """A value given to kvswitch cannot be used; ``code`` is lint's code for the same problem."""
 
-    def __init__(
-        self, message: str, code: str = "KVS002", location: Location | None = None
-    ) -> None:
+    def __init__(self, message: str, code: str = "KVS002", location: Location | None = None) -> None:
         super().__init__(message, location)
         self.code = code
 
@@ -302,16 +300,16 @@ def key_problem(key: str) -> str | None:
             char=hidden
         )
     if not key.isascii():
-        return tr(
-            "the key contains a non-ASCII character; API keys are ASCII, so it was changed in "
-            "copying (KVS210)"
-        )
+        return tr("the key contains a non-ASCII character; API keys are ASCII, so it was changed in copying (KVS210)")
     return None
 
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
-_CREDENTIAL_HEADER = re.compile(r"authorization|cookie|(api|access|auth|secret|session)[-_]?(key|token)|"
-                                r"token|secret|password|(^|[-_])key$", re.I)
+_CREDENTIAL_HEADER = re.compile(
+    r"authorization|cookie|(api|access|auth|secret|session)[-_]?(key|token)|"
+    r"token|secret|password|(^|[-_])key$",
+    re.I,
+)
 HEADERS_MAX = 32
 
 
@@ -330,18 +328,20 @@ def header_problem(name: str, value: str) -> str | None:
     if name.lower() == MODE_HEADER.lower():
         return tr("header {name}: kvswitch sets it per mode (mode_header)").format(name=name)
     if credential_header(name):
-        return tr("header {name} carries a credential; kvswitch keeps keys in the keyring, "
-                  "never in its config (kvswitch key set PROFILE)").format(name=name)
+        return tr(
+            "header {name} carries a credential; kvswitch keeps keys in the keyring, "
+            "never in its config (kvswitch key set PROFILE)"
+        ).format(name=name)
     if any(unicodedata.category(ch) in _NOT_TEXT for ch in value) or len(value) > _TEXT_MAX:
-        return tr("header {name}: its value has a line break or control character, or is too long").format(
-            name=name
-        )
+        return tr("header {name}: its value has a line break or control character, or is too long").format(name=name)
     from kvswitch.redact import looks_like_key
 
     if looks_like_key(value) or any(looks_like_key(w) for w in re.split(r"[\s=:,;&'\"]+", value)):
         # kvswitch's config never holds a key in plain text (D-7); the value is never echoed
-        return tr("header {name}: its value looks like an API key; kvswitch keeps keys in the "
-                  "keyring, never in its config (kvswitch key set PROFILE)").format(name=name)
+        return tr(
+            "header {name}: its value looks like an API key; kvswitch keeps keys in the "
+            "keyring, never in its config (kvswitch key set PROFILE)"
+        ).format(name=name)
     return None
 
 
@@ -370,8 +370,10 @@ def profile_value(path: Sequence[str], value: Any) -> tuple[Any, Note | None]:
         if last == "key":
             if not is_key_reference(value):
                 raise InvalidValueError(
-                    tr("{field}: a key reference is 'keyring', 'env:NAME' or 'none', never the key "
-                       "itself; store the key with: kvswitch key set PROFILE").format(field=field),
+                    tr(
+                        "{field}: a key reference is 'keyring', 'env:NAME' or 'none', never the key "
+                        "itself; store the key with: kvswitch key set PROFILE"
+                    ).format(field=field),
                     "KVS213",
                 )
             return value, None
@@ -393,10 +395,13 @@ def profile_value(path: Sequence[str], value: Any) -> tuple[Any, Note | None]:
 
             new = nearest_chunk_size(value)
             return new, Note(
-                "KVS101", tr("chunk_size {value} is not a multiple of 64; it becomes {new}").format(value=value, new=new)
+                "KVS101",
+                tr("chunk_size {value} is not a multiple of 64; it becomes {new}").format(value=value, new=new),
             )
         if last == "max_transfer_concurrency" and value < 1:
-            raise InvalidValueError(tr("{field}: {value} must be at least 1").format(field=field, value=value), "KVS112")
+            raise InvalidValueError(
+                tr("{field}: {value} must be at least 1").format(field=field, value=value), "KVS112"
+            )
     return value, None
 
 
@@ -410,9 +415,7 @@ _PROFILE_URLS = (
 )
 
 
-def check_profile_input(
-    name: str, profile: Profile, clients: Sequence[ClientEntry] = ()
-) -> Profile:
+def check_profile_input(name: str, profile: Profile, clients: Sequence[ClientEntry] = ()) -> Profile:
     """A new profile (and the clients registered with it) as the library takes it in, e.g. from
     ``kvswitch init``: the names checked, the values through :func:`profile_value` (so the
     profile comes back normalised: no trailing ``/``, chunk size on the 64 grid)."""

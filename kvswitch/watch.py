@@ -77,6 +77,7 @@ def _drop_inactive_emitter(record: logging.LogRecord) -> bool:
     """A logging filter: False for watchdog's "called when the thread is inactive" record."""
     return "called when the thread is inactive" not in record.getMessage()
 
+
 class WatcherBusyError(KvswitchError):
     """Another watcher (``kvswitch watch`` or the tray) already runs for this KVSWITCH_HOME."""
 
@@ -189,8 +190,11 @@ class Watcher:
             self._release_lock()
             raise
         names = ", ".join(str(t.path) for t in self._targets.values())
-        self._emit(WatchEvent("started", None, tr("watching {files} (policy {policy})").format(
-            files=names, policy=self.policy)))
+        self._emit(
+            WatchEvent(
+                "started", None, tr("watching {files} (policy {policy})").format(files=names, policy=self.policy)
+            )
+        )
 
     def stop(self) -> None:
         """Stop watching and release the lock (pending debounced checks are dropped). Returns
@@ -450,8 +454,13 @@ class Watcher:
             except Exception as exc:  # noqa: BLE001 - a watcher thread must report, not die
                 target.stale = True
                 self._log.exception("unexpected error")
-                self._emit(WatchEvent("error", target.path, tr("unexpected error: {error}").format(
-                    error=f"{type(exc).__name__}: {exc}")))
+                self._emit(
+                    WatchEvent(
+                        "error",
+                        target.path,
+                        tr("unexpected error: {error}").format(error=f"{type(exc).__name__}: {exc}"),
+                    )
+                )
             else:
                 target.retries = 0
                 if had_problem and target.problem is None:
@@ -538,7 +547,8 @@ class Watcher:
         flipped = file_mode in ("merged", "split") and file_mode != mode
         # a mode flipped by hand leaves the other form's keys: the missing endpoints are ours to fill
         errors = tuple(
-            d for d in diags
+            d
+            for d in diags
             if d.severity is Severity.ERROR
             and not (flipped and d.code == "KVS110" and get_path(cf.data, d.key_path) is MISSING)
         )
@@ -554,25 +564,52 @@ class Watcher:
         if flipped and kind.rewrites_itself and _just_written(target.path):
             # the client rewrote its file from its own copy right after kvswitch wrote it: that
             # is not the user choosing a mode, so it is never adopted
-            self._emit(WatchEvent("drift", target.path, tr(
-                "{product} rewrote its file with the {mode} settings it had before kvswitch's change; not adopted. "
-                "Quit {product} or start a new session, then switch again").format(product=kind.product, mode=file_mode)))
+            self._emit(
+                WatchEvent(
+                    "drift",
+                    target.path,
+                    tr(
+                        "{product} rewrote its file with the {mode} settings it had before kvswitch's change; not "
+                        "adopted. "
+                        "Quit {product} or start a new session, then switch again"
+                    ).format(product=kind.product, mode=file_mode),
+                )
+            )
             return
         note = ""
         chunk_path = kind.fields(cf.data).get("cache.chunk_size")
-        if ("cache.chunk_size" in owned and file_mode == "split" and chunk_path is not None
-                and get_path(cf.data, chunk_path) is not MISSING):  # changed, not left out
-            note = tr(" (chunk_size was changed in split mode, where it is ignored: the prefill instance "
-                      "picks its own chunking; it takes effect in merged mode)")
+        if (
+            "cache.chunk_size" in owned
+            and file_mode == "split"
+            and chunk_path is not None
+            and get_path(cf.data, chunk_path) is not MISSING
+        ):  # changed, not left out
+            note = tr(
+                " (chunk_size was changed in split mode, where it is ignored: the prefill instance "
+                "picks its own chunking; it takes effect in merged mode)"
+            )
         if other:
-            self._emit(WatchEvent("drift", target.path, tr(
-                "changed by hand, not adopted (kvswitch never adopts keys, base URLs or models): {fields}").format(
-                    fields=", ".join(other))))
+            self._emit(
+                WatchEvent(
+                    "drift",
+                    target.path,
+                    tr(
+                        "changed by hand, not adopted (kvswitch never adopts keys, base URLs or models): {fields}"
+                    ).format(fields=", ".join(other)),
+                )
+            )
         if not owned:
             return
         if self.policy == "report":
-            self._emit(WatchEvent("drift", target.path, tr("differs from profile {name}: {fields}{note}").format(
-                name=name, fields=", ".join(owned), note=note)))
+            self._emit(
+                WatchEvent(
+                    "drift",
+                    target.path,
+                    tr("differs from profile {name}: {fields}{note}").format(
+                        name=name, fields=", ".join(owned), note=note
+                    ),
+                )
+            )
         elif self.policy == "revert":
             self._revert(config, name, profile, target, cf, owned, note, mode)
         else:
@@ -595,8 +632,16 @@ class Watcher:
         self._later.append(lambda: self._nudge([target]))
         return parse_config(new, cf.kind, cf.path)
 
-    def _adopt(self, config: Config, name: str, target: _Target, cf: ConfigFile, owned: list[str], note: str,
-               entry: ClientEntry | None = None) -> None:
+    def _adopt(
+        self,
+        config: Config,
+        name: str,
+        target: _Target,
+        cf: ConfigFile,
+        owned: list[str],
+        note: str,
+        entry: ClientEntry | None = None,
+    ) -> None:
         from kvswitch.clients import ClientPlan, commit_plan, plan_clients
         from kvswitch.config import edited_text, read_config_text
         from kvswitch.edits import Delete, Set
@@ -641,19 +686,32 @@ class Watcher:
         mode = new_config.model.mode
         # the others take the profile; the edited file only completes its mode's form (its other
         # hand edits, a base URL say, stay: they are reported, not adopted, and not undone)
-        others = plan_clients(new_config, name, profile, mode, profile_wins=True, with_keys=False,
-                              exclude=frozenset({target.path}))
-        own = plan_clients(new_config, name, profile, mode, profile_wins=False, with_keys=False,
-                           exclude=frozenset(p for p in self._all_paths() if p != target.path))
-        plan = ClientPlan(others.changes + own.changes, others.writes + own.writes,
-                          others.memos + own.memos, {**others.entries, **own.entries},
-                          others.rendered + own.rendered)
+        others = plan_clients(
+            new_config, name, profile, mode, profile_wins=True, with_keys=False, exclude=frozenset({target.path})
+        )
+        own = plan_clients(
+            new_config,
+            name,
+            profile,
+            mode,
+            profile_wins=False,
+            with_keys=False,
+            exclude=frozenset(p for p in self._all_paths() if p != target.path),
+        )
+        plan = ClientPlan(
+            others.changes + own.changes,
+            others.writes + own.writes,
+            others.memos + own.memos,
+            {**others.entries, **own.entries},
+            others.rendered + own.rendered,
+        )
         extra = [FileWrite(config.path, text.encode("utf-8"), config.file.raw)] if edits else []
         with self._expecting([*plan.writes, *extra]):
             commit_plan(plan, extra)
         written = [w.path for w in others.writes]
-        adopted = ", ".join(f"{e.path[-1]} = {e.value!r}" for e in edits
-                            if isinstance(e, Set) and e.path[0] != "clients")
+        adopted = ", ".join(
+            f"{e.path[-1]} = {e.value!r}" for e in edits if isinstance(e, Set) and e.path[0] != "clients"
+        )
         took = tr("took {values} into profile {name}").format(values=adopted, name=name) if adopted else ""
         said = _sep().join(filter(None, [took, own_note]))
         said = said or tr("took nothing new into profile {name}").format(name=name)
@@ -664,27 +722,40 @@ class Watcher:
             def tell() -> None:
                 nudges = self._nudge(told)
                 message = tr("brought {count} other client(s) to mode {mode}: {files}").format(
-                    count=len(written), mode=mode, files=", ".join(str(p) for p in written))
+                    count=len(written), mode=mode, files=", ".join(str(p) for p in written)
+                )
                 self._emit(WatchEvent("propagated", None, message, nudges=nudges, written=tuple(written)))
 
             self._later.append(tell)
 
-    def _revert(self, config: Config, name: str, profile: Any, target: _Target, cf: ConfigFile, owned: list[str], note: str,
-                mode: str) -> None:
+    def _revert(
+        self,
+        config: Config,
+        name: str,
+        profile: Any,
+        target: _Target,
+        cf: ConfigFile,
+        owned: list[str],
+        note: str,
+        mode: str,
+    ) -> None:
         from kvswitch.clients import commit_plan, plan_clients
 
         others = frozenset(p for p in self._all_paths() if p != target.path)
-        plan = plan_clients(config, name, profile, config.model.mode, profile_wins=True, with_keys=False,
-                            exclude=others)  # the client's own mode, where it has one
+        plan = plan_clients(
+            config, name, profile, config.model.mode, profile_wins=True, with_keys=False, exclude=others
+        )  # the client's own mode, where it has one
         with self._expecting(plan.writes):
             commit_plan(plan)
 
         def tell() -> None:
             nudges = self._nudge([target]) if plan.writes else ()
             message = tr("put back profile {name} in mode {mode}: {fields}{note}").format(
-                name=name, mode=mode, fields=", ".join(owned), note=note)
-            self._emit(WatchEvent("reverted", target.path, message, nudges=nudges,
-                                  written=tuple(w.path for w in plan.writes)))
+                name=name, mode=mode, fields=", ".join(owned), note=note
+            )
+            self._emit(
+                WatchEvent("reverted", target.path, message, nudges=nudges, written=tuple(w.path for w in plan.writes))
+            )
 
         self._later.append(tell)
 
@@ -707,14 +778,26 @@ class Watcher:
         pending = self._pending_clients()
         for real in pending:
             self._poke(real)  # its look comes after this one, even if nothing else stirs it
-        plan = plan_clients(config, name, profile, config.model.mode, profile_wins=True, with_keys=False,
-                            exclude=broken | {self._targets[r].path for r in pending})
+        plan = plan_clients(
+            config,
+            name,
+            profile,
+            config.model.mode,
+            profile_wins=True,
+            with_keys=False,
+            exclude=broken | {self._targets[r].path for r in pending},
+        )
         if not plan.writes:
             return
         if self.policy == "report":
             names = ", ".join(str(w.path) for w in plan.writes)
-            self._emit(WatchEvent("drift", cf.path, tr(
-                "kvswitch's config changed; these clients differ (policy report): {files}").format(files=names)))
+            self._emit(
+                WatchEvent(
+                    "drift",
+                    cf.path,
+                    tr("kvswitch's config changed; these clients differ (policy report): {files}").format(files=names),
+                )
+            )
             return
         with self._expecting(plan.writes):
             commit_plan(plan)
@@ -725,12 +808,13 @@ class Watcher:
             nudges = self._nudge(told) if told else ()
             own = sum(1 for p in written if (e := plan.entries.get(p)) is not None and e.mode is not None)
             if own:
-                message = tr("config changed: {count} client(s) brought to profile {name}, mode {mode} "
-                             "({own} in their own mode)").format(count=len(written), name=name,
-                                                                 mode=config.model.mode, own=own)
+                message = tr(
+                    "config changed: {count} client(s) brought to profile {name}, mode {mode} ({own} in their own mode)"
+                ).format(count=len(written), name=name, mode=config.model.mode, own=own)
             else:
                 message = tr("config changed: {count} client(s) brought to profile {name}, mode {mode}").format(
-                    count=len(written), name=name, mode=config.model.mode)
+                    count=len(written), name=name, mode=config.model.mode
+                )
             self._emit(WatchEvent("propagated", cf.path, message, nudges=nudges, written=tuple(written)))
 
         self._later.append(tell)
@@ -878,7 +962,8 @@ def _first_finding(errors: tuple[Diagnostic, ...] | list[Diagnostic]) -> str:
     """The first of a file's error findings as an event's message (``path:line:col: CODE message``)."""
     first = errors[0]
     return tr("{location}: {code} {message} — nothing written").format(
-        location=first.location, code=first.code, message=first.message)
+        location=first.location, code=first.code, message=first.message
+    )
 
 
 def _sep() -> str:

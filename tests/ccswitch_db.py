@@ -109,8 +109,13 @@ class Row:
 
 
 def claude(
-    id: str = "claude-local", name: str = "Local llama.cpp", *, url: str = "http://127.0.0.1:8080",
-    key: str = KEYS["claude"], model: str | None = "qwen3-coder", **kw: Any,
+    id: str = "claude-local",
+    name: str = "Local llama.cpp",
+    *,
+    url: str = "http://127.0.0.1:8080",
+    key: str = KEYS["claude"],
+    model: str | None = "qwen3-coder",
+    **kw: Any,
 ) -> Row:
     """A Claude Code provider: CC Switch stores the ``settings.json`` object it writes."""
     env = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_AUTH_TOKEN": key}
@@ -120,8 +125,14 @@ def claude(
 
 
 def codex(
-    id: str = "codex-local", name: str = "Local vLLM", *, url: str = "http://127.0.0.1:8081/v1",
-    key: str = KEYS["codex"], model: str = "gpt-oss-120b", extra: str = "", **kw: Any,
+    id: str = "codex-local",
+    name: str = "Local vLLM",
+    *,
+    url: str = "http://127.0.0.1:8081/v1",
+    key: str = KEYS["codex"],
+    model: str = "gpt-oss-120b",
+    extra: str = "",
+    **kw: Any,
 ) -> Row:
     """A Codex provider: ``auth`` is ``auth.json``, ``config`` the whole ``config.toml`` text
     (the shape of CC Switch's ``generateThirdPartyConfig``)."""
@@ -134,12 +145,17 @@ def codex(
 
 
 def opencode(
-    id: str = "opencode-local", name: str = "Local SGLang", *, url: str = "http://127.0.0.1:8082/v1",
-    key: str = KEYS["opencode"], **kw: Any,
+    id: str = "opencode-local",
+    name: str = "Local SGLang",
+    *,
+    url: str = "http://127.0.0.1:8082/v1",
+    key: str = KEYS["opencode"],
+    **kw: Any,
 ) -> Row:
     """An OpenCode provider: one entry of ``opencode.json``'s ``provider`` table."""
     entry = {
-        "npm": "@ai-sdk/openai-compatible", "name": name,
+        "npm": "@ai-sdk/openai-compatible",
+        "name": name,
         "options": {"baseURL": url, "apiKey": key, "setCacheKey": True, "headers": {"X-Team": "kv"}},
         "models": {"qwen3-coder-30b": {"name": "Qwen3 Coder 30B"}, "glm-4.6": {"name": "GLM 4.6"}},
     }
@@ -148,8 +164,11 @@ def opencode(
 
 def gemini(id: str = "gemini-relay", name: str = "Gemini relay", **kw: Any) -> Row:
     """A Gemini CLI provider (``.env`` as ``env`` and ``settings.json`` as ``config``)."""
-    env = {"GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:8083", "GEMINI_API_KEY": KEYS["gemini"],
-           "GEMINI_MODEL": "gemini-2.5-pro"}
+    env = {
+        "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:8083",
+        "GEMINI_API_KEY": KEYS["gemini"],
+        "GEMINI_MODEL": "gemini-2.5-pro",
+    }
     return Row("gemini", id, name, {"env": env, "config": {}}, **kw)
 
 
@@ -158,21 +177,30 @@ def standard_rows() -> list[Row]:
     and the official providers CC Switch seeds (no endpoint of their own)."""
     return [
         claude(sort_index=1),
-        claude("claude-relay", "Relay", url="http://127.0.0.1:9090", key=KEYS["claude-2"],
-               model=None, sort_index=0, current=True),
-        Row("claude", "claude-official", "Claude Official", {"env": {}}, category="official",
-            sort_index=2),
+        claude(
+            "claude-relay",
+            "Relay",
+            url="http://127.0.0.1:9090",
+            key=KEYS["claude-2"],
+            model=None,
+            sort_index=0,
+            current=True,
+        ),
+        Row("claude", "claude-official", "Claude Official", {"env": {}}, category="official", sort_index=2),
         codex(current=True, endpoints=["http://127.0.0.1:8081/v1"]),
-        Row("codex", "codex-official", "OpenAI Official", {"auth": {}, "config": ""},
-            category="official"),
+        Row("codex", "codex-official", "OpenAI Official", {"auth": {}, "config": ""}, category="official"),
         opencode(current=True),
         gemini(current=True),
     ]
 
 
 def build(
-    path: Path, version: int = LATEST, providers: Iterable[Row] | None = None, *,
-    wal: bool = False, device_current: dict[str, str] | None = None,
+    path: Path,
+    version: int = LATEST,
+    providers: Iterable[Row] | None = None,
+    *,
+    wal: bool = False,
+    device_current: dict[str, str] | None = None,
 ) -> Path:
     """A CC Switch database at ``path`` as CC Switch leaves it at schema ``version``
     (``standard_rows()`` when ``providers`` is None); ``wal``: in WAL mode (closed cleanly,
@@ -198,9 +226,9 @@ def build(
     finally:
         con.close()
     if device_current is not None:
-        (path.parent / "settings.json").write_text(json.dumps(
-            {"showInTray": True, **{f"currentProvider{app}": pid for app, pid in device_current.items()}}
-        ))
+        (path.parent / "settings.json").write_text(
+            json.dumps({"showInTray": True, **{f"currentProvider{app}": pid for app, pid in device_current.items()}})
+        )
     return path
 
 
@@ -212,8 +240,7 @@ def insert(con: sqlite3.Connection, rows: Iterable[Row]) -> None:
             "INSERT INTO providers (id, app_type, name, settings_config, website_url, category, "
             "created_at, sort_index, notes, icon, icon_color, meta, is_current, in_failover_queue) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, '{}', ?, 0)",
-            (r.id, r.app, r.name, settings, r.website_url, r.category, r.created_at, r.sort_index,
-             int(r.current)),
+            (r.id, r.app, r.name, settings, r.website_url, r.category, r.created_at, r.sort_index, int(r.current)),
         )
         for url in r.endpoints:
             con.execute(

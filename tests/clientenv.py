@@ -79,8 +79,9 @@ def config_data() -> dict[str, Any]:
     return tomllib.loads(config_file().read_text(encoding="utf-8"))
 
 
-def init(*extra: str, profile: str = "A", key: str | None = None, preset: str = "taotoken",
-         model: str = "gpt-4o-mini") -> Result:
+def init(
+    *extra: str, profile: str = "A", key: str | None = None, preset: str = "taotoken", model: str = "gpt-4o-mini"
+) -> Result:
     """``kvswitch init`` with the article's two clients at their default paths."""
     argv = ["init", "--profile", profile, "--preset", preset, "--model", model, *extra]
     argv.append("--key-stdin" if key is not None else "--no-key")

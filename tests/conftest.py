@@ -46,7 +46,9 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         monkeypatch.setenv(var, str(home / sub))
     monkeypatch.setenv("KVSWITCH_HOME", str(tmp_path / "kvswitch-home"))
     gitconfig = home / ".gitconfig"
-    gitconfig.write_text("[user]\n\tname = kvswitch tests\n\temail = tests@kvswitch.invalid\n[init]\n\tdefaultBranch = main\n")
+    gitconfig.write_text(
+        "[user]\n\tname = kvswitch tests\n\temail = tests@kvswitch.invalid\n[init]\n\tdefaultBranch = main\n"
+    )
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for var in ("PRE_COMMIT", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):

@@ -38,8 +38,7 @@ class Reply:
         return None
 
     def headers(self) -> set[str]:
-        return {line.partition(":")[0].strip().lower()
-                for line in self.head.decode("latin-1").split("\r\n")[1:]}
+        return {line.partition(":")[0].strip().lower() for line in self.head.decode("latin-1").split("\r\n")[1:]}
 
     @property
     def body(self) -> bytes:
@@ -56,7 +55,7 @@ class Reply:
             if n == 0:
                 break
             out += rest[:n]
-            raw = rest[n + 2:]
+            raw = rest[n + 2 :]
         return bytes(out)
 
     @property

@@ -30,39 +30,65 @@ JSONC_PARSER = "jsonc-parser@3.3.1"
 # once into a folder of its own and copied into each test HOME
 CLIENTS = ROOT / "tests" / "clients"
 CLIENT_PACKAGES = (
-    "@anthropic-ai/claude-code@2.1.332", "@openai/codex@0.171.0", "cline@3.0.65",
-    "opencode-ai@1.18.33", "@qwen-code/qwen-code@0.24.4",
+    "@anthropic-ai/claude-code@2.1.332",
+    "@openai/codex@0.171.0",
+    "cline@3.0.65",
+    "opencode-ai@1.18.33",
+    "@qwen-code/qwen-code@0.24.4",
 )
 CLIENT_BINS = ("claude", "codex", "cline", "opencode", "qwen")
 OPENCODE_PLUGIN = "@opencode-ai/plugin@1.18.33"
 # Debian package -> a command it provides (checked before installing anything); None for a
 # library without one, checked with ``dpkg -s``
 DEBIAN: dict[str, str | None] = {
-    "git": "git", "nodejs": "node", "npm": "npm", "util-linux": "setpriv", "vim": "vim",
+    "git": "git",
+    "nodejs": "node",
+    "npm": "npm",
+    "util-linux": "setpriv",
+    "vim": "vim",
     # the real-keyring test (tests/test_keyring_real.py): gnome-keyring under dbus-run-session
-    "gnome-keyring": "gnome-keyring-daemon", "dbus-x11": "dbus-launch", "libsecret-tools": "secret-tool",
+    "gnome-keyring": "gnome-keyring-daemon",
+    "dbus-x11": "dbus-launch",
+    "libsecret-tools": "secret-tool",
     "dbus-daemon": "dbus-run-session",
     # the real tray (tests/gui/test_real_tray.py, docs/screenshots.py, bench/tray_speed.py): an X
     # server, a tray host, clicks and keys, the window tree, screenshots
-    "xvfb": "Xvfb", "xauth": "xauth", "trayer": "trayer", "xdotool": "xdotool", "imagemagick": "import",
+    "xvfb": "Xvfb",
+    "xauth": "xauth",
+    "trayer": "trayer",
+    "xdotool": "xdotool",
+    "imagemagick": "import",
     "x11-utils": "xwininfo",
     # Chinese text on screen (the tray's zh-CN screenshots and the missing-glyph test)
     "fonts-wqy-zenhei": None,
     # the desktop entry's validator, and a real StatusNotifierItem watcher and host (what GNOME's
     # AppIndicator extension and KDE speak; Debian 12 has no snixembed)
-    "desktop-file-utils": "desktop-file-validate", "gtk-update-icon-cache": "gtk-update-icon-cache",
+    "desktop-file-utils": "desktop-file-validate",
+    "gtk-update-icon-cache": "gtk-update-icon-cache",
     "haskell-status-notifier-item-utils": "status-notifier-watcher",
     "haskell-gtk-sni-tray-utils": "gtk-sni-tray-standalone",
     # shell completion is loaded by the real shells
-    "zsh": "zsh", "fish": "fish",
+    "zsh": "zsh",
+    "fish": "fish",
     # the real coding clients (tests/realclients): a loopback-only network namespace needs `ip`
     # to bring lo up; Claude Code's live-session test runs it in tmux
-    "iproute2": "ip", "tmux": "tmux",
+    "iproute2": "ip",
+    "tmux": "tmux",
     # what Qt's xcb platform plugin (PySide6's plugins/platforms/libqxcb.so) loads, directly or
     # through libQt6XcbQpa/libQt6Gui (Debian 12: `ldd … | grep 'not found'` names the missing)
-    "libxcb-cursor0": None, "libxcb-icccm4": None, "libxcb-keysyms1": None, "libxcb-image0": None,
-    "libxcb-render-util0": None, "libxcb-shape0": None, "libxcb-randr0": None, "libxcb-xkb1": None,
-    "libxkbcommon-x11-0": None, "libegl1": None, "libgl1": None, "libfontconfig1": None, "libdbus-1-3": None,
+    "libxcb-cursor0": None,
+    "libxcb-icccm4": None,
+    "libxcb-keysyms1": None,
+    "libxcb-image0": None,
+    "libxcb-render-util0": None,
+    "libxcb-shape0": None,
+    "libxcb-randr0": None,
+    "libxcb-xkb1": None,
+    "libxkbcommon-x11-0": None,
+    "libegl1": None,
+    "libgl1": None,
+    "libfontconfig1": None,
+    "libdbus-1-3": None,
 }
 # Debian package -> a shared library it provides (the lab's llama.cpp wheel links libgomp)
 DEBIAN_LIBS = {"libgomp1": "gomp"}

@@ -18,10 +18,18 @@ def test_other_hosts(host: str) -> None:
     assert not is_loopback_host(host)
 
 
-@pytest.mark.parametrize(("url", "expected"), [
-    ("http://127.0.0.1:8080/v1", True), ("http://localhost/v1", True), ("http://[::1]:9000", True),
-    ("https://api.example.com/v1", False), ("http://10.1.2.3:8000", False), ("", False), (None, False),
-    ("not a url", False),
-])
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://localhost/v1", True),
+        ("http://[::1]:9000", True),
+        ("https://api.example.com/v1", False),
+        ("http://10.1.2.3:8000", False),
+        ("", False),
+        (None, False),
+        ("not a url", False),
+    ],
+)
 def test_loopback_urls(url: str | None, expected: bool) -> None:
     assert is_loopback_url(url) is expected

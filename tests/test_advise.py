@@ -37,42 +37,104 @@ def sources(a: Advice) -> str:
 
 RULES: list[tuple[str, Workload, dict[str, Any], list[str]]] = [
     # name, workload, expected fields, phrases/sources that must be among the reasons
-    ("nothing known: merged, the default", Workload(),
-     {"mode": "merged", "chunk_size": 512, "prefix_cache": True, "kv_cache_dtype": "auto"},
-     ["right default", "#when-merged-pays", "#chunk-size", "#two-strategies"]),
-    ("S-30 short prompts, high concurrency", Workload(prompt_tokens=300, concurrency=32),
-     {"mode": "merged", "chunk_size": 512}, ["#when-merged-pays", "no KV transfer", "smooth"]),
-    ("S-30 short prompts alone", Workload(prompt_tokens=500), {"mode": "merged"}, ["#when-merged-pays", "steadier TTFT"]),
-    ("S-31 long context with two GPUs", Workload(prompt_tokens=4000, gpus=2),
-     {"mode": "split", "chunk_size": None}, ["#when-split-pays", "1–2k new prompt tokens", "2 GPUs", "ignored there",
-                                             "proxy hop"]),
-    ("S-31 long context under load", Workload(prompt_tokens=4000, concurrency=16, gpus=4),
-     {"mode": "split"}, ["under load"]),
-    ("S-31 hard TTFT SLO under load", Workload(ttft_slo_ms=300, concurrency=16, gpus=2),
-     {"mode": "split"}, ["TTFT SLO", "#when-split-pays"]),
-    ("a TTFT SLO at low load: split's hop hurts", Workload(ttft_slo_ms=300, concurrency=1, gpus=2),
-     {"mode": "merged", "chunk_size": 1024}, ["usually make TTFT worse", "Low load"]),
-    ("S-32 coding: split with prefix cache", Workload(workload="coding", prompt_tokens=3000, gpus=2),
-     {"mode": "split", "prefix_cache": True}, ["Coding work", "long system prompt"]),
-    ("S-32 agent, GPUs unknown: says split needs a second instance group", Workload(workload="agent"),
-     {"mode": "split", "prefix_cache": True}, ["second instance group", "Agent work", "#split"]),
-    ("coding at low load: a tie goes to merged", Workload(workload="coding", concurrency=1),
-     {"mode": "merged"}, ["tie goes to merged"]),
+    (
+        "nothing known: merged, the default",
+        Workload(),
+        {"mode": "merged", "chunk_size": 512, "prefix_cache": True, "kv_cache_dtype": "auto"},
+        ["right default", "#when-merged-pays", "#chunk-size", "#two-strategies"],
+    ),
+    (
+        "S-30 short prompts, high concurrency",
+        Workload(prompt_tokens=300, concurrency=32),
+        {"mode": "merged", "chunk_size": 512},
+        ["#when-merged-pays", "no KV transfer", "smooth"],
+    ),
+    (
+        "S-30 short prompts alone",
+        Workload(prompt_tokens=500),
+        {"mode": "merged"},
+        ["#when-merged-pays", "steadier TTFT"],
+    ),
+    (
+        "S-31 long context with two GPUs",
+        Workload(prompt_tokens=4000, gpus=2),
+        {"mode": "split", "chunk_size": None},
+        ["#when-split-pays", "1–2k new prompt tokens", "2 GPUs", "ignored there", "proxy hop"],
+    ),
+    (
+        "S-31 long context under load",
+        Workload(prompt_tokens=4000, concurrency=16, gpus=4),
+        {"mode": "split"},
+        ["under load"],
+    ),
+    (
+        "S-31 hard TTFT SLO under load",
+        Workload(ttft_slo_ms=300, concurrency=16, gpus=2),
+        {"mode": "split"},
+        ["TTFT SLO", "#when-split-pays"],
+    ),
+    (
+        "a TTFT SLO at low load: split's hop hurts",
+        Workload(ttft_slo_ms=300, concurrency=1, gpus=2),
+        {"mode": "merged", "chunk_size": 1024},
+        ["usually make TTFT worse", "Low load"],
+    ),
+    (
+        "S-32 coding: split with prefix cache",
+        Workload(workload="coding", prompt_tokens=3000, gpus=2),
+        {"mode": "split", "prefix_cache": True},
+        ["Coding work", "long system prompt"],
+    ),
+    (
+        "S-32 agent, GPUs unknown: says split needs a second instance group",
+        Workload(workload="agent"),
+        {"mode": "split", "prefix_cache": True},
+        ["second instance group", "Agent work", "#split"],
+    ),
+    (
+        "coding at low load: a tie goes to merged",
+        Workload(workload="coding", concurrency=1),
+        {"mode": "merged"},
+        ["tie goes to merged"],
+    ),
     ("chat is S-30", Workload(workload="chat"), {"mode": "merged"}, ["Chat", "#when-merged-pays"]),
-    ("batch is throughput: merged, bigger chunk", Workload(workload="batch"),
-     {"mode": "merged", "chunk_size": 1024}, ["throughput", "does not raise throughput"]),
-    ("one GPU never gets split", Workload(prompt_tokens=8000, gpus=1, workload="agent", ttft_slo_ms=200,
-                                          concurrency=8),
-     {"mode": "merged", "chunk_size": 1024}, ["needs a second instance group", "1 GPU"]),
-    ("one GPU, nothing for split", Workload(gpus=1, prompt_tokens=200), {"mode": "merged"},
-     ["One GPU: merged", "second instance group"]),
-    ("long prompts with high reuse: count new tokens", Workload(prompt_tokens=3000, prefix_reuse="high", gpus=2),
-     {"mode": "split", "prefix_cache": True}, ["new (uncached) tokens"]),
+    (
+        "batch is throughput: merged, bigger chunk",
+        Workload(workload="batch"),
+        {"mode": "merged", "chunk_size": 1024},
+        ["throughput", "does not raise throughput"],
+    ),
+    (
+        "one GPU never gets split",
+        Workload(prompt_tokens=8000, gpus=1, workload="agent", ttft_slo_ms=200, concurrency=8),
+        {"mode": "merged", "chunk_size": 1024},
+        ["needs a second instance group", "1 GPU"],
+    ),
+    (
+        "one GPU, nothing for split",
+        Workload(gpus=1, prompt_tokens=200),
+        {"mode": "merged"},
+        ["One GPU: merged", "second instance group"],
+    ),
+    (
+        "long prompts with high reuse: count new tokens",
+        Workload(prompt_tokens=3000, prefix_reuse="high", gpus=2),
+        {"mode": "split", "prefix_cache": True},
+        ["new (uncached) tokens"],
+    ),
     ("low prefix reuse: cache off", Workload(prefix_reuse="low"), {"prefix_cache": False}, ["swing", "only helps"]),
-    ("KV pressure: fp8, never plain int8", Workload(prompt_tokens=8000, concurrency=16, gpus=2),
-     {"kv_cache_dtype": "fp8"}, ["doubles KV capacity", "no plain int8", "calibrated"]),
-    ("S-19 merged chunk stays in 512–1024", Workload(prompt_tokens=3000, gpus=1),
-     {"mode": "merged", "chunk_size": 1024}, ["512–1024", "never below 256", "multiple of 64"]),
+    (
+        "KV pressure: fp8, never plain int8",
+        Workload(prompt_tokens=8000, concurrency=16, gpus=2),
+        {"kv_cache_dtype": "fp8"},
+        ["doubles KV capacity", "no plain int8", "calibrated"],
+    ),
+    (
+        "S-19 merged chunk stays in 512–1024",
+        Workload(prompt_tokens=3000, gpus=1),
+        {"mode": "merged", "chunk_size": 1024},
+        ["512–1024", "never below 256", "multiple of 64"],
+    ),
 ]
 
 
@@ -109,32 +171,79 @@ SHORT = Workload(prompt_tokens=300, concurrency=32)  # the rules say merged
 LONG = Workload(prompt_tokens=4000, gpus=2)  # the rules say split
 
 PROBES: list[tuple[str, Workload, ProbeEvidence, str, str, list[str]]] = [
-    ("split faster, interval below 1: split although the rules say merged", SHORT,
-     ProbeEvidence(0.62, 0.55, 0.70), "split", "measurement",
-     ["interval excludes 1", "split is faster to first token", "the rules alone would say merged"]),
-    ("merged faster, interval above 1: merged although the rules say split", LONG,
-     ProbeEvidence(1.45, 1.20, 1.70), "merged", "measurement",
-     ["interval excludes 1", "merged is faster to first token", "the rules alone would say split"]),
-    ("interval includes 1: the rules decide", LONG, ProbeEvidence(0.98, 0.90, 1.07), "split", "rules",
-     ["not decided by the measurement", "includes 1"]),
-    ("interval includes 1, rules merged", SHORT, ProbeEvidence(1.02, 0.95, 1.10), "merged", "rules",
-     ["not decided by the measurement"]),
-    ("no comparison: the rules decide", LONG, ProbeEvidence(failures={"merged": (0, 5)}), "split", "rules",
-     ["no split/merged TTFT comparison", "not decided by the measurement"]),
-    ("every split request failed: merged, see doctor (S-25)", LONG,
-     ProbeEvidence(failures={"split": (6, 6), "merged": (0, 6)}), "merged", "measurement",
-     ["every split request failed", "kvswitch doctor --mode split"]),
-    ("routing unverified: a caveat", SHORT, ProbeEvidence(0.5, 0.4, 0.6, routing_unverified=True), "split",
-     "measurement", ["routing unverified"]),
-    ("one GPU, split measured faster: says it needs a second instance group", Workload(gpus=1),
-     ProbeEvidence(0.7, 0.6, 0.8), "split", "measurement", ["needs a second instance group", "only logically split"]),
+    (
+        "split faster, interval below 1: split although the rules say merged",
+        SHORT,
+        ProbeEvidence(0.62, 0.55, 0.70),
+        "split",
+        "measurement",
+        ["interval excludes 1", "split is faster to first token", "the rules alone would say merged"],
+    ),
+    (
+        "merged faster, interval above 1: merged although the rules say split",
+        LONG,
+        ProbeEvidence(1.45, 1.20, 1.70),
+        "merged",
+        "measurement",
+        ["interval excludes 1", "merged is faster to first token", "the rules alone would say split"],
+    ),
+    (
+        "interval includes 1: the rules decide",
+        LONG,
+        ProbeEvidence(0.98, 0.90, 1.07),
+        "split",
+        "rules",
+        ["not decided by the measurement", "includes 1"],
+    ),
+    (
+        "interval includes 1, rules merged",
+        SHORT,
+        ProbeEvidence(1.02, 0.95, 1.10),
+        "merged",
+        "rules",
+        ["not decided by the measurement"],
+    ),
+    (
+        "no comparison: the rules decide",
+        LONG,
+        ProbeEvidence(failures={"merged": (0, 5)}),
+        "split",
+        "rules",
+        ["no split/merged TTFT comparison", "not decided by the measurement"],
+    ),
+    (
+        "every split request failed: merged, see doctor (S-25)",
+        LONG,
+        ProbeEvidence(failures={"split": (6, 6), "merged": (0, 6)}),
+        "merged",
+        "measurement",
+        ["every split request failed", "kvswitch doctor --mode split"],
+    ),
+    (
+        "routing unverified: a caveat",
+        SHORT,
+        ProbeEvidence(0.5, 0.4, 0.6, routing_unverified=True),
+        "split",
+        "measurement",
+        ["routing unverified"],
+    ),
+    (
+        "one GPU, split measured faster: says it needs a second instance group",
+        Workload(gpus=1),
+        ProbeEvidence(0.7, 0.6, 0.8),
+        "split",
+        "measurement",
+        ["needs a second instance group", "only logically split"],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "workload", "evidence", "mode", "decided", "phrases"), PROBES,
-                         ids=[p[0] for p in PROBES])
-def test_probe_decides_only_when_the_interval_excludes_1(name: str, workload: Workload, evidence: ProbeEvidence,
-                                                         mode: str, decided: str, phrases: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("name", "workload", "evidence", "mode", "decided", "phrases"), PROBES, ids=[p[0] for p in PROBES]
+)
+def test_probe_decides_only_when_the_interval_excludes_1(
+    name: str, workload: Workload, evidence: ProbeEvidence, mode: str, decided: str, phrases: list[str]
+) -> None:
     a = advise(workload, evidence)
     assert a.mode == mode, text(a)
     assert a.decided_by == decided
@@ -148,7 +257,9 @@ def test_probe_decides_only_when_the_interval_excludes_1(name: str, workload: Wo
 
 def test_evidence_from_a_report() -> None:
     report = {
-        "kvswitch_probe": 1, "time": "2026-01-02T03:04:05+0000", "settings": {"base_url": "http://h/v1"},
+        "kvswitch_probe": 1,
+        "time": "2026-01-02T03:04:05+0000",
+        "settings": {"base_url": "http://h/v1"},
         "modes": {"merged": {"requests": 10, "failures": 0}, "split": {"requests": 10, "failures": 2}},
         "comparison": {"ttft_median_ratio": {"split/merged": 0.8, "ci95": [0.7, 0.9]}},
         "notes": ["routing unverified: both modes went to one URL …"],
@@ -163,12 +274,32 @@ def test_evidence_from_a_report() -> None:
 
 # -- the command line, with a real probe ----------------------------------------------------
 
+
 def test_cli_from_a_probe_in_the_history_and_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from kvswitch.testing.sse_server import SSEServer
 
     with SSEServer(ttft_ms=30, split_ttft_ms=90, itl_ms=1, tokens=2) as srv:
-        assert main(["probe", "--base-url", srv.url, "--model", "test-model", "--runs", "6", "--warmup", "0",
-                     "--max-tokens", "2", "--no-gpu", "--format", "json"]) == 0
+        assert (
+            main(
+                [
+                    "probe",
+                    "--base-url",
+                    srv.url,
+                    "--model",
+                    "test-model",
+                    "--runs",
+                    "6",
+                    "--warmup",
+                    "0",
+                    "--max-tokens",
+                    "2",
+                    "--no-gpu",
+                    "--format",
+                    "json",
+                ]
+            )
+            == 0
+        )
     report = capsys.readouterr().out
     saved = tmp_path / "probe.json"
     saved.write_text(report)
@@ -228,8 +359,18 @@ def test_load_probe_reads_a_jsonl_history_file(tmp_path: Path) -> None:
 
 ADVISE_DATA: dict[str, Any] = {
     "type": "object",
-    "required": ["mode", "chunk_size", "prefix_cache", "kv_cache_dtype", "decided_by", "measurement", "reasons",
-                 "next_steps", "workload", "scores"],
+    "required": [
+        "mode",
+        "chunk_size",
+        "prefix_cache",
+        "kv_cache_dtype",
+        "decided_by",
+        "measurement",
+        "reasons",
+        "next_steps",
+        "workload",
+        "scores",
+    ],
     "additionalProperties": False,
     "properties": {
         "mode": {"enum": ["merged", "split"]},
@@ -238,18 +379,39 @@ ADVISE_DATA: dict[str, Any] = {
         "kv_cache_dtype": {"enum": ["auto", "fp8"]},
         "decided_by": {"enum": ["rules", "measurement"]},
         "measurement": {"type": ["string", "null"]},
-        "reasons": {"type": "array", "minItems": 1, "items": {
-            "type": "object", "required": ["n", "text", "source"], "additionalProperties": False,
-            "properties": {"n": {"type": "integer", "minimum": 1}, "text": {"type": "string", "minLength": 1},
-                           "source": {"type": "string", "pattern": r"^(probe|docs/background\.md#[a-z-]+)$"}}}},
+        "reasons": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["n", "text", "source"],
+                "additionalProperties": False,
+                "properties": {
+                    "n": {"type": "integer", "minimum": 1},
+                    "text": {"type": "string", "minLength": 1},
+                    "source": {"type": "string", "pattern": r"^(probe|docs/background\.md#[a-z-]+)$"},
+                },
+            },
+        },
         "next_steps": {"type": "array", "items": {"type": "string"}},
-        "workload": {"type": "object", "additionalProperties": False, "properties": {
-            "prompt_tokens": {"type": ["integer", "null"]}, "concurrency": {"type": ["integer", "null"]},
-            "gpus": {"type": ["integer", "null"]}, "ttft_slo_ms": {"type": ["number", "null"]},
-            "prefix_reuse": {"enum": ["high", "low", None]},
-            "workload": {"enum": ["chat", "coding", "agent", "batch", None]}}},
-        "scores": {"type": "object", "required": ["merged", "split"], "additionalProperties": False,
-                   "properties": {"merged": {"type": "integer"}, "split": {"type": "integer"}}},
+        "workload": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "prompt_tokens": {"type": ["integer", "null"]},
+                "concurrency": {"type": ["integer", "null"]},
+                "gpus": {"type": ["integer", "null"]},
+                "ttft_slo_ms": {"type": ["number", "null"]},
+                "prefix_reuse": {"enum": ["high", "low", None]},
+                "workload": {"enum": ["chat", "coding", "agent", "batch", None]},
+            },
+        },
+        "scores": {
+            "type": "object",
+            "required": ["merged", "split"],
+            "additionalProperties": False,
+            "properties": {"merged": {"type": "integer"}, "split": {"type": "integer"}},
+        },
     },
 }
 """The shape of ``data`` in ``kvswitch advise --format json`` (sent to the output schema's owner)."""
@@ -259,15 +421,17 @@ INTERNAL = re.compile(r"\bS-\d{2}\b|\bD-\d{1,2}\b|§|the article|DIGEST", re.IGN
 
 def _kvswitch_zh(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "KVSWITCH_LANG": "zh-CN"}
-    return subprocess.run([sys.executable, "-m", "kvswitch", *args], capture_output=True, text=True, env=env,
-                          timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kvswitch", *args], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
 
 
 def _validate(document: dict[str, Any]) -> None:
     import jsonschema
 
-    schema = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "kvswitch-output.schema.json")
-                        .read_text(encoding="utf-8"))
+    schema = json.loads(
+        (Path(__file__).resolve().parent.parent / "schemas" / "kvswitch-output.schema.json").read_text(encoding="utf-8")
+    )
     schema.pop("allOf", None)  # the envelope alone; the data is checked against ADVISE_DATA
     jsonschema.validate(document, schema, format_checker=jsonschema.FormatChecker())
     assert document["command"] == "advise" and document["ok"] is True
@@ -302,11 +466,23 @@ def test_advise_in_chinese_text_and_json() -> None:
 
 
 def test_advise_in_chinese_from_a_probe_result(tmp_path: Path) -> None:
-    report = {"modes": {"merged": {"requests": 6, "failures": 0}, "split": {"requests": 6, "failures": 0}},
-              "comparison": {"ttft_median_ratio": {"split/merged": 2.9, "ci95": [2.5, 3.3]}}}
+    report = {
+        "modes": {"merged": {"requests": 6, "failures": 0}, "split": {"requests": 6, "failures": 0}},
+        "comparison": {"ttft_median_ratio": {"split/merged": 2.9, "ci95": [2.5, 3.3]}},
+    }
     path = tmp_path / "probe.json"
-    path.write_text(json.dumps({"kvswitch": "0", "format": 1, "command": "probe", "ok": True,
-                                "generated_at": "2026-01-01T00:00:00Z", "data": report}))
+    path.write_text(
+        json.dumps(
+            {
+                "kvswitch": "0",
+                "format": 1,
+                "command": "probe",
+                "ok": True,
+                "generated_at": "2026-01-01T00:00:00Z",
+                "data": report,
+            }
+        )
+    )
     done = _kvswitch_zh("advise", "--prompt-tokens", "5000", "--gpus", "2", "--from-probe", str(path))
     assert done.returncode == 0, done
     assert "决定依据        测量结果" in done.stdout

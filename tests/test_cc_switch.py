@@ -132,8 +132,7 @@ def test_opencode_provider_is_one_entry_with_its_first_model(db_path: Path) -> N
     build(db_path, providers=[opencode(current=True)])
     found = provider_settings(read_providers(db_path)[0])
     assert found is not None
-    assert (found.url, found.model, found.provider) == (
-        "http://127.0.0.1:8082/v1", "qwen3-coder-30b", "opencode-local")
+    assert (found.url, found.model, found.provider) == ("http://127.0.0.1:8082/v1", "qwen3-coder-30b", "opencode-local")
     assert found.headers == {"X-Team": "kv"} and found.key == KEYS["opencode"]
 
 
@@ -151,11 +150,15 @@ def test_apps_without_a_client_kind_and_official_logins_give_none(db_path: Path)
     assert provider_settings(by_id["codex-official"]) is None
 
 
-@pytest.mark.parametrize("row", [
-    claude(key="PROXY_MANAGED", url="http://127.0.0.1:15721"),
-    codex(key="PROXY_MANAGED"),
-    opencode(key="PROXY_MANAGED"),
-], ids=["claude", "codex", "opencode"])
+@pytest.mark.parametrize(
+    "row",
+    [
+        claude(key="PROXY_MANAGED", url="http://127.0.0.1:15721"),
+        codex(key="PROXY_MANAGED"),
+        opencode(key="PROXY_MANAGED"),
+    ],
+    ids=["claude", "codex", "opencode"],
+)
 def test_the_proxy_placeholder_is_never_a_key(db_path: Path, row: Row) -> None:
     build(db_path, providers=[row])
     found = provider_settings(read_providers(db_path)[0])
@@ -232,7 +235,8 @@ def wal_writer(db_path: Path) -> Iterator[sqlite3.Connection]:
 
 
 def test_wal_database_with_cc_switch_running_is_read_whole_and_untouched(
-    db_path: Path, wal_writer: sqlite3.Connection,
+    db_path: Path,
+    wal_writer: sqlite3.Connection,
 ) -> None:
     assert db_path.with_name("cc-switch.db-wal").stat().st_size > 0
     before = _state(db_path.parent)
@@ -279,7 +283,7 @@ def test_wal_left_by_a_crashed_cc_switch_reads_as_sqlite_recovers_it(db_path: Pa
     step = 24 + page_size
 
     def frame(i: int) -> bytes:
-        return data[32 + i * step:32 + i * step + 24]
+        return data[32 + i * step : 32 + i * step + 24]
 
     frames = (len(data) - 32) // step
     commits = [i for i in range(frames) if int.from_bytes(frame(i)[4:8], "big")]
@@ -349,17 +353,24 @@ def test_missing_columns_are_named(db_path: Path) -> None:
 
 def test_a_providers_view_is_refused_not_run(db_path: Path) -> None:
     # a view would run whatever query it holds (this one never ends)
-    _sqlite_file(db_path, "CREATE VIEW providers AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
-                 "SELECT x + 1 FROM c) SELECT x AS id, 'claude' AS app_type, 'n' AS name, "
-                 "'{}' AS settings_config, 0 AS is_current FROM c")
+    _sqlite_file(
+        db_path,
+        "CREATE VIEW providers AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+        "SELECT x + 1 FROM c) SELECT x AS id, 'claude' AS app_type, 'n' AS name, "
+        "'{}' AS settings_config, 0 AS is_current FROM c",
+    )
     result = _no_hang(lambda: read_database(db_path))
     assert isinstance(result, CcSwitchError) and "a view" in str(result)
 
 
 _WHY = {
-    "missing": "no such file", "empty": "is empty", "garbage": "not a SQLite database",
-    "short": "not a SQLite database", "directory": "is a directory, not a database file",
-    "fifo": "is a named pipe (FIFO), not a database file", "dev-zero": "is a device, not a database file",
+    "missing": "no such file",
+    "empty": "is empty",
+    "garbage": "not a SQLite database",
+    "short": "not a SQLite database",
+    "directory": "is a directory, not a database file",
+    "fifo": "is a named pipe (FIFO), not a database file",
+    "dev-zero": "is a device, not a database file",
     "damaged": "damaged",
 }
 
@@ -468,7 +479,9 @@ def test_rows_that_are_not_text_where_text_belongs_are_skipped(db_path: Path) ->
     db = read_database(db_path)
     # SQLite reads a number as text where text is asked for; 'yes' is not is_current = 1
     assert {(p.id, p.name, p.current, p.sort_index, str(p.settings)) for p in db.providers} == {
-        ("7", "int id", True, None, "{}"), ("ok", "ok", False, None, "{}")}
+        ("7", "int id", True, None, "{}"),
+        ("ok", "ok", False, None, "{}"),
+    }
     assert sorted(s.reason for s in db.skipped) == ["it has no settings", "its id or app is not text"]
 
 
@@ -513,9 +526,14 @@ def test_the_guard_refuses_anything_but_reads(db_path: Path) -> None:
     try:
         _guard(con)
         assert con.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) == 64 * 1024 * 1024  # no value computed larger
-        for sql in ("DELETE FROM providers", "UPDATE providers SET name = 'x'",
-                    "PRAGMA user_version = 5", "ATTACH DATABASE ':memory:' AS other",
-                    "CREATE TABLE t (a)", "SELECT randomblob(10)"):
+        for sql in (
+            "DELETE FROM providers",
+            "UPDATE providers SET name = 'x'",
+            "PRAGMA user_version = 5",
+            "ATTACH DATABASE ':memory:' AS other",
+            "CREATE TABLE t (a)",
+            "SELECT randomblob(10)",
+        ):
             with pytest.raises(sqlite3.DatabaseError):
                 con.execute(sql)
         assert len(con.execute("SELECT id FROM providers").fetchall()) == len(standard_rows())
@@ -558,7 +576,8 @@ def test_a_wal_database_read_while_cc_switch_commits_and_checkpoints_is_never_to
 
 
 def test_a_wal_database_that_keeps_changing_says_try_again(
-    db_path: Path, monkeypatch: pytest.MonkeyPatch,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import itertools
 

@@ -37,8 +37,7 @@ def test_every_command_and_sub_command_is_documented() -> None:
 
 
 def test_the_module_prints_the_reference() -> None:
-    out = subprocess.run([sys.executable, "-m", "kvswitch.cli.reference"], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-m", "kvswitch.cli.reference"], capture_output=True, text=True, check=True)
     assert out.stdout == cli_reference()
 
 

@@ -112,9 +112,7 @@ def test_a_switch_of_every_client_clears_every_own_mode() -> None:
 def test_switch_clients_only_in_the_library_returns_the_one_change() -> None:
     files = _three()
     changes = switch_clients("split", only=[str(files["codex"])])
-    assert [(c.path, c.old_mode, c.new_mode, c.changed) for c in changes] == [
-        (files["codex"], "merged", "split", True)
-    ]
+    assert [(c.path, c.old_mode, c.new_mode, c.changed) for c in changes] == [(files["codex"], "merged", "split", True)]
     assert _entries()[1]["mode"] == "split"
 
 
@@ -278,8 +276,7 @@ def test_a_hostile_mode_in_a_clients_entry_is_refused_with_its_place(value: str)
     config_file().write_text(hostile)
     line = hostile.splitlines().index(f"mode = {value}") + 1
     before = _snapshot(files)
-    for argv in (("status",), ("switch", "split"), ("switch", "split", "--client", "codex"),
-                 ("profile", "use", "A")):
+    for argv in (("status",), ("switch", "split"), ("switch", "split", "--client", "codex"), ("profile", "use", "A")):
         result = cli(*argv)
         assert result.rc == 1, (argv, result)
         assert f"{config_file()}:{line}:" in result.err, result.err
@@ -327,8 +324,12 @@ def test_a_hand_flip_of_a_client_with_its_own_mode_stays_its_own(events: Events)
     _ok("switch", "split", "--client", "claude-code")
     with running_watcher(events):
         codex = files["codex"]
-        save_replace(codex, codex.read_text().replace(f"{MERGED_URL}/v1", f"{SPLIT_URL}/v1")
-                     .replace('X-Cache-Mode = "merged"', 'X-Cache-Mode = "split"'))
+        save_replace(
+            codex,
+            codex.read_text()
+            .replace(f"{MERGED_URL}/v1", f"{SPLIT_URL}/v1")
+            .replace('X-Cache-Mode = "merged"', 'X-Cache-Mode = "split"'),
+        )
         assert wait_until(lambda: config_data()["mode"] == "split"), events.describe()
         assert wait_until(lambda: _by_path()[files["qwen-code"]].mode == "split"), events.describe()
         assert events.wait_quiet()
@@ -406,8 +407,12 @@ def test_a_switch_of_one_client_racing_a_switch_of_all_ends_consistent() -> None
             mode = rng.choice(["merged", "split"])
             alone = rng.random() < 0.5
             argvs.append(["switch", mode, *(["--client", "claude-code"] if alone else [])])
-        procs = [subprocess.Popen([sys.executable, "-m", "kvswitch", *a], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for a in argvs]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "kvswitch", *a], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+            for a in argvs
+        ]
         for argv, p in zip(argvs, procs, strict=True):
             _out, err = p.communicate(timeout=120)
             assert p.returncode == 0 or (p.returncode == 1 and "another kvswitch is switching" in err), (argv, err)

@@ -71,7 +71,10 @@ def test_switch_without_paths_reports_every_client_and_keeps_them_in_sync() -> N
     assert result.rc == 0, result
     for path in (cline_file(), ccswitch_file()):
         assert f"{path}: merged → split (backup " in result.out
-    assert "restart Cline (settings.json) to apply" in result.out and "restart CC Switch (config.toml) to apply" in result.out
+    assert (
+        "restart Cline (settings.json) to apply" in result.out
+        and "restart CC Switch (config.toml) to apply" in result.out
+    )
     status = cli("status")
     assert status.rc == 0, status
     assert status.out.count("in sync") == 2
@@ -418,7 +421,8 @@ def test_a_concurrent_writer_never_loses_an_edit_kvswitch_has_seen(
     stop = tmp_path / "stop"
     writer = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(WRITER), str(toml), str(stop)],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     outcomes = []
     try:
@@ -453,8 +457,12 @@ def test_a_concurrent_writer_never_loses_an_edit_kvswitch_has_seen(
     assert 0 < len(lines) <= written
     # apart from the writer's lines the file is exactly the skeleton in the last mode
     rest = _LINE.sub("", final)
-    expected = merged_text if mode == "merged" else merged_text.replace(  # the gap before # kept
-        'mode = "merged"        #', 'mode = "split"        #'
+    expected = (
+        merged_text
+        if mode == "merged"
+        else merged_text.replace(  # the gap before # kept
+            'mode = "merged"        #', 'mode = "split"        #'
+        )
     )
     assert rest == expected
 

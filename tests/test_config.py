@@ -29,19 +29,25 @@ from tests.clientenv import cli, cline_file
 from tests.clientenv import init as cli_init
 from tests.conftest import FIXTURES
 
-PROFILE = Profile.model_validate({
-    "provider": "taotoken",
-    "base_url": "https://taotoken.net/api",
-    "url_convention": "append-v1",
-    "model": "gpt-4o-mini",
-    "split": {"prefill_base_url": "http://10.0.0.11:8100", "decode_base_url": "http://10.0.0.12:8200"},
-})
+PROFILE = Profile.model_validate(
+    {
+        "provider": "taotoken",
+        "base_url": "https://taotoken.net/api",
+        "url_convention": "append-v1",
+        "model": "gpt-4o-mini",
+        "split": {"prefill_base_url": "http://10.0.0.11:8100", "decode_base_url": "http://10.0.0.12:8200"},
+    }
+)
 CLIENTS = [
     ClientEntry(path="~/.cline/settings.json", kind="cline"),
-    ClientEntry.model_validate({
-        "path": "~/.config/cc-switch/config.toml", "kind": "ccswitch", "name": "CC Switch",
-        "nudge": {"kind": "signal", "pidfile": "/run/user/1000/ccswitch.pid"},
-    }),
+    ClientEntry.model_validate(
+        {
+            "path": "~/.config/cc-switch/config.toml",
+            "kind": "ccswitch",
+            "name": "CC Switch",
+            "nudge": {"kind": "signal", "pidfile": "/run/user/1000/ccswitch.pid"},
+        }
+    ),
 ]
 
 
@@ -234,8 +240,9 @@ def test_init_again_adds_a_profile_and_registers_existing_files_untouched(sandbo
     extra.parent.mkdir()
     shutil.copy(FIXTURES / "cline" / "article.json", extra)
     extra_before = extra.read_bytes()
-    result = init("B", other, [ClientEntry(path=str(cline_file()), kind="cline"),
-                               ClientEntry(path=str(extra), kind="cline")])
+    result = init(
+        "B", other, [ClientEntry(path=str(cline_file()), kind="cline"), ClientEntry(path=str(extra), kind="cline")]
+    )
     assert result.config_written and result.created == []
     assert result.registered == [cline_file(), extra]
     config = read_config()

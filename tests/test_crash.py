@@ -103,10 +103,17 @@ def test_sigkill_during_switches_never_leaves_a_third_version(
     versions = {merged: 0, split: 0}
     journal = paths.dirs().state / "journal.json"
     started = time.monotonic()
-    with log.open("w") as err, subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(ZYGOTE), str(path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1,
-    ) as zygote:
+    with (
+        log.open("w") as err,
+        subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(ZYGOTE), str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            bufsize=1,
+        ) as zygote,
+    ):
         assert zygote.stdin is not None and zygote.stdout is not None
         try:
             while kills < KILLS_PER_FILE:
@@ -192,7 +199,9 @@ def test_a_kill_around_the_remembered_values_loses_nothing(
         switch("split", [path])
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(KILL_AT), str(path), step, there],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 9, out.stderr
     assert path.read_bytes() in (merged, split)

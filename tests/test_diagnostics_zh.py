@@ -30,8 +30,8 @@ EXTRA: list[tuple[str, str, str]] = [
     ("KVS001", CLINE, '{\n  "cline.openAiModelId": "m\n}\n'),
     ("KVS001", CLINE, '{\n  "cline.openAiModelId": "m"\n'),
     ("KVS001", CC, "[provider\nmodel = 1\n"),
-    ("KVS001", CC, 'a = [1, 2\n'),
-    ("KVS001", CC, 'a = 1\na = 2\n'),
+    ("KVS001", CC, "a = [1, 2\n"),
+    ("KVS001", CC, "a = 1\na = 2\n"),
     ("KVS001", CC, 'a = "x\n'),
     ("KVS002", CLINE, "[1]\n"),
     ("KVS002", CC, CC_HEAD + 'chunk_size = "512"\n'),
@@ -43,16 +43,32 @@ EXTRA: list[tuple[str, str, str]] = [
     ("KVS002", KV, '[[clients]]\npath = "x.json"\nkind = "no-such-kind"\n'),
     ("KVS003", KV, "zzz = 1\n"),
     ("KVS006", KV, '[[clients]]\npath = "x.json"\nkind = "claude-code"\nname = "a b"\n'),
-    ("KVS103", CLINE, '{\n "cline.openAiModelId": "m",\n "cline.cacheStrategy": {"mode": "merged", "prefillEndpoint": "http://p"}\n}\n'),
+    (
+        "KVS103",
+        CLINE,
+        '{\n "cline.openAiModelId": "m",\n "cline.cacheStrategy": {"mode": "merged", "prefillEndpoint": "http://p"}\n}\n',
+    ),
     ("KVS110", CC, CC_HEAD + 'mode = "split"\n'),
     ("KVS110", CLINE, '{\n  "cline.openAiModelId": "m",\n  "cline.cacheStrategy": {"mode": "split"}\n}\n'),
-    ("KVS112", CC, CC_HEAD + 'mode = "split"\n[cache.split]\nprefill_base_url = "http://p"\n'
-     'decode_base_url = "http://d"\nmax_transfer_concurrency = 0\n'),
-    ("KVS201", KV, '[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\n[profiles.a.merged]\nurl = "https://m/v1/"\n'),
+    (
+        "KVS112",
+        CC,
+        CC_HEAD + 'mode = "split"\n[cache.split]\nprefill_base_url = "http://p"\n'
+        'decode_base_url = "http://d"\nmax_transfer_concurrency = 0\n',
+    ),
+    (
+        "KVS201",
+        KV,
+        '[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\n[profiles.a.merged]\nurl = "https://m/v1/"\n',
+    ),
     ("KVS202", CC, '[provider]\nbase_url = "ftp://h"\nmodel = "m"\n'),
     ("KVS202", CC, '[provider]\nbase_url = "https://user:pw@h/api"\nmodel = "m"\n'),
     ("KVS202", KV, '[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\n[profiles.a.split]\nurl = "h:99999"\n'),
-    ("KVS210", CC, f'[provider]\nbase_url = "https://h/api"\napi_key = "{REAL_KEY[:8]}\\u200b{REAL_KEY[8:]}"\nmodel = "m"\n'),
+    (
+        "KVS210",
+        CC,
+        f'[provider]\nbase_url = "https://h/api"\napi_key = "{REAL_KEY[:8]}\\u200b{REAL_KEY[8:]}"\nmodel = "m"\n',
+    ),
     ("KVS210", CC, f'[provider]\nbase_url = "https://h/api"\napi_key = "{REAL_KEY}é"\nmodel = "m"\n'),
     ("KVS220", CC, '[provider]\nbase_url = "https://h/api"\nmodel = ""\n'),
 ]
@@ -84,8 +100,17 @@ def _lint(tmp_path: Path, name: str, text: str, *, tracked: bool = False) -> tup
 
 def _same_but_words(english: list[Diagnostic], chinese: list[Diagnostic]) -> None:
     def facts(d: Diagnostic) -> tuple[object, ...]:
-        return (d.code, d.severity, d.path, d.line, d.column, d.key_path, d.fix is not None,
-                d.fix.key_path if d.fix else None, d.fix.value if d.fix else None)
+        return (
+            d.code,
+            d.severity,
+            d.path,
+            d.line,
+            d.column,
+            d.key_path,
+            d.fix is not None,
+            d.fix.key_path if d.fix else None,
+            d.fix.value if d.fix else None,
+        )
 
     assert [facts(d) for d in english] == [facts(d) for d in chinese]
     for en, zh in zip(english, chinese, strict=True):
@@ -114,8 +139,11 @@ def test_more_wordings_read_as_chinese_with_the_same_facts(tmp_path: Path, code:
 
 def test_every_code_the_rules_can_emit_is_covered_here() -> None:
     """Each code written in the rules, the kinds or the catalogue has a Chinese case above."""
-    sources = [ROOT / "kvswitch" / "rules.py", ROOT / "kvswitch" / "linter.py",
-               *sorted((ROOT / "kvswitch" / "kinds").glob("*.py"))]
+    sources = [
+        ROOT / "kvswitch" / "rules.py",
+        ROOT / "kvswitch" / "linter.py",
+        *sorted((ROOT / "kvswitch" / "kinds").glob("*.py")),
+    ]
     emitted = {c for p in sources for c in re.findall(r'"(KVS\d{3})"', p.read_text(encoding="utf-8"))}
     assert emitted <= set(CODES)
     covered = set(EXAMPLES) | {c for c, _, _ in EXTRA}
@@ -123,6 +151,7 @@ def test_every_code_the_rules_can_emit_is_covered_here() -> None:
 
 
 # -- the command line ---------------------------------------------------------------------
+
 
 def _problem_files(tmp_path: Path) -> list[Path]:
     """The shipped fixtures with several kinds of problem put in."""
@@ -132,12 +161,18 @@ def _problem_files(tmp_path: Path) -> list[Path]:
     cline = cline.replace('"kvCacheDtype": "auto"', '"kvCacheDtype": "int8"')
     cline = cline.replace('"gpt-4o-mini"', '"your-model-name"')
     cline = cline.replace('"maxTokens": 2048', '"maxTokens": "lots"')
-    cline = cline.replace('"cline.apiProvider"', '"cline.openAiApiKey": "sk-你的TaoToken Key",\n    "cline.apiProvider"')
+    cline = cline.replace(
+        '"cline.apiProvider"', '"cline.openAiApiKey": "sk-你的TaoToken Key",\n    "cline.apiProvider"'
+    )
     cc = (FIXTURES / "ccswitch" / "article.toml").read_text(encoding="utf-8")
     cc = cc.replace('mode = "merged"', 'mode = "both"', 1).replace("[request]", "[request]\ntemprature = 0.2", 1)
     broken = '{\n    "cline.openAiBaseUrl": "https://h/api",\n    "cline.openAiModelId": \n}\n'
     out = []
-    for name, text in (("vscode/settings.json", cline), ("cc-switch/config.toml", cc), ("broken/settings.json", broken)):
+    for name, text in (
+        ("vscode/settings.json", cline),
+        ("cc-switch/config.toml", cc),
+        ("broken/settings.json", broken),
+    ):
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -148,8 +183,15 @@ def _problem_files(tmp_path: Path) -> list[Path]:
 
 def _kvswitch(tmp_path: Path, *args: str, lang: dict[str, str]) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in LOCALE_VARS} | lang
-    return subprocess.run([sys.executable, "-m", "kvswitch", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kvswitch", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
 
 
 _FINDING = re.compile(r"^(?P<where>\S+:\d+:\d+): (?P<code>KVS\d{3}) (?P<rest>.*)$")
@@ -167,8 +209,17 @@ def test_lint_text_in_chinese_has_the_english_places_and_codes(tmp_path: Path, l
     assert english.returncode == chinese.returncode == 1, (english, chinese)
     en, zh = _findings(english.stdout), _findings(chinese.stdout)
     assert len(en) >= 10
-    assert {code for _, code, _ in en} >= {"KVS001", "KVS002", "KVS003", "KVS101", "KVS105", "KVS201",
-                                          "KVS210", "KVS211", "KVS220"}
+    assert {code for _, code, _ in en} >= {
+        "KVS001",
+        "KVS002",
+        "KVS003",
+        "KVS101",
+        "KVS105",
+        "KVS201",
+        "KVS210",
+        "KVS211",
+        "KVS220",
+    }
     assert [(w, c) for w, c, _ in zh] == [(w, c) for w, c, _ in en]
     for (_, code, en_rest), (_, _, zh_rest) in zip(en, zh, strict=True):
         assert CJK.search(zh_rest), (code, zh_rest)
@@ -197,6 +248,7 @@ def test_lint_json_in_chinese_keeps_codes_and_fields_and_translates_messages(tmp
 
 
 # -- errors of reading, parsing, validating and writing ---------------------------------------
+
 
 def test_read_and_parse_errors_are_chinese(tmp_path: Path, chinese: None) -> None:
     from kvswitch.errors import ConfigParseError, ReadError, UnknownKindError
@@ -269,7 +321,9 @@ def test_pydantic_and_schema_errors_are_worded_by_type(chinese: None) -> None:
     assert error_message("some_future_type", "Something new") == "Something new"  # pydantic's, as a fallback
     assert error_message("greater_than", "Input should be greater than 0", {}) == "Input should be greater than 0"
     i18n.set_language("en")
-    assert error_message("greater_than", "Input should be greater than 0", {"gt": 0}) == "Input should be greater than 0"
+    assert (
+        error_message("greater_than", "Input should be greater than 0", {"gt": 0}) == "Input should be greater than 0"
+    )
 
 
 def test_pydantic_validators_speak_chinese(chinese: None) -> None:
@@ -290,15 +344,16 @@ def test_key_variable_advice_is_chinese(chinese: None) -> None:
     from kvswitch.key_variables import KeyVariable
 
     one = KeyVariable("KVSWITCH_KEY_WORK", "work", "keyring", ("Codex",), "unset", key="sk-…abcd")
-    two = KeyVariable("KVSWITCH_KEY_WORK", "work", "keyring", ("Codex", "OpenCode"), "differs",
-                      value="sk-…zzzz", key="sk-…abcd")
+    two = KeyVariable(
+        "KVSWITCH_KEY_WORK", "work", "keyring", ("Codex", "OpenCode"), "differs", value="sk-…zzzz", key="sk-…abcd"
+    )
     token = KeyVariable("KVSWITCH_GATEWAY_TOKEN", "", "keyring", ("Codex",), "no-key", token=True)
     for variable in (one, two, token):
         saw, fix = variable.describe()
         assert CJK.search(saw) and variable.name in saw
         assert not fix or CJK.search(fix) or fix.startswith("export ")
     saw, fix = one.describe()
-    assert 'kvswitch key get work --reveal' in fix and "export KVSWITCH_KEY_WORK=sk-…abcd" in fix
+    assert "kvswitch key get work --reveal" in fix and "export KVSWITCH_KEY_WORK=sk-…abcd" in fix
     assert "Codex 和 OpenCode" in two.describe()[0]
 
 

@@ -25,11 +25,34 @@ COMMAND = re.compile(r"^(?:\$\s+)?(?:[\w./-]*/)?(?:kvswitch|python3? -m kvswitch
 SUBSTITUTION = re.compile(r"\$\((?:[\w./-]*/)?kvswitch\s([^)]*)\)")
 
 PLACEHOLDERS = {
-    "MODE": "split", "NAME": "work", "NEW": "work2", "NEW-NAME": "work2", "OLD": "work", "PROFILE": "work",
-    "PATH": "settings.json", "FILE": "report.json", "DIR": "schemas", "CLIENT": "codex", "KIND": "codex",
-    "K": "codex", "P": "vllm", "M": "split", "ID": "20261203T152405Z-000", "URL": "http://127.0.0.1:8000/v1",
-    "N": "4", "MS": "150", "PORT": "8000", "SHELL": "bash", "LANG": "zh-CN", "ENGINE": "vllm", "KEY": "X-Team",
-    "VALUE": "infra", "HEADER": "X-Team=infra", "S": "10", "CMD": "ssh p-host", "CHECK": "auth",
+    "MODE": "split",
+    "NAME": "work",
+    "NEW": "work2",
+    "NEW-NAME": "work2",
+    "OLD": "work",
+    "PROFILE": "work",
+    "PATH": "settings.json",
+    "FILE": "report.json",
+    "DIR": "schemas",
+    "CLIENT": "codex",
+    "KIND": "codex",
+    "K": "codex",
+    "P": "vllm",
+    "M": "split",
+    "ID": "20261203T152405Z-000",
+    "URL": "http://127.0.0.1:8000/v1",
+    "N": "4",
+    "MS": "150",
+    "PORT": "8000",
+    "SHELL": "bash",
+    "LANG": "zh-CN",
+    "ENGINE": "vllm",
+    "KEY": "X-Team",
+    "VALUE": "infra",
+    "HEADER": "X-Team=infra",
+    "S": "10",
+    "CMD": "ssh p-host",
+    "CHECK": "auth",
 }
 
 
@@ -150,25 +173,35 @@ def test_the_docs_show_many_commands() -> None:
     assert total > 100, total
 
 
-@pytest.mark.parametrize(("line", "argv"), [
-    ("kvswitch switch split --client codex   # one client", ["switch", "split", "--client", "codex"]),
-    ("$ kvswitch lint ~/.cline/settings.json", ["lint", "~/.cline/settings.json"]),
-    ("kvswitch lab up [--port 18080] [--preset tiny|medium]", ["lab", "up", "--port", "18080", "--preset", "tiny"]),
-    ("kvswitch schema [--kind K] [--write DIR | --check DIR | --reference]",
-     ["schema", "--kind", "codex", "--write", "schemas"]),
-    ("kvswitch restore PATH [--list | --id ID]", ["restore", "settings.json", "--list"]),
-    ("kvswitch advise [--gpus N]\n               [--workload chat|coding]", ["advise", "--gpus", "4", "--workload", "chat"]),
-    ("kvswitch profile edit NAME --base-url <without the slash>", ["profile", "edit", "work", "--base-url", "x"]),
-])
+@pytest.mark.parametrize(
+    ("line", "argv"),
+    [
+        ("kvswitch switch split --client codex   # one client", ["switch", "split", "--client", "codex"]),
+        ("$ kvswitch lint ~/.cline/settings.json", ["lint", "~/.cline/settings.json"]),
+        ("kvswitch lab up [--port 18080] [--preset tiny|medium]", ["lab", "up", "--port", "18080", "--preset", "tiny"]),
+        (
+            "kvswitch schema [--kind K] [--write DIR | --check DIR | --reference]",
+            ["schema", "--kind", "codex", "--write", "schemas"],
+        ),
+        ("kvswitch restore PATH [--list | --id ID]", ["restore", "settings.json", "--list"]),
+        (
+            "kvswitch advise [--gpus N]\n               [--workload chat|coding]",
+            ["advise", "--gpus", "4", "--workload", "chat"],
+        ),
+        ("kvswitch profile edit NAME --base-url <without the slash>", ["profile", "edit", "work", "--base-url", "x"]),
+    ],
+)
 def test_a_line_becomes_the_argv_it_stands_for(line: str, argv: list[str]) -> None:
     (args,) = command_lines(f"```sh\n{line}\n```\n")
     assert to_argv(args) == argv
 
 
 def test_output_lines_and_other_blocks_are_not_commands() -> None:
-    text = ("```console\n$ kvswitch status\nkvswitch engine-flags · vLLM\n```\n"
-            "```toml\nkvswitch = 1\n```\n"
-            "```sh\nexport K=\"$(kvswitch key get work --reveal)\"\nkvswitch-tray\n```\n")
+    text = (
+        "```console\n$ kvswitch status\nkvswitch engine-flags · vLLM\n```\n"
+        "```toml\nkvswitch = 1\n```\n"
+        '```sh\nexport K="$(kvswitch key get work --reveal)"\nkvswitch-tray\n```\n'
+    )
     assert command_lines(text) == [" status", "key get work --reveal"]
 
 

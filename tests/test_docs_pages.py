@@ -26,8 +26,15 @@ def test_index_links_every_page() -> None:
     assert pages <= linked, f"docs/index.md does not link: {sorted(pages - linked)}"
 
 
-@pytest.mark.parametrize("page", [*sorted(p.name for p in DOCS.glob("*.md")), "../README.md", "../README.zh-CN.md",
-                                  *sorted(f"zh-CN/{p.name}" for p in (DOCS / "zh-CN").glob("*.md"))])
+@pytest.mark.parametrize(
+    "page",
+    [
+        *sorted(p.name for p in DOCS.glob("*.md")),
+        "../README.md",
+        "../README.zh-CN.md",
+        *sorted(f"zh-CN/{p.name}" for p in (DOCS / "zh-CN").glob("*.md")),
+    ],
+)
 def test_relative_links_resolve(page: str) -> None:
     path = DOCS / page
     for m in LINK.finditer(path.read_text(encoding="utf-8")):
@@ -107,15 +114,30 @@ def test_troubleshooting_maps_every_known_error_to_a_real_check() -> None:
         assert f"](#{anchor})" in table, f"the table at the top has no row for #{anchor}"
     for check in set(re.findall(r"`([\w-]+)`", table)) & set(CHECKS):
         assert check in CHECKS
-    assert {c for c in CHECKS if f"`{c}`" in table} >= {"auth", "split", "chunk-size", "same-gpu", "prefix-cache",
-                                                          "model"}
+    assert {c for c in CHECKS if f"`{c}`" in table} >= {
+        "auth",
+        "split",
+        "chunk-size",
+        "same-gpu",
+        "prefix-cache",
+        "model",
+    }
     for code in set(re.findall(r"KVS\d{3}", table)):
         assert code in CODES, code
 
 
 # -- background.md: the page code links to ------------------------------------------------
-REQUIRED_BACKGROUND = ("two-strategies", "merged", "split", "chunk-size", "when-split-pays", "when-merged-pays",
-                       "known-errors", "real-engines", "measuring")
+REQUIRED_BACKGROUND = (
+    "two-strategies",
+    "merged",
+    "split",
+    "chunk-size",
+    "when-split-pays",
+    "when-merged-pays",
+    "known-errors",
+    "real-engines",
+    "measuring",
+)
 
 
 def page_anchors(path: Path) -> set[str]:
@@ -128,8 +150,14 @@ def _background_links() -> set[tuple[str, str]]:
     """(where, id) for every ``background.md#ID`` in the code and docs, and every
     ``{DOCS}#ID`` in a module whose ``DOCS`` is the page."""
     found: set[tuple[str, str]] = set()
-    files = [*ROOT.glob("README*.md"), *DOCS.rglob("*.md"), *(ROOT / "kvswitch").rglob("*.py"),
-             *(ROOT / "kvswitch").rglob("*.po"), *(ROOT / "gui").rglob("*.py"), *(ROOT / "gui").rglob("*.ts")]
+    files = [
+        *ROOT.glob("README*.md"),
+        *DOCS.rglob("*.md"),
+        *(ROOT / "kvswitch").rglob("*.py"),
+        *(ROOT / "kvswitch").rglob("*.po"),
+        *(ROOT / "gui").rglob("*.py"),
+        *(ROOT / "gui").rglob("*.ts"),
+    ]
     for path in files:
         text = path.read_text(encoding="utf-8")
         for m in re.finditer(r"background\.md#([\w-]+)", text):
@@ -232,8 +260,9 @@ def test_each_chinese_page_translates_its_english_page(name: str) -> None:
     assert set(re.findall(r"KVS\d{3}", zh)) == set(re.findall(r"KVS\d{3}", en)), "the same diagnostic codes"
     missing = linked_anchors(en_path) - page_anchors(zh_path)
     assert not missing, f"docs/zh-CN/{name} lacks the anchors {sorted(missing)} (links and code point there)"
-    assert re.findall(r'<a id="([^"]+)"></a>', en) == [i for i in re.findall(r'<a id="([^"]+)"></a>', zh)
-                                                      if i in re.findall(r'<a id="([^"]+)"></a>', en)]
+    assert re.findall(r'<a id="([^"]+)"></a>', en) == [
+        i for i in re.findall(r'<a id="([^"]+)"></a>', zh) if i in re.findall(r'<a id="([^"]+)"></a>', en)
+    ]
     # the same commands: every kvswitch command line of the English page is on the Chinese one
     assert commands(en) <= commands(zh), commands(en) - commands(zh)
     assert "](../" in zh or name == "background.md", "a Chinese page links back to the English pages"

@@ -32,14 +32,16 @@ GPU = ("nvidia-smi", "same-gpu")
 
 # -- servers ------------------------------------------------------------------------------
 
+
 @dataclass
 class RecordingServer(SSEServer):
     """An SSEServer that records every request's path and Authorization header."""
 
     seen: list[tuple[str, str]] = field(default_factory=list)
 
-    async def _route(self, method: str, target: str, headers: dict[str, str], body: bytes, writer: Any,
-                     received: float) -> bool:
+    async def _route(
+        self, method: str, target: str, headers: dict[str, str], body: bytes, writer: Any, received: float
+    ) -> bool:
         self.seen.append((target, headers.get("authorization", "")))
         return await super()._route(method, target, headers, body, writer, received)
 
@@ -48,11 +50,15 @@ class RecordingServer(SSEServer):
 class StrictServer(SSEServer):
     """Answers only under ``/v1/`` (like vLLM): ``/v1/v1/…`` and bare ``/models`` are 404."""
 
-    async def _route(self, method: str, target: str, headers: dict[str, str], body: bytes, writer: Any,
-                     received: float) -> bool:
+    async def _route(
+        self, method: str, target: str, headers: dict[str, str], body: bytes, writer: Any, received: float
+    ) -> bool:
         path = target.split("?", 1)[0]
-        if "//" not in path and (path.startswith("/v1/v1/") or not path.startswith("/v1/")) and path.endswith(
-                ("/models", "/chat/completions")):
+        if (
+            "//" not in path
+            and (path.startswith("/v1/v1/") or not path.startswith("/v1/"))
+            and path.endswith(("/models", "/chat/completions"))
+        ):
             await self._send(writer, 404, b'{"error": {"message": "not found"}}')
             return True
         return await super()._route(method, target, headers, body, writer, received)
@@ -68,8 +74,9 @@ class PrefixCacheServer(SSEServer):
     per_word_ms: float = 0.6
     prompts: list[list[str]] = field(default_factory=list)
 
-    async def _stream(self, writer: Any, request: dict[str, Any], mode: str, scenario: str, received: float,
-                      request_id: str = "") -> None:
+    async def _stream(
+        self, writer: Any, request: dict[str, Any], mode: str, scenario: str, received: float, request_id: str = ""
+    ) -> None:
         words = str(request["messages"][-1]["content"]).split()
         hit = 0
         if self.cache:
@@ -97,12 +104,31 @@ def keyed(monkeypatch: pytest.MonkeyPatch) -> str:
 
 # -- helpers ------------------------------------------------------------------------------
 
-def write_config(base_url: str, *, mode: str = "merged", convention: str = "includes-v1", model: str = "test-model",
-                 key: str = f"env:{KEY_ENV}", split: dict[str, str] | None = None, prefix_cache: bool = True,
-                 clients: Sequence[tuple[Path, str]] = ()) -> Path:
-    lines = ["version = 1", 'active_profile = "lab"', f'mode = "{mode}"', "", "[profiles.lab]",
-             f'base_url = "{base_url}"', f'url_convention = "{convention}"', f'model = "{model}"', f'key = "{key}"',
-             "", "[profiles.lab.split]"]
+
+def write_config(
+    base_url: str,
+    *,
+    mode: str = "merged",
+    convention: str = "includes-v1",
+    model: str = "test-model",
+    key: str = f"env:{KEY_ENV}",
+    split: dict[str, str] | None = None,
+    prefix_cache: bool = True,
+    clients: Sequence[tuple[Path, str]] = (),
+) -> Path:
+    lines = [
+        "version = 1",
+        'active_profile = "lab"',
+        f'mode = "{mode}"',
+        "",
+        "[profiles.lab]",
+        f'base_url = "{base_url}"',
+        f'url_convention = "{convention}"',
+        f'model = "{model}"',
+        f'key = "{key}"',
+        "",
+        "[profiles.lab.split]",
+    ]
     lines += [f'{k} = "{v}"' for k, v in (split or {}).items()]
     lines += ["", "[profiles.lab.cache]", f"prefix_cache = {'true' if prefix_cache else 'false'}"]
     for path, kind in clients:
@@ -113,10 +139,24 @@ def write_config(base_url: str, *, mode: str = "merged", convention: str = "incl
     return path
 
 
-def ccswitch_client(tmp: Path, *, mode: str, base_url: str, chunk_size: int | None = None,
-                    prefill: str | None = None, decode: str | None = None) -> Path:
-    lines = ["[provider]", 'name = "lab"', f'base_url = "{base_url}"', 'model = "test-model"', "", "[cache]",
-             f'mode = "{mode}"']
+def ccswitch_client(
+    tmp: Path,
+    *,
+    mode: str,
+    base_url: str,
+    chunk_size: int | None = None,
+    prefill: str | None = None,
+    decode: str | None = None,
+) -> Path:
+    lines = [
+        "[provider]",
+        'name = "lab"',
+        f'base_url = "{base_url}"',
+        'model = "test-model"',
+        "",
+        "[cache]",
+        f'mode = "{mode}"',
+    ]
     if chunk_size is not None:
         lines.append(f"chunk_size = {chunk_size}")
     if prefill or decode:
@@ -153,8 +193,9 @@ def doctor(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[st
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert report["command"] == "doctor" and report["ok"] is (code == 0)
-    checks = {c["name"]: Check(c["name"], c["status"], c["saw"], c["fix"], c["source"])
-              for c in report["data"]["checks"]}
+    checks = {
+        c["name"]: Check(c["name"], c["status"], c["saw"], c["fix"], c["source"]) for c in report["data"]["checks"]
+    }
     return code, checks, captured.out + captured.err
 
 
@@ -164,7 +205,7 @@ def skip(*names: str) -> list[str]:
 
 def forms(key: str) -> set[str]:
     """A key raw, JSON-escaped, and every 8-character piece of it (a mask shows 3 + 4)."""
-    return {key, json.dumps(key)[1:-1], *(key[i:i + 8] for i in range(len(key) - 7))}
+    return {key, json.dumps(key)[1:-1], *(key[i : i + 8] for i in range(len(key) - 7))}
 
 
 def assert_no_key(text: str, *keys: str) -> None:
@@ -174,18 +215,44 @@ def assert_no_key(text: str, *keys: str) -> None:
 
 # -- a healthy setup ----------------------------------------------------------------------
 
+
 def test_everything_passes_and_exits_0(tmp_path: Path, keyed: str, capsys: pytest.CaptureFixture[str]) -> None:
-    with SSEServer(ttft_ms=100, itl_ms=1, tokens=2, api_key=KEY) as router, SSEServer() as prefill, \
-            SSEServer() as decode:
+    with (
+        SSEServer(ttft_ms=100, itl_ms=1, tokens=2, api_key=KEY) as router,
+        SSEServer() as prefill,
+        SSEServer() as decode,
+    ):
         client = ccswitch_client(tmp_path, mode="split", base_url=router.url, prefill=prefill.url, decode=decode.url)
-        write_config(router.url, mode="split", split={"prefill_base_url": prefill.url, "decode_base_url": decode.url},
-                     clients=[(client, "ccswitch")])
+        write_config(
+            router.url,
+            mode="split",
+            split={"prefill_base_url": prefill.url, "decode_base_url": decode.url},
+            clients=[(client, "ccswitch")],
+        )
         smi = fake_smi(tmp_path)
-        code, checks, out = doctor(capsys, "--smi", str(smi), "--prefill-prefix", f"env KVS_FAKE_UUID={UUID_A}",
-                                   "--decode-prefix", f"env KVS_FAKE_UUID={UUID_B}")
+        code, checks, out = doctor(
+            capsys,
+            "--smi",
+            str(smi),
+            "--prefill-prefix",
+            f"env KVS_FAKE_UUID={UUID_A}",
+            "--decode-prefix",
+            f"env KVS_FAKE_UUID={UUID_B}",
+        )
     assert code == 0, out
-    assert list(checks) == ["config", "key-variables", "chunk-size", "reachable", "url-convention",
-                            "auth", "model", "split", "nvidia-smi", "same-gpu", "prefix-cache"]
+    assert list(checks) == [
+        "config",
+        "key-variables",
+        "chunk-size",
+        "reachable",
+        "url-convention",
+        "auth",
+        "model",
+        "split",
+        "nvidia-smi",
+        "same-gpu",
+        "prefix-cache",
+    ]
     assert checks.pop("key-variables").status == "skip"  # no registered client reads a key variable
     assert {c.name: c.status for c in checks.values()} == {name: "pass" for name in checks}, out
     assert "distinct and reachable" in checks["split"].saw
@@ -207,10 +274,15 @@ def test_text_output_lists_every_check(server: SSEServer, keyed: str, capsys: py
 
 # -- 401 (S-24) from whitespace in the key, or a trailing slash ------------------------------------
 
+
 @pytest.mark.parametrize("where", ["env", "keyring"])
 def test_s24_key_with_whitespace_fails_auth_with_the_whitespace_hint(
-        where: str, server: SSEServer, monkeypatch: pytest.MonkeyPatch, memory_keyring: dict[tuple[str, str], str],
-        capsys: pytest.CaptureFixture[str]) -> None:
+    where: str,
+    server: SSEServer,
+    monkeypatch: pytest.MonkeyPatch,
+    memory_keyring: dict[tuple[str, str], str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from kvswitch.keys import service_name
 
     if where == "env":
@@ -232,8 +304,9 @@ def test_s24_key_with_whitespace_fails_auth_with_the_whitespace_hint(
     assert_no_key(out, KEY)
 
 
-def test_s24_trailing_slash_fails_auth_with_the_slash_hint(server: SSEServer, keyed: str,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_s24_trailing_slash_fails_auth_with_the_slash_hint(
+    server: SSEServer, keyed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_config(server.url + "/")
     code, checks, out = doctor(capsys, *skip(*GPU))
     assert code == 1
@@ -247,8 +320,9 @@ def test_s24_trailing_slash_fails_auth_with_the_slash_hint(server: SSEServer, ke
     assert_no_key(out, KEY)
 
 
-def test_s29_a_wrong_key_fails_with_the_status_and_quota_hint(server: SSEServer, monkeypatch: pytest.MonkeyPatch,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_s29_a_wrong_key_fails_with_the_status_and_quota_hint(
+    server: SSEServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv(KEY_ENV, OTHER_KEY)
     write_config(server.url)
     code, checks, out = doctor(capsys, *skip(*GPU))
@@ -260,6 +334,7 @@ def test_s29_a_wrong_key_fails_with_the_status_and_quota_hint(server: SSEServer,
 
 
 # -- S-25: split with both endpoints on one address and no split deployment --------------------
+
 
 def test_s25_split_on_one_address_stalls_and_fails(keyed: str, capsys: pytest.CaptureFixture[str]) -> None:
     with SSEServer(ttft_ms=20, itl_ms=1, tokens=2, api_key=KEY, split_capable=False) as srv:
@@ -276,8 +351,9 @@ def test_s25_split_on_one_address_stalls_and_fails(keyed: str, capsys: pytest.Ca
     assert checks["config"].status == "warn" and "KVS111" in checks["config"].saw
 
 
-def test_s25_same_address_that_answers_split_is_a_warning(server: SSEServer, keyed: str,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_s25_same_address_that_answers_split_is_a_warning(
+    server: SSEServer, keyed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_config(server.url, mode="split")
     code, checks, _ = doctor(capsys, *skip(*GPU, "prefix-cache"))
     assert code == 0
@@ -296,11 +372,14 @@ def test_split_endpoint_that_is_down_fails(server: SSEServer, keyed: str, capsys
 
 # -- S-26: chunk_size changed in split mode --------------------------------------------------
 
-def test_s26_chunk_size_in_split_mode_warns(tmp_path: Path, server: SSEServer, keyed: str,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+
+def test_s26_chunk_size_in_split_mode_warns(
+    tmp_path: Path, server: SSEServer, keyed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with SSEServer() as prefill, SSEServer() as decode:
-        client = ccswitch_client(tmp_path, mode="split", base_url=server.url, chunk_size=768,
-                                 prefill=prefill.url, decode=decode.url)
+        client = ccswitch_client(
+            tmp_path, mode="split", base_url=server.url, chunk_size=768, prefill=prefill.url, decode=decode.url
+        )
         write_config(server.url, clients=[(client, "ccswitch")])
         code, checks, _ = doctor(capsys, *skip(*NETWORK, *GPU))
     assert code == 0  # a warning, not a failure
@@ -311,8 +390,9 @@ def test_s26_chunk_size_in_split_mode_warns(tmp_path: Path, server: SSEServer, k
     assert checks["config"].status == "pass"  # the chunk finding is reported once, here
 
 
-def test_s26_chunk_size_not_a_multiple_of_64_warns(tmp_path: Path, server: SSEServer, keyed: str,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_s26_chunk_size_not_a_multiple_of_64_warns(
+    tmp_path: Path, server: SSEServer, keyed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     client = ccswitch_client(tmp_path, mode="merged", base_url=server.url, chunk_size=500)
     write_config(server.url, clients=[(client, "ccswitch")])
     code, checks, _ = doctor(capsys, *skip(*NETWORK, *GPU))
@@ -323,13 +403,19 @@ def test_s26_chunk_size_not_a_multiple_of_64_warns(tmp_path: Path, server: SSESe
 
 # -- S-27: prefill and decode on the same GPU -------------------------------------------------
 
+
 @pytest.mark.parametrize(("decode_uuid", "status"), [(UUID_A, "warn"), (UUID_B, "pass")])
 def test_s27_same_gpu_through_two_command_prefixes(tmp_path: Path, decode_uuid: str, status: str) -> None:
     smi = fake_smi(tmp_path)
     write_config("http://127.0.0.1:9/v1", mode="split")
-    report = run_doctor(DoctorSettings(
-        smi=str(smi), prefill_prefix=["env", f"KVS_FAKE_UUID={UUID_A}"],
-        decode_prefix=["env", f"KVS_FAKE_UUID={decode_uuid}"], skip=frozenset(NETWORK)))
+    report = run_doctor(
+        DoctorSettings(
+            smi=str(smi),
+            prefill_prefix=["env", f"KVS_FAKE_UUID={UUID_A}"],
+            decode_prefix=["env", f"KVS_FAKE_UUID={decode_uuid}"],
+            skip=frozenset(NETWORK),
+        )
+    )
     same = report.get("same-gpu")
     assert same is not None and same.status == status, same
     assert report.get("nvidia-smi").status == "pass"  # type: ignore[union-attr]
@@ -352,14 +438,22 @@ def test_no_nvidia_smi_is_a_skip_with_the_reason(tmp_path: Path) -> None:
 def test_a_prefix_that_cannot_run_nvidia_smi_warns(tmp_path: Path) -> None:
     smi = fake_smi(tmp_path)
     write_config("http://127.0.0.1:9/v1", mode="split")
-    report = run_doctor(DoctorSettings(smi=str(smi), prefill_prefix=["env", f"KVS_FAKE_UUID={UUID_A}"],
-                                       decode_prefix=["false"], skip=frozenset(NETWORK), gpu_seconds=1.0))
+    report = run_doctor(
+        DoctorSettings(
+            smi=str(smi),
+            prefill_prefix=["env", f"KVS_FAKE_UUID={UUID_A}"],
+            decode_prefix=["false"],
+            skip=frozenset(NETWORK),
+            gpu_seconds=1.0,
+        )
+    )
     smi_check = report.get("nvidia-smi")
     assert smi_check is not None and smi_check.status == "warn" and "none from decode via false" in smi_check.saw
     assert report.get("same-gpu").status == "skip"  # type: ignore[union-attr]
 
 
 # -- S-28: TTFT swings with the prefix cache on and prompts that differ -----------------------------
+
 
 def test_s28_prefix_cache_swings_warn_against_a_live_server(keyed: str, capsys: pytest.CaptureFixture[str]) -> None:
     with PrefixCacheServer(itl_ms=1, tokens=2, api_key=KEY) as srv:
@@ -390,8 +484,13 @@ def _t(*values: float, cached: list[int | None] | None = None) -> list[Timing]:
     ("varying", "fixed", "prefix_cache", "status", "words"),
     [
         # recorded on a prefix-caching server: TTFT follows each prompt's hit rate
-        (_t(240, 150, 60, cached=[0, 192, 368]), _t(240, 30, 31, 30, cached=[0, 400, 400, 400]), True, "warn",
-         "fix the prompt or turn the prefix cache off"),
+        (
+            _t(240, 150, 60, cached=[0, 192, 368]),
+            _t(240, 30, 31, 30, cached=[0, 400, 400, 400]),
+            True,
+            "warn",
+            "fix the prompt or turn the prefix cache off",
+        ),
         # the same swings although the profile turned the cache off: the server still caches
         (_t(240, 150, 60), _t(240, 30, 31, 30), False, "warn", "turn it off on the server too"),
         # steady: unique prompts all miss, repeats all hit
@@ -404,14 +503,16 @@ def _t(*values: float, cached: list[int | None] | None = None) -> list[Timing]:
         (_t(100), _t(100, 30, 30), True, "skip", "too few"),
     ],
 )
-def test_s28_assess_recorded_timings(varying: list[Timing], fixed: list[Timing], prefix_cache: bool,
-                                     status: str, words: str) -> None:
+def test_s28_assess_recorded_timings(
+    varying: list[Timing], fixed: list[Timing], prefix_cache: bool, status: str, words: str
+) -> None:
     check = assess_prefix_cache(varying, fixed, prefix_cache, "lab")
     assert check.status == status, check
     assert words in check.saw + check.fix
 
 
 # -- S-08: a model name the server does not list ---------------------------------------------
+
 
 def test_s08_unknown_model_fails_naming_the_servers_models(keyed: str, capsys: pytest.CaptureFixture[str]) -> None:
     with SSEServer(ttft_ms=20, itl_ms=1, tokens=2, api_key=KEY, model="qwen2.5-coder-7b-instruct") as srv:
@@ -428,6 +529,7 @@ def test_s08_unknown_model_fails_naming_the_servers_models(keyed: str, capsys: p
 
 
 # -- URL convention and reachability ---------------------------------------------------------
+
 
 def test_url_convention_mismatch_warns_with_the_edit_command(keyed: str, capsys: pytest.CaptureFixture[str]) -> None:
     with StrictServer(ttft_ms=20, itl_ms=1, tokens=2, api_key=KEY) as srv:
@@ -468,8 +570,9 @@ def test_not_set_up_fails_with_init_hint(capsys: pytest.CaptureFixture[str]) -> 
     assert checks["config"].status == "fail" and "kvswitch init" in checks["config"].fix
 
 
-def test_a_config_error_fails_the_config_check(server: SSEServer, keyed: str,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_config_error_fails_the_config_check(
+    server: SSEServer, keyed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write_config(server.url)
     path.write_text(path.read_text().replace('mode = "merged"', 'mode = "both"'))
     code, checks, _ = doctor(capsys, *skip(*GPU))
@@ -490,7 +593,9 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Mo
     assert main(["doctor", "--base-url", "http://127.0.0.1:9/v1"]) == 2
     assert main(["doctor", "--skip", "bogus"]) == 2
     assert main(["doctor", "--model", "m"]) == 2
-    assert main(["doctor", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key-env", "KVS_UNSET_KEY"]) == 2
+    assert (
+        main(["doctor", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key-env", "KVS_UNSET_KEY"]) == 2
+    )
     assert main(["doctor", "--format", "yaml"]) == 2
     capsys.readouterr()
     assert main(["doctor", "--help"]) == 0
@@ -500,8 +605,10 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Mo
 
 # -- keys: never printed, never sent where the profile does not point --------------------------
 
-def test_keys_are_never_printed(server: SSEServer, monkeypatch: pytest.MonkeyPatch,
-                                capsys: pytest.CaptureFixture[str]) -> None:
+
+def test_keys_are_never_printed(
+    server: SSEServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     outputs = []
     for value, base in ((KEY, server.url), (KEY + " ", server.url), (KEY + "\n", server.url), (KEY, server.url + "/")):
         monkeypatch.setenv(KEY_ENV, value)
@@ -515,17 +622,28 @@ def test_keys_are_never_printed(server: SSEServer, monkeypatch: pytest.MonkeyPat
     assert_no_key(text, KEY)
 
 
-def test_the_key_goes_only_to_the_profiles_hosts(tmp_path: Path, server: SSEServer, keyed: str,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_key_goes_only_to_the_profiles_hosts(
+    tmp_path: Path, server: SSEServer, keyed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with RecordingServer(ttft_ms=20, itl_ms=1, tokens=2) as stranger:
         # a registered client file that points somewhere else: doctor lints it, never calls it
         cline = tmp_path / "settings.json"
-        cline.write_text(json.dumps({
-            "cline.apiProvider": "openai-compatible", "cline.openAiBaseUrl": stranger.url,
-            "cline.openAiModelId": "test-model",
-            "cline.cacheStrategy": {"mode": "split", "prefillEndpoint": stranger.url, "decodeEndpoint": stranger.url,
-                                    "kvTransferProtocol": "layer-wise", "enablePrefixCache": True},
-        }))
+        cline.write_text(
+            json.dumps(
+                {
+                    "cline.apiProvider": "openai-compatible",
+                    "cline.openAiBaseUrl": stranger.url,
+                    "cline.openAiModelId": "test-model",
+                    "cline.cacheStrategy": {
+                        "mode": "split",
+                        "prefillEndpoint": stranger.url,
+                        "decodeEndpoint": stranger.url,
+                        "kvTransferProtocol": "layer-wise",
+                        "enablePrefixCache": True,
+                    },
+                }
+            )
+        )
         write_config(server.url, mode="split", clients=[(cline, "cline")])
         code, checks, _ = doctor(capsys, *skip(*GPU))
         assert checks["auth"].status == "pass"
@@ -539,8 +657,16 @@ def test_the_key_goes_only_to_the_profiles_hosts(tmp_path: Path, server: SSEServ
         stranger.seen.clear()
         os.environ["KVS_OTHER_KEY"] = OTHER_KEY
         try:
-            code, checks, out = doctor(capsys, "--base-url", stranger.url, "--model", "test-model",
-                                       "--api-key-env", "KVS_OTHER_KEY", *skip(*GPU))
+            code, checks, out = doctor(
+                capsys,
+                "--base-url",
+                stranger.url,
+                "--model",
+                "test-model",
+                "--api-key-env",
+                "KVS_OTHER_KEY",
+                *skip(*GPU),
+            )
         finally:
             del os.environ["KVS_OTHER_KEY"]
         assert code == 0
@@ -549,11 +675,17 @@ def test_the_key_goes_only_to_the_profiles_hosts(tmp_path: Path, server: SSEServ
 
 
 def test_split_probe_url_gets_the_key_but_nothing_else_does(keyed: str, capsys: pytest.CaptureFixture[str]) -> None:
-    with RecordingServer(api_key=KEY, ttft_ms=20, itl_ms=1, tokens=2) as base, \
-            RecordingServer(api_key=KEY, ttft_ms=20, itl_ms=1, tokens=2) as router, RecordingServer() as prefill, \
-            RecordingServer() as decode:
-        write_config(base.url, mode="split", split={"prefill_base_url": prefill.url, "decode_base_url": decode.url,
-                                                    "probe_url": router.url})
+    with (
+        RecordingServer(api_key=KEY, ttft_ms=20, itl_ms=1, tokens=2) as base,
+        RecordingServer(api_key=KEY, ttft_ms=20, itl_ms=1, tokens=2) as router,
+        RecordingServer() as prefill,
+        RecordingServer() as decode,
+    ):
+        write_config(
+            base.url,
+            mode="split",
+            split={"prefill_base_url": prefill.url, "decode_base_url": decode.url, "probe_url": router.url},
+        )
         code, checks, _ = doctor(capsys, *skip(*GPU, "prefix-cache"))
     assert code == 0 and checks["split"].status == "pass", checks["split"]
     assert any(auth == f"Bearer {KEY}" for _, auth in router.seen)  # the split request went to the router
@@ -564,8 +696,11 @@ def test_s27_both_instances_on_this_one_gpu_machine_warn(tmp_path: Path, monkeyp
     fake_smi(tmp_path)  # "nvidia-smi" on PATH, one GPU
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr("kvswitch.doctor._nvml_present", lambda: False)
-    write_config("http://127.0.0.1:9/v1", mode="split",
-                 split={"prefill_base_url": "http://127.0.0.1:8001/v1", "decode_base_url": "http://localhost:8002/v1"})
+    write_config(
+        "http://127.0.0.1:9/v1",
+        mode="split",
+        split={"prefill_base_url": "http://127.0.0.1:8001/v1", "decode_base_url": "http://localhost:8002/v1"},
+    )
     report = run_doctor(DoctorSettings(skip=frozenset(NETWORK)))
     same = report.get("same-gpu")
     assert report.get("nvidia-smi").status == "pass"  # type: ignore[union-attr]
@@ -577,8 +712,9 @@ def test_s27_both_instances_on_this_one_gpu_machine_warn(tmp_path: Path, monkeyp
 def test_a_server_without_a_model_list(keyed: str, capsys: pytest.CaptureFixture[str]) -> None:
     @dataclass
     class NoList(SSEServer):
-        async def _route(self, method: str, target: str, headers: dict[str, str], body: bytes, writer: Any,
-                         received: float) -> bool:
+        async def _route(
+            self, method: str, target: str, headers: dict[str, str], body: bytes, writer: Any, received: float
+        ) -> bool:
             if target.endswith("/models"):
                 await self._send(writer, 404, b'{"error": {"message": "no route"}}')
                 return True

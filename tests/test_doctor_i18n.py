@@ -30,20 +30,35 @@ DOCTOR_DATA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "target": {
-            "anyOf": [{"type": "null"}, {
-                "type": "object",
-                "required": ["label", "profile", "base_url", "model", "mode", "url_convention", "prefill", "decode",
-                             "key"],
-                "additionalProperties": False,
-                "properties": {
-                    "label": {"type": "string"}, "profile": {"type": ["string", "null"]},
-                    "base_url": {"type": "string"}, "model": {"type": "string"},
-                    "mode": {"enum": ["merged", "split"]},
-                    "url_convention": {"enum": ["append-v1", "includes-v1", None]},
-                    "prefill": {"type": ["string", "null"]}, "decode": {"type": ["string", "null"]},
-                    "key": {"type": ["string", "null"]},
+            "anyOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": [
+                        "label",
+                        "profile",
+                        "base_url",
+                        "model",
+                        "mode",
+                        "url_convention",
+                        "prefill",
+                        "decode",
+                        "key",
+                    ],
+                    "additionalProperties": False,
+                    "properties": {
+                        "label": {"type": "string"},
+                        "profile": {"type": ["string", "null"]},
+                        "base_url": {"type": "string"},
+                        "model": {"type": "string"},
+                        "mode": {"enum": ["merged", "split"]},
+                        "url_convention": {"enum": ["append-v1", "includes-v1", None]},
+                        "prefill": {"type": ["string", "null"]},
+                        "decode": {"type": ["string", "null"]},
+                        "key": {"type": ["string", "null"]},
+                    },
                 },
-            }],
+            ],
         },
         "checks": {
             "type": "array",
@@ -87,14 +102,16 @@ def validate(document: dict[str, Any], command: str, data_schema: dict[str, Any]
 
 
 def kvswitch(*args: str, lang: str | None = "zh-CN", locale: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"KVSWITCH_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES",
-                                                             "LANG"}}
+    env = {
+        k: v for k, v in os.environ.items() if k not in {"KVSWITCH_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"}
+    }
     if lang:
         env["KVSWITCH_LANG"] = lang
     if locale:
         env["LANG"] = locale
-    return subprocess.run([sys.executable, "-m", "kvswitch", *args], capture_output=True, text=True, env=env,
-                          timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kvswitch", *args], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
 
 
 @pytest.fixture
@@ -134,8 +151,9 @@ def test_doctor_json_in_chinese_is_the_envelope_with_english_fields(server: SSES
 
 
 def test_a_chinese_locale_is_enough(server: SSEServer) -> None:
-    done = kvswitch("doctor", "--base-url", server.url, "--model", "test-model", *OFFLINE, lang=None,
-                    locale="zh_CN.UTF-8")
+    done = kvswitch(
+        "doctor", "--base-url", server.url, "--model", "test-model", *OFFLINE, lang=None, locale="zh_CN.UTF-8"
+    )
     assert done.returncode == 0, done
     assert "通过  auth" in done.stdout
 
@@ -163,8 +181,11 @@ def test_no_check_text_cites_internal_numbering(server: SSEServer, capsys: pytes
     """Every English finding of a run that fails and warns stands alone (the library's texts)."""
     from kvswitch.doctor import DoctorSettings, run_doctor
 
-    report = run_doctor(DoctorSettings(base_url=server.url + "/", model="nope", mode="split",
-                                       skip=frozenset({"nvidia-smi", "same-gpu"}), timeout=2))
+    report = run_doctor(
+        DoctorSettings(
+            base_url=server.url + "/", model="nope", mode="split", skip=frozenset({"nvidia-smi", "same-gpu"}), timeout=2
+        )
+    )
     text = json.dumps(report.as_dict())
     assert report.exit_code == 1
     assert not INTERNAL.search(text), INTERNAL.findall(text)

@@ -39,14 +39,20 @@ class Case:
     concurrency: int
 
     def profile(self) -> Profile:
-        return Profile.model_validate({
-            "base_url": ROUTER_URL,
-            "model": "Qwen/Qwen2.5-7B-Instruct",
-            "merged": {"chunk_size": self.chunk},
-            "split": {"prefill_base_url": P_URL, "decode_base_url": D_URL,
-                      "transfer_protocol": self.protocol, "max_transfer_concurrency": self.concurrency},
-            "cache": {"kv_cache_dtype": self.dtype, "prefix_cache": self.prefix},
-        })
+        return Profile.model_validate(
+            {
+                "base_url": ROUTER_URL,
+                "model": "Qwen/Qwen2.5-7B-Instruct",
+                "merged": {"chunk_size": self.chunk},
+                "split": {
+                    "prefill_base_url": P_URL,
+                    "decode_base_url": D_URL,
+                    "transfer_protocol": self.protocol,
+                    "max_transfer_concurrency": self.concurrency,
+                },
+                "cache": {"kv_cache_dtype": self.dtype, "prefix_cache": self.prefix},
+            }
+        )
 
     def __str__(self) -> str:
         return f"chunk{self.chunk}-{'pc' if self.prefix else 'nopc'}-{self.dtype}-{self.protocol}-c{self.concurrency}"
@@ -55,7 +61,9 @@ class Case:
 CASES = [
     Case(chunk, prefix, dtype, protocol, concurrency)
     for chunk, prefix, dtype, (protocol, concurrency) in itertools.product(
-        (512, 100, 2048), (True, False), ("auto", "fp8", "int8"),
+        (512, 100, 2048),
+        (True, False),
+        ("auto", "fp8", "int8"),
         (("layer-wise", 4), ("request-wise", 8)),
     )
 ]
@@ -63,8 +71,12 @@ ENGINES = ("vllm", "sglang")
 MODES = ("merged", "split")
 # what --kv-cache-dtype must carry, per engine (None: refused)
 EXPECTED_DTYPE = {
-    ("vllm", "auto"): "auto", ("vllm", "fp8"): "fp8", ("vllm", "int8"): None,
-    ("sglang", "auto"): "auto", ("sglang", "fp8"): "fp8_e4m3", ("sglang", "int8"): None,
+    ("vllm", "auto"): "auto",
+    ("vllm", "fp8"): "fp8",
+    ("vllm", "int8"): None,
+    ("sglang", "auto"): "auto",
+    ("sglang", "fp8"): "fp8_e4m3",
+    ("sglang", "int8"): None,
 }
 
 
@@ -133,8 +145,7 @@ def test_flags_carry_the_profile(case: Case, engine: str, mode: str) -> None:
             assert has(cmd, "--enable-prefix-caching") == case.prefix
             assert has(cmd, "--no-enable-prefix-caching") == (not case.prefix)
         else:
-            assert cmd.argv[:5] == ["python", "-m", "sglang.launch_server", "--model-path",
-                                    "Qwen/Qwen2.5-7B-Instruct"]
+            assert cmd.argv[:5] == ["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen2.5-7B-Instruct"]
             assert value(cmd, "--chunked-prefill-size") == [str(case.chunk)]
             assert has(cmd, "--disable-radix-cache") == (not case.prefix)
         assert ("chunk-small" in codes) == (case.chunk < 256)
@@ -164,13 +175,17 @@ def test_flags_carry_the_profile(case: Case, engine: str, mode: str) -> None:
     else:
         assert value(p, "--disaggregation-mode") == ["prefill"]
         assert value(d, "--disaggregation-mode") == ["decode"]
-        assert value(p, "--disaggregation-transfer-backend") == value(d, "--disaggregation-transfer-backend") == [
-            "mooncake"]
+        assert (
+            value(p, "--disaggregation-transfer-backend")
+            == value(d, "--disaggregation-transfer-backend")
+            == ["mooncake"]
+        )
         assert value(p, "--disaggregation-bootstrap-port") == ["8998"]
         assert has(p, "--enable-disagg-layer-pipeline") == has(d, "--enable-disagg-layer-pipeline") == layer
         assert env(p)["SGLANG_DISAGGREGATION_QUEUE_SIZE"] == str(case.concurrency)
         assert env(p).get("SGLANG_DISAGGREGATION_THREAD_POOL_SIZE") == (
-            str(case.concurrency) if case.concurrency > 4 else None)
+            str(case.concurrency) if case.concurrency > 4 else None
+        )
         assert value(d, "--base-gpu-id") == ["1"]
         assert has(p, "--disable-radix-cache") == (not case.prefix)
         assert has(d, "--disaggregation-decode-enable-radix-cache") == case.prefix
@@ -213,8 +228,7 @@ def test_sglang_layer_wise_with_nixl_is_refused() -> None:
     assert "request-wise" in result.refused[0].text and "mooncake" in result.refused[0].text
     assert not any(has(c, "--enable-disagg-layer-pipeline") for c in result.commands)
     assert all(value(c, "--disaggregation-transfer-backend") == ["nixl"] for c in result.commands[:2])
-    ok = engine_flags(Case(512, True, "auto", "request-wise", 4).profile(), "sglang", "split",
-                      transfer_backend="nixl")
+    ok = engine_flags(Case(512, True, "auto", "request-wise", 4).profile(), "sglang", "split", transfer_backend="nixl")
     assert ok.ok
 
 
@@ -223,10 +237,14 @@ def test_vllm_mooncake_roles_workers_and_bootstrap_port() -> None:
     result = engine_flags(profile, "vllm", "split", transfer_backend="mooncake")
     p, d, _ = result.commands
     assert json.loads(value(p, "--kv-transfer-config")[0]) == {  # type: ignore[index]
-        "kv_connector": "MooncakeConnector", "kv_role": "kv_producer",
-        "kv_connector_extra_config": {"num_workers": 6}}
+        "kv_connector": "MooncakeConnector",
+        "kv_role": "kv_producer",
+        "kv_connector_extra_config": {"num_workers": 6},
+    }
     assert json.loads(value(d, "--kv-transfer-config")[0]) == {  # type: ignore[index]
-        "kv_connector": "MooncakeConnector", "kv_role": "kv_consumer"}
+        "kv_connector": "MooncakeConnector",
+        "kv_role": "kv_consumer",
+    }
     assert env(p)["VLLM_MOONCAKE_BOOTSTRAP_PORT"] == "8998"
     assert "VLLM_MOONCAKE_BOOTSTRAP_PORT" not in env(d)
     assert "8998" in next(c.text for c in result.caveats if c.code == "vllm-mooncake-port")
@@ -245,9 +263,13 @@ def test_one_address_for_everything_gets_distinct_ports_and_says_how_to_fix_it()
 
 
 def test_side_ports_never_take_an_http_port() -> None:
-    profile = Profile.model_validate({
-        "base_url": "http://127.0.0.1:8000/v1", "model": "m",
-        "split": {"prefill_base_url": "http://127.0.0.1:8998", "decode_base_url": "http://127.0.0.1:5600"}})
+    profile = Profile.model_validate(
+        {
+            "base_url": "http://127.0.0.1:8000/v1",
+            "model": "m",
+            "split": {"prefill_base_url": "http://127.0.0.1:8998", "decode_base_url": "http://127.0.0.1:5600"},
+        }
+    )
     sglang = engine_flags(profile, "sglang", "split")
     assert value(sglang.commands[0], "--disaggregation-bootstrap-port") == ["8999"]
     assert value(sglang.commands[2], "--prefill") == ["http://127.0.0.1:8998", "8999"]
@@ -258,9 +280,13 @@ def test_side_ports_never_take_an_http_port() -> None:
 
 
 def test_two_hosts_no_gpu_placement_and_listen_on_all() -> None:
-    profile = Profile.model_validate({
-        "base_url": "http://10.0.0.10:8000/v1", "model": "m",
-        "split": {"prefill_base_url": "http://10.0.0.11:8100", "decode_base_url": "http://10.0.0.12:8200"}})
+    profile = Profile.model_validate(
+        {
+            "base_url": "http://10.0.0.10:8000/v1",
+            "model": "m",
+            "split": {"prefill_base_url": "http://10.0.0.11:8100", "decode_base_url": "http://10.0.0.12:8200"},
+        }
+    )
     result = engine_flags(profile, "vllm", "split")
     p, d, r = result.commands
     assert "CUDA_VISIBLE_DEVICES" not in env(p) and "CUDA_VISIBLE_DEVICES" not in env(d)
@@ -271,8 +297,9 @@ def test_two_hosts_no_gpu_placement_and_listen_on_all() -> None:
     assert "same-host-gpus" not in {c.code for c in result.caveats}
 
 
-@pytest.mark.parametrize(("engine", "flag"), [("vllm", "--gpu-memory-utilization"),
-                                              ("sglang", "--mem-fraction-static")])
+@pytest.mark.parametrize(
+    ("engine", "flag"), [("vllm", "--gpu-memory-utilization"), ("sglang", "--mem-fraction-static")]
+)
 def test_shared_gpu_fractions_sum_below_095(engine: str, flag: str) -> None:
     profile = Case(512, True, "auto", "request-wise", 4).profile()
     result = engine_flags(profile, engine, "split", shared_gpu=True)  # type: ignore[arg-type]
@@ -292,11 +319,21 @@ def test_hosted_gateway_and_missing_port_are_said() -> None:
 
 
 def test_json_shape() -> None:
-    result = engine_flags(Case(500, False, "int8", "layer-wise", 4).profile(), "sglang", "split",
-                          profile_name="lab")
+    result = engine_flags(Case(500, False, "int8", "layer-wise", 4).profile(), "sglang", "split", profile_name="lab")
     data = json.loads(json.dumps(result.as_dict()))
-    assert set(data) == {"kvswitch_engine_flags", "engine", "mode", "profile", "model", "transfer_backend",
-                         "router", "router_mode", "ok", "commands", "caveats"}
+    assert set(data) == {
+        "kvswitch_engine_flags",
+        "engine",
+        "mode",
+        "profile",
+        "model",
+        "transfer_backend",
+        "router",
+        "router_mode",
+        "ok",
+        "commands",
+        "caveats",
+    }
     assert (data["engine"], data["mode"], data["profile"], data["ok"]) == ("sglang", "split", "lab", False)
     assert (data["router"], data["router_mode"]) == ("sglang", "pd")
     assert [c["role"] for c in data["commands"]] == ["prefill", "decode", "router"]
@@ -332,8 +369,9 @@ PD_PROFILE = Case(512, True, "auto", "request-wise", 4)
 
 
 def test_sglang_router_regular_mode_fronts_two_whole_instances() -> None:
-    result = engine_flags(PD_PROFILE.profile(), "sglang", "split", router="sglang", router_mode="regular",
-                          policy="round_robin")
+    result = engine_flags(
+        PD_PROFILE.profile(), "sglang", "split", router="sglang", router_mode="regular", policy="round_robin"
+    )
     assert [c.role for c in result.commands] == ["worker", "worker", "router"]
     assert (result.router, result.router_mode, result.transfer_backend) == ("sglang", "regular", None)
     first, second, r = result.commands
@@ -359,17 +397,21 @@ def test_regular_mode_defaults_to_the_engines_own_router() -> None:
     assert result.router == "vllm" and r.argv[0] == "vllm-router"
     assert value(r, "--worker-urls") == ["http://127.0.0.1:8100", "http://127.0.0.1:8200"]
     assert (env(result.commands[0])["CUDA_VISIBLE_DEVICES"], env(result.commands[1])["CUDA_VISIBLE_DEVICES"]) == (
-        "0", "1")
+        "0",
+        "1",
+    )
     assert not any(has(c, "--kv-transfer-config") for c in result.commands)
 
 
-@pytest.mark.parametrize(("backend", "prefill", "connector"), [
-    ("nixl", ["http://127.0.0.1:8100"], None),
-    ("mooncake", ["http://127.0.0.1:8100", "8998"], ["mooncake"]),
-])
+@pytest.mark.parametrize(
+    ("backend", "prefill", "connector"),
+    [
+        ("nixl", ["http://127.0.0.1:8100"], None),
+        ("mooncake", ["http://127.0.0.1:8100", "8998"], ["mooncake"]),
+    ],
+)
 def test_vllm_router_pd_mode(backend: str, prefill: list[str], connector: list[str] | None) -> None:
-    result = engine_flags(PD_PROFILE.profile(), "vllm", "split", router="vllm",
-                          transfer_backend=backend)  # type: ignore[arg-type]
+    result = engine_flags(PD_PROFILE.profile(), "vllm", "split", router="vllm", transfer_backend=backend)  # type: ignore[arg-type]
     p, d, r = result.commands
     assert r.argv[:1] == ["vllm-router"] and has(r, "--vllm-pd-disaggregation")
     assert value(r, "--prefill") == prefill and value(r, "--decode") == ["http://127.0.0.1:8200"]
@@ -385,22 +427,33 @@ def test_default_routers_stay_the_engines_usual_ones() -> None:
     assert vllm.router == "proxy" and vllm.commands[2].argv[1].endswith("toy_proxy_server.py")
     sglang = engine_flags(PD_PROFILE.profile(), "sglang", "split")
     assert sglang.router == "sglang"
-    assert sglang.commands[2].argv == engine_flags(PD_PROFILE.profile(), "sglang", "split",
-                                                   router="sglang").commands[2].argv
+    assert (
+        sglang.commands[2].argv
+        == engine_flags(PD_PROFILE.profile(), "sglang", "split", router="sglang").commands[2].argv
+    )
 
 
 @pytest.mark.parametrize(("engine", "router"), [("vllm", "sglang"), ("sglang", "vllm")])
 def test_a_routers_pd_mode_with_another_engine_is_refused(engine: str, router: str) -> None:
     with pytest.raises(ValueError, match="PD mode drives"):
         engine_flags(PD_PROFILE.profile(), engine, "split", router=router)  # type: ignore[arg-type]
-    assert engine_flags(PD_PROFILE.profile(), engine, "split", router=router,  # type: ignore[arg-type]
-                        router_mode="regular").ok
+    assert engine_flags(
+        PD_PROFILE.profile(),
+        engine,
+        "split",
+        router=router,  # type: ignore[arg-type]
+        router_mode="regular",
+    ).ok
 
 
 def test_a_router_on_another_host_listens_there_not_everywhere() -> None:
-    profile = Profile.model_validate({
-        "base_url": "http://10.0.0.10:8000/v1", "model": "m",
-        "split": {"prefill_base_url": "http://10.0.0.11:8100", "decode_base_url": "http://10.0.0.12:8200"}})
+    profile = Profile.model_validate(
+        {
+            "base_url": "http://10.0.0.10:8000/v1",
+            "model": "m",
+            "split": {"prefill_base_url": "http://10.0.0.11:8100", "decode_base_url": "http://10.0.0.12:8200"},
+        }
+    )
     for router in ("sglang", "vllm"):
         result = engine_flags(profile, router, "split", router=router)
         r = result.commands[2]
@@ -411,9 +464,13 @@ def test_a_router_on_another_host_listens_there_not_everywhere() -> None:
 
 
 def test_a_router_named_localhost_binds_127_0_0_1() -> None:
-    profile = Profile.model_validate({
-        "base_url": "http://localhost:9000/v1", "model": "m",
-        "split": {"prefill_base_url": "http://localhost:8100", "decode_base_url": "http://localhost:8200"}})
+    profile = Profile.model_validate(
+        {
+            "base_url": "http://localhost:9000/v1",
+            "model": "m",
+            "split": {"prefill_base_url": "http://localhost:8100", "decode_base_url": "http://localhost:8200"},
+        }
+    )
     result = engine_flags(profile, "sglang", "split")
     r = result.commands[2]
     assert value(r, "--host") == value(r, "--prometheus-host") == ["127.0.0.1"]
@@ -423,9 +480,13 @@ def test_a_router_named_localhost_binds_127_0_0_1() -> None:
 def test_the_metrics_port_is_asked_for_or_moved_off_a_taken_one() -> None:
     asked = engine_flags(PD_PROFILE.profile(), "sglang", "split", metrics_port=39123)
     assert value(asked.commands[2], "--prometheus-port") == ["39123"]
-    profile = Profile.model_validate({
-        "base_url": "http://127.0.0.1:29000/v1", "model": "m",
-        "split": {"prefill_base_url": "http://127.0.0.1:8100", "decode_base_url": "http://127.0.0.1:8200"}})
+    profile = Profile.model_validate(
+        {
+            "base_url": "http://127.0.0.1:29000/v1",
+            "model": "m",
+            "split": {"prefill_base_url": "http://127.0.0.1:8100", "decode_base_url": "http://127.0.0.1:8200"},
+        }
+    )
     moved = engine_flags(profile, "sglang", "split")
     assert value(moved.commands[2], "--port") == ["29000"]
     assert value(moved.commands[2], "--prometheus-port") == ["29001"]
@@ -476,15 +537,29 @@ def test_cli_text_and_json() -> None:
 
 def test_cli_router_options() -> None:
     setup_profile()
-    text = cli("engine-flags", "--engine", "vllm", "--mode", "split", "--router", "sglang", "--router-mode",
-               "regular", "--router-policy", "round_robin", "--router-metrics-port", "39000")
+    text = cli(
+        "engine-flags",
+        "--engine",
+        "vllm",
+        "--mode",
+        "split",
+        "--router",
+        "sglang",
+        "--router-mode",
+        "regular",
+        "--router-policy",
+        "round_robin",
+        "--router-metrics-port",
+        "39000",
+    )
     assert text.rc == 0, text
     assert text.out.startswith("kvswitch engine-flags · vLLM · split · SGLang's router, regular · profile lab")
     assert "# worker (prefills and decodes) →" in text.out
     shells = [c for c in text.out.split("\n\n") if c.startswith("# router")]
     assert "--policy round_robin" in shells[0] and "--prometheus-port 39000" in shells[0]
-    data = envelope_data(cli("engine-flags", "--engine", "vllm", "--mode", "split", "--router", "vllm",
-                             "--format", "json").out)
+    data = envelope_data(
+        cli("engine-flags", "--engine", "vllm", "--mode", "split", "--router", "vllm", "--format", "json").out
+    )
     assert (data["router"], data["router_mode"]) == ("vllm", "pd")
     assert data["commands"][2]["argv"][:2] == ["vllm-router", "--host"]
     refused = cli("engine-flags", "--engine", "vllm", "--mode", "split", "--router", "sglang")
@@ -508,16 +583,19 @@ def test_cli_refusal_exits_1() -> None:
     assert "--kv-cache-dtype int8" not in result.out
 
 
-@pytest.mark.parametrize("argv", [
-    ["engine-flags"],
-    ["engine-flags", "--engine", "tgi"],
-    ["engine-flags", "--engine", "vllm", "--mode", "both"],
-    ["engine-flags", "--engine", "vllm", "--format", "yaml"],
-    ["engine-flags", "--engine", "vllm", "--bogus"],
-    ["engine-flags", "--engine", "vllm", "--router", "tgi"],
-    ["engine-flags", "--engine", "vllm", "--router-mode", "both"],
-    ["engine-flags", "--engine", "vllm", "--router-metrics-port", "x"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["engine-flags"],
+        ["engine-flags", "--engine", "tgi"],
+        ["engine-flags", "--engine", "vllm", "--mode", "both"],
+        ["engine-flags", "--engine", "vllm", "--format", "yaml"],
+        ["engine-flags", "--engine", "vllm", "--bogus"],
+        ["engine-flags", "--engine", "vllm", "--router", "tgi"],
+        ["engine-flags", "--engine", "vllm", "--router-mode", "both"],
+        ["engine-flags", "--engine", "vllm", "--router-metrics-port", "x"],
+    ],
+)
 def test_cli_usage_errors_exit_2(argv: list[str]) -> None:
     setup_profile()
     assert cli(*argv).rc == 2
@@ -540,7 +618,8 @@ def test_engines_doc_is_fresh() -> None:
     text = (ROOT / "docs" / "engines.md").read_text(encoding="utf-8")
     assert MARKER in text
     assert text.split(MARKER, 1)[1] == engines_reference(), (
-        "docs/engines.md is stale: regenerate its tail with kvswitch engine-flags --reference")
+        "docs/engines.md is stale: regenerate its tail with kvswitch engine-flags --reference"
+    )
     assert cli("engine-flags", "--reference").out == engines_reference()
 
 

@@ -33,8 +33,18 @@ ARGVS = [
     ["--engine", "sglang", "--mode", "split"],
     ["--engine", "sglang", "--mode", "split", "--transfer-backend", "nixl"],
     ["--engine", "vllm", "--mode", "split", "--router", "vllm"],
-    ["--engine", "sglang", "--mode", "split", "--router", "sglang", "--router-mode", "regular",
-     "--router-policy", "round_robin"],
+    [
+        "--engine",
+        "sglang",
+        "--mode",
+        "split",
+        "--router",
+        "sglang",
+        "--router-mode",
+        "regular",
+        "--router-policy",
+        "round_robin",
+    ],
     ["--engine", "vllm", "--mode", "split", "--router", "sglang", "--router-mode", "regular"],
     ["--engine", "sglang", "--mode", "split", "--router", "vllm", "--router-mode", "regular"],
 ]
@@ -43,16 +53,18 @@ ARGVS = [
 @pytest.fixture(scope="module", autouse=True)
 def compiled_catalogue() -> None:
     """The shipped .mo built from the .po sources (as CI does before the tests)."""
-    subprocess.run([sys.executable, str(ROOT / ".ci" / "i18n.py"), "compile"], check=True, capture_output=True,
-                   timeout=120)
+    subprocess.run(
+        [sys.executable, str(ROOT / ".ci" / "i18n.py"), "compile"], check=True, capture_output=True, timeout=120
+    )
 
 
 def setup_profile() -> None:
     """A ``lab`` profile whose int8 KV cache is refused and whose layer-wise transfer and small,
     unaligned chunk bring the most caveats."""
     init(preset="vllm", model="Qwen/Qwen2.5-7B-Instruct", profile="lab")
-    done = cli("profile", "edit", "lab", "--kv-cache-dtype", "int8", "--chunk-size", "100",
-               "--transfer-protocol", "layer-wise")
+    done = cli(
+        "profile", "edit", "lab", "--kv-cache-dtype", "int8", "--chunk-size", "100", "--transfer-protocol", "layer-wise"
+    )
     assert done.rc == 0, done
 
 
@@ -65,8 +77,9 @@ def commands(text: str) -> list[str]:
 def zh(*argv: str) -> subprocess.CompletedProcess[str]:
     """``kvswitch ARGV`` in a process of its own, with ``KVSWITCH_LANG=zh-CN``."""
     env = {**os.environ, "KVSWITCH_LANG": "zh-CN"}
-    return subprocess.run([sys.executable, "-m", "kvswitch", *argv], capture_output=True, text=True, env=env,
-                          timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kvswitch", *argv], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
 
 
 def data(out: str) -> dict[str, Any]:
@@ -100,7 +113,8 @@ def test_the_json_has_the_same_commands_codes_and_fields_in_both_languages(argv:
     assert set(cn) == set(en)
     assert cn["commands"] == en["commands"]  # argv, shell, env, flags and their caveat numbers
     assert [(c["n"], c["code"], c["level"], c["flags"]) for c in cn["caveats"]] == [
-        (c["n"], c["code"], c["level"], c["flags"]) for c in en["caveats"]]
+        (c["n"], c["code"], c["level"], c["flags"]) for c in en["caveats"]
+    ]
     for mine, theirs in zip(cn["caveats"], en["caveats"], strict=True):
         assert set(mine) == set(theirs)
         assert CJK.search(mine["text"]) and mine["text"] != theirs["text"], mine["code"]
@@ -121,11 +135,20 @@ def test_every_caveat_of_the_catalogue_reads_in_chinese_with_its_placeholders() 
 
 PROFILES = {
     "one-address": Profile(base_url="http://127.0.0.1:8000/v1", model="m"),
-    "two-hosts": Profile.model_validate({
-        "base_url": "https://10.0.0.10:8000/v1", "model": "m", "merged": {"chunk_size": 100},
-        "split": {"prefill_base_url": "http://10.0.0.11:8998", "decode_base_url": "http://10.0.0.12",
-                  "transfer_protocol": "layer-wise", "max_transfer_concurrency": 6},
-        "cache": {"kv_cache_dtype": "fp16", "prefix_cache": False}}),
+    "two-hosts": Profile.model_validate(
+        {
+            "base_url": "https://10.0.0.10:8000/v1",
+            "model": "m",
+            "merged": {"chunk_size": 100},
+            "split": {
+                "prefill_base_url": "http://10.0.0.11:8998",
+                "decode_base_url": "http://10.0.0.12",
+                "transfer_protocol": "layer-wise",
+                "max_transfer_concurrency": 6,
+            },
+            "cache": {"kv_cache_dtype": "fp16", "prefix_cache": False},
+        }
+    ),
 }
 
 
@@ -138,22 +161,28 @@ def _both(profile: Profile, engine: str, mode: str, **kw: Any) -> tuple[EngineFl
 
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
-@pytest.mark.parametrize(("engine", "mode", "kw"), [
-    ("vllm", "merged", {"shared_gpu": True, "router": "sglang"}),
-    ("sglang", "merged", {}),
-    ("vllm", "split", {"transfer_backend": "mooncake"}),
-    ("vllm", "split", {"router": "vllm"}),
-    ("sglang", "split", {"transfer_backend": "nixl", "shared_gpu": True}),
-    ("sglang", "split", {"router": "sglang", "router_mode": "regular", "metrics_port": 8998}),
-])
-def test_the_library_translates_every_caveat_it_fills_in(profile: str, engine: str, mode: str,
-                                                        kw: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("engine", "mode", "kw"),
+    [
+        ("vllm", "merged", {"shared_gpu": True, "router": "sglang"}),
+        ("sglang", "merged", {}),
+        ("vllm", "split", {"transfer_backend": "mooncake"}),
+        ("vllm", "split", {"router": "vllm"}),
+        ("sglang", "split", {"transfer_backend": "nixl", "shared_gpu": True}),
+        ("sglang", "split", {"router": "sglang", "router_mode": "regular", "metrics_port": 8998}),
+    ],
+)
+def test_the_library_translates_every_caveat_it_fills_in(
+    profile: str, engine: str, mode: str, kw: dict[str, Any]
+) -> None:
     """Filled-in parts (who shares a host, which ports moved) read in Chinese too; the commands
     do not change."""
     en, cn = _both(PROFILES[profile], engine, mode, **kw)
     assert [c.argv for c in cn.commands] == [c.argv for c in en.commands]
     assert [c.shell(multiline=True) for c in cn.commands] == [c.shell(multiline=True) for c in en.commands]
-    assert [(c.code, c.level, c.flags, c.n) for c in cn.caveats] == [(c.code, c.level, c.flags, c.n) for c in en.caveats]
+    assert [(c.code, c.level, c.flags, c.n) for c in cn.caveats] == [
+        (c.code, c.level, c.flags, c.n) for c in en.caveats
+    ]
     for c in cn.caveats:
         assert CJK.search(c.text), (c.code, c.text)
         english_left = re.findall(r"\b(?:the|and|for|are|one|gets)\b", c.text, re.IGNORECASE)

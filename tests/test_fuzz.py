@@ -29,23 +29,60 @@ FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 
 # Words that steer random input into kvswitch's own code paths.
 WORDS = [
-    "provider", "cache", "split", "request", "profiles", "clients", "mode", "merged", "chunk_size",
-    "chunkSize", "base_url", "api_key", "model", "prefill_base_url", "decode_base_url",
-    "max_transfer_concurrency", "version", "active_profile", "key", "nudge", "kind", "path",
-    "kv_cache_dtype", "kvCacheDtype", "temperature", "cline.cacheStrategy", "cline.openAiApiKey",
-    "cline.openAiBaseUrl", "cline.openAiModelId", "cline.requestOptions", "prefillEndpoint",
-    "decodeEndpoint", "http://a", "https://h/api/", "sk-x ", "int8", "keyring", "env:X",
+    "provider",
+    "cache",
+    "split",
+    "request",
+    "profiles",
+    "clients",
+    "mode",
+    "merged",
+    "chunk_size",
+    "chunkSize",
+    "base_url",
+    "api_key",
+    "model",
+    "prefill_base_url",
+    "decode_base_url",
+    "max_transfer_concurrency",
+    "version",
+    "active_profile",
+    "key",
+    "nudge",
+    "kind",
+    "path",
+    "kv_cache_dtype",
+    "kvCacheDtype",
+    "temperature",
+    "cline.cacheStrategy",
+    "cline.openAiApiKey",
+    "cline.openAiBaseUrl",
+    "cline.openAiModelId",
+    "cline.requestOptions",
+    "prefillEndpoint",
+    "decodeEndpoint",
+    "http://a",
+    "https://h/api/",
+    "sk-x ",
+    "int8",
+    "keyring",
+    "env:X",
 ]
-SYNTAX = [*'{}[]"\',:=#/*\n\r\t .\\', "//", "/*", "*/", '"""', "'''", "[[", "]]", "\ufeff", "\r\n"]
+SYNTAX = [*"{}[]\"',:=#/*\n\r\t .\\", "//", "/*", "*/", '"""', "'''", "[[", "]]", "\ufeff", "\r\n"]
 
 _text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80)
 _soup = st.lists(st.sampled_from(WORDS + SYNTAX) | _text.map(lambda s: s[:3]), max_size=40).map("".join)
 _scalar = (
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False)
-    | st.sampled_from(WORDS) | st.text(max_size=6)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
+    | st.sampled_from(WORDS)
+    | st.text(max_size=6)
 )
 _value = st.recursive(
-    _scalar, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(WORDS), c, max_size=4),
+    _scalar,
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(WORDS), c, max_size=4),
     max_leaves=15,
 )
 _tree = st.dictionaries(st.sampled_from(WORDS), _value, max_size=6)
@@ -129,10 +166,7 @@ def test_load_never_raises_foreign_errors(scratch: Path, raw: bytes | str, name:
 
 def _fixable_text(kind: str, chunk: int, url: str, key: str) -> str:
     if kind == "article-ccswitch":
-        return (
-            f'[provider]\nbase_url = "{url}"\napi_key = "{key}"\nmodel = "m"\n'
-            f"[cache]\nchunk_size = {chunk}  # c\n"
-        )
+        return f'[provider]\nbase_url = "{url}"\napi_key = "{key}"\nmodel = "m"\n[cache]\nchunk_size = {chunk}  # c\n'
     if kind == "article-cline":
         return json.dumps(
             {"cline.openAiBaseUrl": url, "cline.openAiApiKey": key, "cline.cacheStrategy": {"chunkSize": chunk}},

@@ -136,9 +136,7 @@ def _safe_path(text: str) -> str:
     return "/".join(parts)[:200] or "missing.json"
 
 
-paths = hostile.map(_safe_path) | st.sampled_from(
-    ["settings.json", "cc-switch/config.toml", "kvswitch.toml"]
-)
+paths = hostile.map(_safe_path) | st.sampled_from(["settings.json", "cc-switch/config.toml", "kvswitch.toml"])
 
 
 def opt(name: str, values: st.SearchStrategy[str] = hostile) -> st.SearchStrategy[list[str]]:
@@ -172,9 +170,7 @@ _FIELDS = [
     "--timeout-seconds",
 ]
 _field_opts = st.lists(
-    st.sampled_from(_FIELDS).flatmap(
-        lambda f: (hostile_url if "url" in f else hostile).map(lambda v: [f, v])
-    ),
+    st.sampled_from(_FIELDS).flatmap(lambda f: (hostile_url if "url" in f else hostile).map(lambda v: [f, v])),
     max_size=4,
 ).map(lambda pairs: [a for pair in pairs for a in pair])
 names = hostile | st.just(PROFILE)
@@ -397,9 +393,7 @@ def test_every_command_answers_hostile_arguments_clearly(
     ],
 )
 @pytest.mark.parametrize("value", ["-1", "0", "nan", "inf", "-inf", "1e309", "１２", "x", ""])
-def test_probe_numbers_out_of_range_are_refused_or_bounded(
-    sandbox_cli: Sandbox, option: str, value: str
-) -> None:
+def test_probe_numbers_out_of_range_are_refused_or_bounded(sandbox_cli: Sandbox, option: str, value: str) -> None:
     # values that could be accepted are small here (0, １２ = 12 at most), so a run stays short
     argv = [
         "probe",
@@ -427,11 +421,9 @@ def test_probe_numbers_out_of_range_are_refused_or_bounded(
 
 # -- hostile config values ---------------------------------------------------------------------
 
-_scalar = (st.sampled_from(_NASTY) | st.sampled_from(_URLS) | _random).map(
-    lambda s: ("str", s)
-) | st.one_of(st.integers(-(2**70), 2**70), st.floats(allow_nan=True), st.booleans()).map(
-    lambda v: ("num", v)
-)
+_scalar = (st.sampled_from(_NASTY) | st.sampled_from(_URLS) | _random).map(lambda s: ("str", s)) | st.one_of(
+    st.integers(-(2**70), 2**70), st.floats(allow_nan=True), st.booleans()
+).map(lambda v: ("num", v))
 _CONFIG_SLOTS = [
     "active_profile",
     "mode",
@@ -541,9 +533,7 @@ config_commands = st.sampled_from(
     client=[],
     argv=["profile", "list"],
 )
-@example(
-    edits=[("profiles.{p}.merged.chunk_size", ("num", 2**70))], client=[], argv=["switch", "split"]
-)
+@example(edits=[("profiles.{p}.merged.chunk_size", ("num", 2**70))], client=[], argv=["switch", "split"])
 @example(
     edits=[("profiles.{p}.request.temperature", ("num", float("nan")))],
     client=[],
@@ -569,9 +559,7 @@ def test_hostile_config_values_get_clear_answers(
     text = path.read_text(encoding="utf-8")
     for slot, value in edits:
         text = _set_toml(text, slot.replace("{p}", PROFILE), _toml_value(value))
-    path.write_bytes(
-        text.encode("utf-8", "surrogateescape")
-    )  # '\udcff' becomes a byte that is not UTF-8
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))  # '\udcff' becomes a byte that is not UTF-8
     lines = cline_file().read_text(encoding="utf-8").splitlines()
     cline = json.loads("\n".join(line for line in lines if not line.strip().startswith("//")))
     cc_text = ccswitch_file().read_text(encoding="utf-8")
@@ -583,9 +571,7 @@ def test_hostile_config_values_get_clear_answers(
             cline[slot] = value
         elif isinstance(cline.get(".".join(parts[:2])), dict):
             cline[".".join(parts[:2])][parts[2]] = value
-    with contextlib.suppress(
-        ValueError, UnicodeEncodeError
-    ):  # a value JSON cannot hold: the file stays
+    with contextlib.suppress(ValueError, UnicodeEncodeError):  # a value JSON cannot hold: the file stays
         cline_file().write_text(json.dumps(cline, indent=2, allow_nan=True), encoding="utf-8")
     ccswitch_file().write_bytes(cc_text.encode("utf-8", "surrogateescape"))
     args = [a.format(config=path, cline=cline_file(), ccswitch=ccswitch_file()) for a in argv]

@@ -33,7 +33,9 @@ def test_every_message_has_a_chinese_translation_and_the_compiled_catalogue_is_f
     messages = tool.code_messages()
     assert len(messages) > 50  # the extraction found the code's messages
     found = tool.problems(messages, tool.argparse_messages())
-    assert found == [], "\n".join(found[:60]) + f"\n… {len(found)} problem(s): fix the .po files, then `python .ci/i18n.py compile`"
+    assert found == [], (
+        "\n".join(found[:60]) + f"\n… {len(found)} problem(s): fix the .po files, then `python .ci/i18n.py compile`"
+    )
 
 
 def test_the_check_catches_a_missing_an_english_and_a_misplaced_placeholder_entry(tmp_path: Path) -> None:
@@ -67,8 +69,12 @@ def test_tr_is_called_with_literal_text_only() -> None:
     in English. ``N_`` and ``ntr`` take literals only; ``tr`` also takes a name, an attribute or an
     item (a constant marked with ``N_`` where it is defined)."""
     bad: list[str] = []
-    sources = [*sorted((ROOT / "kvswitch").rglob("*.py")), ROOT / "gui" / "launch.py", ROOT / "gui" / "desktop.py",
-               ROOT / "gui" / "autostart.py"]
+    sources = [
+        *sorted((ROOT / "kvswitch").rglob("*.py")),
+        ROOT / "gui" / "launch.py",
+        ROOT / "gui" / "desktop.py",
+        ROOT / "gui" / "autostart.py",
+    ]
     for path in sources:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         calls = list(_calls(tree))
@@ -76,7 +82,8 @@ def test_tr_is_called_with_literal_text_only() -> None:
             name = call.func.id  # type: ignore[attr-defined]
             args = call.args[: 2 if name == "ntr" else 1]
             literal = len(args) == (2 if name == "ntr" else 1) and all(
-                isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args)
+                isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args
+            )
             named = name == "tr" and len(args) == 1 and isinstance(args[0], ast.Name | ast.Attribute | ast.Subscript)
             if not (literal or named):
                 bad.append(f"{path.relative_to(ROOT)}:{call.lineno}")
@@ -102,22 +109,36 @@ def test_the_language_comes_from_kvswitch_lang_then_the_locale(monkeypatch: pyte
         i18n.set_language("en")
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("zh_CN.UTF-8", "zh_CN"), ("zh-CN", "zh_CN"), ("zh", "zh_CN"), ("zh_TW.UTF-8", "zh_CN"),
-    ("en_GB.UTF-8", "en"), ("C", "en"), ("POSIX", "en"), ("C.UTF-8", "en"), ("de_DE", None), ("", None),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("zh_CN.UTF-8", "zh_CN"),
+        ("zh-CN", "zh_CN"),
+        ("zh", "zh_CN"),
+        ("zh_TW.UTF-8", "zh_CN"),
+        ("en_GB.UTF-8", "en"),
+        ("C", "en"),
+        ("POSIX", "en"),
+        ("C.UTF-8", "en"),
+        ("de_DE", None),
+        ("", None),
+    ],
+)
 def test_locale_names_normalize(value: str, expected: str | None) -> None:
     assert i18n.normalize(value) == expected
 
 
 def _kvswitch(*args: str, lang: str | None = None, kv_lang: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"KVSWITCH_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"}}
+    env = {
+        k: v for k, v in os.environ.items() if k not in {"KVSWITCH_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"}
+    }
     if lang:
         env["LANG"] = lang
     if kv_lang:
         env["KVSWITCH_LANG"] = kv_lang
-    return subprocess.run([sys.executable, "-m", "kvswitch", *args], capture_output=True, text=True,
-                          env=env, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kvswitch", *args], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
 
 
 def test_help_under_a_chinese_locale_is_chinese_argparse_words_included() -> None:
@@ -154,7 +175,9 @@ def test_bare_kvswitch_prints_usage_on_stderr_and_exits_2() -> None:
 
 def test_the_english_path_loads_no_catalogue() -> None:
     """English is the source text: choosing it reads no .mo and imports no gettext."""
-    code = ("import sys; from kvswitch.i18n import tr, set_language; set_language('en'); tr('x'); "
-            "print('gettext' in sys.modules)")
+    code = (
+        "import sys; from kvswitch.i18n import tr, set_language; set_language('en'); tr('x'); "
+        "print('gettext' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert done.stdout.strip() == "False"

@@ -19,29 +19,71 @@ FIXTURES = Path(__file__).parent / "fixtures" / "import"
 
 # kind id → (fixture, its place under HOME, what the profile must hold)
 CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
-    "claude-code": ("claude-settings.json", ".claude/settings.json", {
-        "base_url": "https://gateway.example.test/anthropic", "url_convention": "append-v1",
-        "model": "qwen3-coder-480b", "headers": {"X-Team": "infra", "X-Trace": "on"},
-        "key_literal": "sk-import-claude-7f3a9c2e5b8d"}),
-    "codex": ("codex-config.toml", ".codex/config.toml", {
-        "base_url": "http://10.0.0.5:8000/v1", "url_convention": "includes-v1",
-        "model": "qwen3-coder-30b", "headers": {"X-Team": "infra"}, "key": "env:VLLM_API_KEY",
-        "provider": "vllm"}),
-    "opencode": ("opencode.json", ".config/opencode/opencode.json", {
-        "base_url": "http://127.0.0.1:8080/v1", "url_convention": "includes-v1",
-        "model": "qwen2.5-coder-7b", "headers": {"X-Team": "infra"}, "key": "env:LLAMA_KEY",
-        "provider": "llamacpp"}),
-    "cline-providers": ("cline-providers.json", ".cline/data/settings/providers.json", {
-        "base_url": "https://llm.example.test/v1", "url_convention": "includes-v1",
-        "model": "deepseek-coder-v2", "headers": {"X-Team": "infra"},
-        "key_literal": "sk-import-cline-91b4e7d0a3"}),
-    "qwen-code": ("qwen-settings.json", ".qwen/settings.json", {
-        "base_url": "http://192.168.1.20:30000/v1", "url_convention": "includes-v1",
-        "model": "qwen3-coder-plus", "headers": {"X-Team": "infra"},
-        "key_literal": "sk-import-qwen-5e6f7a8b9c"}),
+    "claude-code": (
+        "claude-settings.json",
+        ".claude/settings.json",
+        {
+            "base_url": "https://gateway.example.test/anthropic",
+            "url_convention": "append-v1",
+            "model": "qwen3-coder-480b",
+            "headers": {"X-Team": "infra", "X-Trace": "on"},
+            "key_literal": "sk-import-claude-7f3a9c2e5b8d",
+        },
+    ),
+    "codex": (
+        "codex-config.toml",
+        ".codex/config.toml",
+        {
+            "base_url": "http://10.0.0.5:8000/v1",
+            "url_convention": "includes-v1",
+            "model": "qwen3-coder-30b",
+            "headers": {"X-Team": "infra"},
+            "key": "env:VLLM_API_KEY",
+            "provider": "vllm",
+        },
+    ),
+    "opencode": (
+        "opencode.json",
+        ".config/opencode/opencode.json",
+        {
+            "base_url": "http://127.0.0.1:8080/v1",
+            "url_convention": "includes-v1",
+            "model": "qwen2.5-coder-7b",
+            "headers": {"X-Team": "infra"},
+            "key": "env:LLAMA_KEY",
+            "provider": "llamacpp",
+        },
+    ),
+    "cline-providers": (
+        "cline-providers.json",
+        ".cline/data/settings/providers.json",
+        {
+            "base_url": "https://llm.example.test/v1",
+            "url_convention": "includes-v1",
+            "model": "deepseek-coder-v2",
+            "headers": {"X-Team": "infra"},
+            "key_literal": "sk-import-cline-91b4e7d0a3",
+        },
+    ),
+    "qwen-code": (
+        "qwen-settings.json",
+        ".qwen/settings.json",
+        {
+            "base_url": "http://192.168.1.20:30000/v1",
+            "url_convention": "includes-v1",
+            "model": "qwen3-coder-plus",
+            "headers": {"X-Team": "infra"},
+            "key_literal": "sk-import-qwen-5e6f7a8b9c",
+        },
+    ),
 }
-ALL_KEYS = ("sk-import-claude-7f3a9c2e5b8d", "sk-import-header-4d2c8e", "sk-import-cline-91b4e7d0a3",
-            "sk-import-qwen-5e6f7a8b9c", "sk-ant-import-0000")
+ALL_KEYS = (
+    "sk-import-claude-7f3a9c2e5b8d",
+    "sk-import-header-4d2c8e",
+    "sk-import-cline-91b4e7d0a3",
+    "sk-import-qwen-5e6f7a8b9c",
+    "sk-ant-import-0000",
+)
 
 
 def place(kind: str, home: Path) -> Path:
@@ -170,8 +212,10 @@ def test_by_registered_name_and_by_path(sandbox: Path) -> None:
 def test_cc_switch_proxy_placeholder_is_refused(sandbox: Path) -> None:
     path = sandbox / ".claude" / "settings.json"
     path.parent.mkdir(parents=True)
-    path.write_text('{"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:15721", '
-                    '"ANTHROPIC_AUTH_TOKEN": "PROXY_MANAGED", "ANTHROPIC_MODEL": "m"}}\n')
+    path.write_text(
+        '{"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:15721", '
+        '"ANTHROPIC_AUTH_TOKEN": "PROXY_MANAGED", "ANTHROPIC_MODEL": "m"}}\n'
+    )
     r = cli("import", "claude-code")
     assert r.rc == 1
     assert "--from cc-switch" in r.err
@@ -199,12 +243,15 @@ def test_no_model_asks_for_one(sandbox: Path) -> None:
     assert config_data()["profiles"]["claude-code"]["model"] == "qwen3"
 
 
-@pytest.mark.parametrize("url", [
-    "http://user:sk-import-claude-7f3a9c2e5b8d@host:1/v1",
-    "javascript:alert(1)",
-    "http://host:99999/v1",
-    "http://host/v1?key=sk-import-claude-7f3a9c2e5b8d",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://user:sk-import-claude-7f3a9c2e5b8d@host:1/v1",
+        "javascript:alert(1)",
+        "http://host:99999/v1",
+        "http://host/v1?key=sk-import-claude-7f3a9c2e5b8d",
+    ],
+)
 def test_a_hostile_url_is_refused_without_echoing_it(url: str, sandbox: Path) -> None:
     path = sandbox / ".qwen" / "settings.json"
     path.parent.mkdir(parents=True)
@@ -224,8 +271,14 @@ def test_hostile_header_values_are_left_out(sandbox: Path) -> None:
     path = sandbox / ".qwen" / "settings.json"
     path.parent.mkdir(parents=True)
     headers = {"X-Ok": "fine", "X-Evil": "a\r\nX-Injected: 1", "Bad Name": "x", "X-Bell": "\x07"}
-    path.write_text(json.dumps({"security": {"auth": {"baseUrl": "http://h:1/v1"}},
-                                "model": {"name": "m", "generationConfig": {"customHeaders": headers}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"baseUrl": "http://h:1/v1"}},
+                "model": {"name": "m", "generationConfig": {"customHeaders": headers}},
+            }
+        )
+    )
     r = cli("import", "qwen-code")
     assert r.rc == 0, r.err
     assert config_data()["profiles"]["qwen-code"]["headers"] == {"X-Ok": "fine"}
@@ -271,8 +324,9 @@ def test_the_key_is_never_in_the_environment_of_anything_printed(sandbox: Path) 
         r = cli("import", kind, "--format", "json", "--profile", f"p-{kind}", "--dry-run")
         assert r.rc == 0, r.err
         no_key_in(r.out, r.err)
-        assert json.loads(r.out)["data"]["profiles"][0]["key"] in ("none", "keyring") or \
-            json.loads(r.out)["data"]["profiles"][0]["key"].startswith("env:")
+        assert json.loads(r.out)["data"]["profiles"][0]["key"] in ("none", "keyring") or json.loads(r.out)["data"][
+            "profiles"
+        ][0]["key"].startswith("env:")
     assert os.listdir(sandbox)  # the files are still there
 
 

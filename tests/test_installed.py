@@ -64,8 +64,9 @@ def test_nothing_present(sandbox: Path, bare_path: Path) -> None:
     assert not config_file().exists()  # detect alone writes nothing
 
 
-def test_files_programs_and_versions(sandbox: Path, bare_path: Path, tmp_path: Path,
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_files_programs_and_versions(
+    sandbox: Path, bare_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     marker = tmp_path / "ran"
     npm = tmp_path / "npm"
     bindir = npm_program(npm, "@anthropic-ai/claude-code", "2.1.999", "claude", marker=marker)
@@ -94,8 +95,7 @@ def test_a_program_outside_a_package_is_asked_its_version(sandbox: Path, bare_pa
     assert found["qwen-code"].version == "0.31.4"
 
 
-def test_a_program_that_hangs_is_given_up_on(sandbox: Path, bare_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_program_that_hangs_is_given_up_on(sandbox: Path, bare_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
     monkeypatch.setattr("kvswitch.installed.VERSION_TIMEOUT", 0.5)
@@ -106,12 +106,15 @@ def test_a_program_that_hangs_is_given_up_on(sandbox: Path, bare_path: Path,
     assert found["codex"].program is not None and found["codex"].version is None
 
 
-@pytest.mark.parametrize("manifest", [
-    {"name": "not-claude", "version": "6.6.6"},  # another package's: not believed
-    {"name": "@anthropic-ai/claude-code", "version": "1.0.0\x1b[31m"},  # not a version
-    {"name": "@anthropic-ai/claude-code", "version": 7},
-    ["not", "an", "object"],
-])
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        {"name": "not-claude", "version": "6.6.6"},  # another package's: not believed
+        {"name": "@anthropic-ai/claude-code", "version": "1.0.0\x1b[31m"},  # not a version
+        {"name": "@anthropic-ai/claude-code", "version": 7},
+        ["not", "an", "object"],
+    ],
+)
 def test_a_package_json_that_is_not_the_clients_is_not_believed(
     manifest: object, sandbox: Path, tmp_path: Path
 ) -> None:
@@ -129,14 +132,16 @@ def test_a_huge_package_json_is_not_read(sandbox: Path, tmp_path: Path) -> None:
 
     pkg = tmp_path / "pkg"
     pkg.mkdir()
-    (pkg / "package.json").write_text(json.dumps({"name": "@anthropic-ai/claude-code", "version": "1.2.3",
-                                                  "pad": "x" * (2 << 20)}))
+    (pkg / "package.json").write_text(
+        json.dumps({"name": "@anthropic-ai/claude-code", "version": "1.2.3", "pad": "x" * (2 << 20)})
+    )
     prog = script_program(pkg, "claude", "echo 4.5.6")
     assert program_version(prog, get_kind("claude-code")) == "4.5.6"  # asked instead
 
 
-def test_client_variables_are_followed(sandbox: Path, bare_path: Path, tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_client_variables_are_followed(
+    sandbox: Path, bare_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     codex_home, claude_dir = tmp_path / "codexhome", tmp_path / "claudedir"
     codex_home.mkdir()
     claude_dir.mkdir()
@@ -189,8 +194,9 @@ def test_register_keeps_names_distinct_and_spellings_apart(sandbox: Path, bare_p
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="uses a pseudo-terminal")
-@pytest.mark.parametrize(("answer", "registered"), [("2\n", ["qwen-code"]), ("a\n", ["claude-code", "qwen-code"]),
-                                                    ("\n", []), ("9\n", [])])
+@pytest.mark.parametrize(
+    ("answer", "registered"), [("2\n", ["qwen-code"]), ("a\n", ["claude-code", "qwen-code"]), ("\n", []), ("9\n", [])]
+)
 def test_on_a_terminal_detect_asks(answer: str, registered: list[str], sandbox: Path, bare_path: Path) -> None:
     import pty
     import subprocess
@@ -200,8 +206,14 @@ def test_on_a_terminal_detect_asks(answer: str, registered: list[str], sandbox: 
     (sandbox / ".qwen").mkdir()
     shutil.copyfile(FIXTURES / "qwen-settings.json", sandbox / ".qwen" / "settings.json")
     main, child = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "kvswitch", "client", "detect"], stdin=child, stdout=child,
-                            stderr=child, env=dict(os.environ), close_fds=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kvswitch", "client", "detect"],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        env=dict(os.environ),
+        close_fds=True,
+    )
     os.close(child)
     out = b""
     while b"register which?" not in out:
@@ -241,8 +253,9 @@ def test_an_unreadable_file_is_listed_with_its_problem(sandbox: Path, bare_path:
 
 def test_an_endpoint_with_credentials_is_shown_redacted(sandbox: Path, bare_path: Path) -> None:
     (sandbox / ".qwen").mkdir()
-    (sandbox / ".qwen" / "settings.json").write_text(json.dumps(
-        {"security": {"auth": {"baseUrl": "http://bob:hunter2secret@h:1/v1?token=zz-secret"}}}))
+    (sandbox / ".qwen" / "settings.json").write_text(
+        json.dumps({"security": {"auth": {"baseUrl": "http://bob:hunter2secret@h:1/v1?token=zz-secret"}}})
+    )
     r = cli("client", "detect")
     assert "hunter2secret" not in r.out and "zz-secret" not in r.out
     assert "h:1/v1" in r.out

@@ -35,8 +35,11 @@ def _docstring_ids(tree: ast.AST) -> set[int]:
         # an attribute's docstring (a bare string right after an assignment) is a docstring too
         if hasattr(node, "body") and isinstance(node.body, list):
             for before, after in zip(node.body, node.body[1:], strict=False):
-                if isinstance(before, ast.Assign | ast.AnnAssign) and isinstance(after, ast.Expr) \
-                        and isinstance(after.value, ast.Constant):
+                if (
+                    isinstance(before, ast.Assign | ast.AnnAssign)
+                    and isinstance(after, ast.Expr)
+                    and isinstance(after.value, ast.Constant)
+                ):
                     ids.add(id(after.value))
     return ids
 
@@ -80,15 +83,37 @@ def test_no_doc_page_schema_or_translation_cites_internal_numbering() -> None:
     assert found == [], "\n".join(found)
 
 
-@pytest.mark.parametrize("text", [
-    "see S-24", "as D-7 says", "§7.3", "the article says", "DIGEST.md", "the DIGEST", "(issue 14)", "issue order 1",
-    "../shared/reference", "原文章",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see S-24",
+        "as D-7 says",
+        "§7.3",
+        "the article says",
+        "DIGEST.md",
+        "the DIGEST",
+        "(issue 14)",
+        "issue order 1",
+        "../shared/reference",
+        "原文章",
+    ],
+)
 def test_the_scan_catches_each_kind_of_reference(text: str) -> None:
     assert hits(text)
 
 
-@pytest.mark.parametrize("text", ["KVS024", "HTTP/1.1 404", "S-curve", "2-D plot", "pid 24", "digests", "a blake2b digest",
-                                  "the article-cline kind"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "KVS024",
+        "HTTP/1.1 404",
+        "S-curve",
+        "2-D plot",
+        "pid 24",
+        "digests",
+        "a blake2b digest",
+        "the article-cline kind",
+    ],
+)
 def test_the_scan_lets_ordinary_text_through(text: str) -> None:
     assert not hits(text)

@@ -228,9 +228,7 @@ def test_no_temp_left_after_success(cfg: Path) -> None:
 
 
 @pytest.mark.parametrize("err", [errno.EIO, errno.ENOSPC])
-def test_fsync_failure_leaves_no_temp_and_the_file_intact(
-    cfg: Path, monkeypatch: pytest.MonkeyPatch, err: int
-) -> None:
+def test_fsync_failure_leaves_no_temp_and_the_file_intact(cfg: Path, monkeypatch: pytest.MonkeyPatch, err: int) -> None:
     def failing(fd: int) -> None:
         raise OSError(err, os.strerror(err))
 

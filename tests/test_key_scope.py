@@ -36,13 +36,19 @@ def test_key_for_only_the_named_origins() -> None:
     scope = KeyScope.of(KEY, ["http://127.0.0.1:8000/v1", "http://127.0.0.1:8001", None])
     assert scope.key_for("http://127.0.0.1:8000/v1/chat/completions") == KEY
     assert scope.key_for("http://127.0.0.1:8001/metrics") == KEY
-    for other in ("http://127.0.0.1:8002/v1", "https://127.0.0.1:8000/v1", "http://localhost:8000/v1",
-                  "http://127.0.0.1:8000@evil.example/v1", "not a url"):
+    for other in (
+        "http://127.0.0.1:8002/v1",
+        "https://127.0.0.1:8000/v1",
+        "http://localhost:8000/v1",
+        "http://127.0.0.1:8000@evil.example/v1",
+        "not a url",
+    ):
         assert scope.key_for(other) is None, other
         assert scope.headers(other) == {}
     assert scope.headers("http://127.0.0.1:8000/x") == {"Authorization": f"Bearer {KEY}"}
     assert scope.withheld("http://127.0.0.1:8002/v1") == (
-        "no key sent to http://127.0.0.1:8002: it is not an address the profile names")
+        "no key sent to http://127.0.0.1:8002: it is not an address the profile names"
+    )
     assert scope.withheld("http://127.0.0.1:8000/v1") is None
     assert KeyScope.of(None, ["http://127.0.0.1:8000"]).withheld("http://x:1") is None  # no key, nothing withheld
     assert key_for("http://a:1/v1", [("http", "a", 1)], KEY) == KEY and key_for("http://a:1", [], KEY) is None
@@ -51,7 +57,10 @@ def test_key_for_only_the_named_origins() -> None:
 
 @pytest.fixture
 def servers() -> Iterator[tuple[SSEServer, SSEServer]]:
-    with SSEServer(ttft_ms=5, itl_ms=1, tokens=2, api_key=KEY) as own, SSEServer(ttft_ms=5, itl_ms=1, tokens=2) as other:
+    with (
+        SSEServer(ttft_ms=5, itl_ms=1, tokens=2, api_key=KEY) as own,
+        SSEServer(ttft_ms=5, itl_ms=1, tokens=2) as other,
+    ):
         yield own, other
 
 
@@ -61,8 +70,19 @@ def key_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def write_profile(base_url: str, split: dict[str, str] | None = None) -> None:
-    lines = ["version = 1", 'active_profile = "p"', 'mode = "merged"', "", "[profiles.p]", f'base_url = "{base_url}"',
-             'url_convention = "includes-v1"', 'model = "test-model"', f'key = "env:{ENV}"', "", "[profiles.p.split]"]
+    lines = [
+        "version = 1",
+        'active_profile = "p"',
+        'mode = "merged"',
+        "",
+        "[profiles.p]",
+        f'base_url = "{base_url}"',
+        'url_convention = "includes-v1"',
+        'model = "test-model"',
+        f'key = "env:{ENV}"',
+        "",
+        "[profiles.p.split]",
+    ]
     lines += [f'{k} = "{v}"' for k, v in (split or {}).items()]
     path = Path(os.environ["KVSWITCH_HOME"]) / "config" / "kvswitch.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -76,8 +96,9 @@ def keys_sent(srv: SSEServer) -> set[str]:
     return {auth for _, auth in srv.auth_log}
 
 
-def test_an_endpoint_the_profile_does_not_name_gets_no_key(servers: tuple[SSEServer, SSEServer],
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_endpoint_the_profile_does_not_name_gets_no_key(
+    servers: tuple[SSEServer, SSEServer], capsys: pytest.CaptureFixture[str]
+) -> None:
     own, other = servers
     write_profile(own.url)
     assert main([*PROBE, "--endpoint", f"split={other.url}", "--format", "json"]) == 0
@@ -86,14 +107,16 @@ def test_an_endpoint_the_profile_does_not_name_gets_no_key(servers: tuple[SSESer
     assert other.auth_log and keys_sent(other) == {""}  # it was asked, without the key
     assert report["modes"]["merged"]["key"] == "sent"
     assert report["modes"]["split"]["key"] == (
-        f"no key sent to http://127.0.0.1:{other.port}: it is not an address the profile names")
+        f"no key sent to http://127.0.0.1:{other.port}: it is not an address the profile names"
+    )
     assert any(n.startswith(f"no key sent to http://127.0.0.1:{other.port}") for n in report["notes"])
     assert main([*PROBE, "--endpoint", f"split={other.url}"]) == 0
     assert f"  no key sent to http://127.0.0.1:{other.port}" in capsys.readouterr().out
 
 
-def test_the_profiles_own_split_probe_url_gets_the_key(servers: tuple[SSEServer, SSEServer],
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_profiles_own_split_probe_url_gets_the_key(
+    servers: tuple[SSEServer, SSEServer], capsys: pytest.CaptureFixture[str]
+) -> None:
     own, other = servers
     write_profile(own.url, {"probe_url": other.url})
     assert main([*PROBE, "--format", "json"]) == 0
@@ -101,11 +124,26 @@ def test_the_profiles_own_split_probe_url_gets_the_key(servers: tuple[SSEServer,
     assert keys_sent(other) == {f"Bearer {KEY}"} and report["modes"]["split"]["key"] == "sent"
 
 
-def test_base_url_with_api_key_env_keeps_the_key_on_that_origin(servers: tuple[SSEServer, SSEServer],
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_base_url_with_api_key_env_keeps_the_key_on_that_origin(
+    servers: tuple[SSEServer, SSEServer], capsys: pytest.CaptureFixture[str]
+) -> None:
     own, other = servers
-    assert main([*PROBE, "--base-url", own.url, "--model", "test-model", "--api-key-env", ENV,
-                 "--endpoint", f"split={other.url}"]) == 0
+    assert (
+        main(
+            [
+                *PROBE,
+                "--base-url",
+                own.url,
+                "--model",
+                "test-model",
+                "--api-key-env",
+                ENV,
+                "--endpoint",
+                f"split={other.url}",
+            ]
+        )
+        == 0
+    )
     assert keys_sent(own) == {f"Bearer {KEY}"} and keys_sent(other) == {""}
     assert "no key sent to" in capsys.readouterr().out
 
@@ -117,12 +155,26 @@ def test_an_endpoint_that_is_not_http_is_a_usage_error(capsys: pytest.CaptureFix
         assert "not an http(s) URL" in capsys.readouterr().err
 
 
-def test_doctor_sends_the_key_to_the_profiles_split_endpoints_only(servers: tuple[SSEServer, SSEServer],
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_doctor_sends_the_key_to_the_profiles_split_endpoints_only(
+    servers: tuple[SSEServer, SSEServer], capsys: pytest.CaptureFixture[str]
+) -> None:
     own, other = servers
     write_profile(own.url, {"prefill_base_url": own.url, "decode_base_url": other.url})
-    main(["doctor", "--mode", "split", "--timeout", "3", "--skip", "nvidia-smi", "--skip", "same-gpu",
-          "--skip", "prefix-cache"])
+    main(
+        [
+            "doctor",
+            "--mode",
+            "split",
+            "--timeout",
+            "3",
+            "--skip",
+            "nvidia-smi",
+            "--skip",
+            "same-gpu",
+            "--skip",
+            "prefix-cache",
+        ]
+    )
     capsys.readouterr()
     assert f"Bearer {KEY}" in keys_sent(own)  # (the plain reachability GET goes without a key)
     assert keys_sent(own) | keys_sent(other) <= {"", f"Bearer {KEY}"}

@@ -27,8 +27,12 @@ def no_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(VAR, raising=False)
     monkeypatch.delenv("MY_TEAM_KEY", raising=False)
 
-OFFLINE = [arg for check in ("reachable", "url-convention", "auth", "model", "split", "prefix-cache",
-                             "nvidia-smi", "same-gpu") for arg in ("--skip", check)]
+
+OFFLINE = [
+    arg
+    for check in ("reachable", "url-convention", "auth", "model", "split", "prefix-cache", "nvidia-smi", "same-gpu")
+    for arg in ("--skip", check)
+]
 """doctor without the checks that need a server or a GPU."""
 
 
@@ -80,10 +84,7 @@ def test_set_to_the_key_is_ok_and_set_to_another_says_so_masked(
     register(CODEX)
     monkeypatch.setenv(VAR, KEY_A)
     status = cli("status")
-    assert (
-        f"key variable {VAR}: ok · {VAR} is set to profile work's key ({MASK_A}): "
-        "Codex reads the key" in status.out
-    )
+    assert f"key variable {VAR}: ok · {VAR} is set to profile work's key ({MASK_A}): Codex reads the key" in status.out
     monkeypatch.setenv(VAR, KEY_B)
     status = cli("status", "--format", "json")
     [variable] = json.loads(status.out)["data"]["key_variables"]
@@ -95,24 +96,18 @@ def test_set_to_the_key_is_ok_and_set_to_another_says_so_masked(
     )
     assert variable["clients"] == ["Codex"] and variable["export"] == f"export {VAR}={MASK_A}"
     assert (
-        f"{VAR} holds {MASK_B}, not the key stored for profile work ({MASK_A}): "
-        "Codex sends that one" in variable["saw"]
+        f"{VAR} holds {MASK_B}, not the key stored for profile work ({MASK_A}): Codex sends that one" in variable["saw"]
     )
     assert KEY_A not in status.out and KEY_B not in status.out
     doctor = cli("doctor", *OFFLINE)
-    assert (
-        "WARN  key-variables" in doctor.out and KEY_A not in doctor.out and KEY_B not in doctor.out
-    )
+    assert "WARN  key-variables" in doctor.out and KEY_A not in doctor.out and KEY_B not in doctor.out
 
 
 def test_no_key_stored_says_to_store_one_first() -> None:
     init(profile="work")  # --no-key: the keyring, with nothing stored yet
     register(CODEX)
     status = cli("status")
-    assert (
-        f"key variable {VAR}: no-key · {VAR} is not set, and no key is stored for profile work"
-        in status.out
-    )
+    assert f"key variable {VAR}: no-key · {VAR} is not set, and no key is stored for profile work" in status.out
     assert "    kvswitch key set work, then export" in status.out
 
 
@@ -122,12 +117,8 @@ def test_an_env_profile_names_its_own_variable(monkeypatch: pytest.MonkeyPatch) 
     register(CODEX, OPENCODE)
     assert 'env_key = "MY_TEAM_KEY"' in (home() / CODEX[1]).read_text()
     status = cli("status")
-    assert (
-        "key variable MY_TEAM_KEY: unset · MY_TEAM_KEY is not set in this environment" in status.out
-    )
-    assert (
-        "    export MY_TEAM_KEY=YOUR_KEY in the shell Codex and OpenCode start from" in status.out
-    )
+    assert "key variable MY_TEAM_KEY: unset · MY_TEAM_KEY is not set in this environment" in status.out
+    assert "    export MY_TEAM_KEY=YOUR_KEY in the shell Codex and OpenCode start from" in status.out
     monkeypatch.setenv("MY_TEAM_KEY", KEY_B)
     [variable] = key_variables(read_config())
     assert variable.ok and variable.value == MASK_B and variable.export is None

@@ -62,14 +62,22 @@ def test_keys_in_gnome_keyring_under_dbus(tmp_path: Path) -> None:
     require_tool("secret-tool")
     data = tmp_path / "keyring-data"  # a fresh keyring directory: the password "pw" creates it
     data.mkdir()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHON_KEYRING_BACKEND", "DBUS_SESSION_BUS_ADDRESS", "KEYRING_PROPERTY_BACKEND")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHON_KEYRING_BACKEND", "DBUS_SESSION_BUS_ADDRESS", "KEYRING_PROPERTY_BACKEND")
+    }
     env.update(XDG_DATA_HOME=str(data), PY=sys.executable, KVS_TEST_KEY=KEY, KVS_SERVICE=service_name())
     script = tmp_path / "session.sh"
     script.write_text(SCRIPT)
     done = subprocess.run(
-        ["dbus-run-session", "--", "sh", str(script)], env=env, cwd=tmp_path,
-        capture_output=True, text=True, timeout=120, check=False,
+        ["dbus-run-session", "--", "sh", str(script)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     steps = _steps(done.stdout)
     context = f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"

@@ -37,8 +37,13 @@ def files_containing(root: Path, needle: str) -> list[Path]:
 
 def kvswitch_child(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "kvswitch", *args], input=stdin, capture_output=True, text=True,
-        env=env if env is not None else dict(os.environ), timeout=60, check=False,
+        [sys.executable, "-m", "kvswitch", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env if env is not None else dict(os.environ),
+        timeout=60,
+        check=False,
     )
 
 
@@ -140,7 +145,9 @@ def test_check_key_rejects_without_echoing(key: str, memory_keyring: dict[tuple[
     assert memory_keyring == {}
 
 
-@pytest.mark.parametrize("key", [KEY, "sk-proj-AbC_123-xyz0987654321", "tt-0123456789abcdef", "eyJhbGciOi.eyJzdWIi.c2ln"])
+@pytest.mark.parametrize(
+    "key", [KEY, "sk-proj-AbC_123-xyz0987654321", "tt-0123456789abcdef", "eyJhbGciOi.eyJzdWIi.c2ln"]
+)
 def test_check_key_accepts_real_looking_keys(key: str) -> None:
     check_key(key)
 
@@ -265,9 +272,12 @@ def test_no_backend_cli_children_fail_clearly_and_write_nothing(no_backend: None
     assert kvswitch_child("init", "--preset", "taotoken", "--model", "m", "--no-key").returncode == 0
     # without a keyring init leaves key = "none" (the profile sends no key), so that profile use,
     # rename and probe work; key get says so, key set and delete need the keyring
-    for args, says in ((("key", "set", "taotoken"), NO_BACKEND_HELP), (("key", "get", "taotoken"), "sends no key"),
-                       (("key", "get", "taotoken", "--reveal"), "sends no key"),
-                       (("key", "delete", "taotoken"), NO_BACKEND_HELP)):
+    for args, says in (
+        (("key", "set", "taotoken"), NO_BACKEND_HELP),
+        (("key", "get", "taotoken"), "sends no key"),
+        (("key", "get", "taotoken", "--reveal"), "sends no key"),
+        (("key", "delete", "taotoken"), NO_BACKEND_HELP),
+    ):
         out = kvswitch_child(*args, stdin=KEY + "\n")
         assert out.returncode == 1, (args, out.stdout, out.stderr)
         assert says in out.stderr, args
@@ -286,8 +296,18 @@ def test_no_silent_plaintext_fallback_when_no_backend_was_chosen(tmp_path: Path)
     Service, keyring picks PlaintextKeyring (priority 0.5) by itself: kvswitch must refuse it,
     not store the key base64-encoded in $XDG_DATA_HOME/python_keyring/keyring_pass.cfg (D-7)."""
     env = _no_choice_env()
-    out = kvswitch_child("init", "--preset", "taotoken", "--model", "m", "--key-stdin", "--no-cline",
-                         "--no-ccswitch", stdin=KEY + "\n", env=env)
+    out = kvswitch_child(
+        "init",
+        "--preset",
+        "taotoken",
+        "--model",
+        "m",
+        "--key-stdin",
+        "--no-cline",
+        "--no-ccswitch",
+        stdin=KEY + "\n",
+        env=env,
+    )
     assert not (Path(env["XDG_DATA_HOME"]) / "python_keyring").exists()
     assert out.returncode == 1 and NO_BACKEND_HELP in out.stderr, out
     assert files_containing(tmp_path, KEY) == []
@@ -299,8 +319,18 @@ def test_a_plaintext_backend_the_user_named_in_keyringrc_is_used(tmp_path: Path)
     rc = Path(env["XDG_CONFIG_HOME"]) / "python_keyring" / "keyringrc.cfg"
     rc.parent.mkdir(parents=True)
     rc.write_text("[backend]\ndefault-keyring=keyrings.alt.file.PlaintextKeyring\n")
-    out = kvswitch_child("init", "--preset", "taotoken", "--model", "m", "--key-stdin", "--no-cline",
-                         "--no-ccswitch", stdin=KEY + "\n", env=env)
+    out = kvswitch_child(
+        "init",
+        "--preset",
+        "taotoken",
+        "--model",
+        "m",
+        "--key-stdin",
+        "--no-cline",
+        "--no-ccswitch",
+        stdin=KEY + "\n",
+        env=env,
+    )
     assert out.returncode == 0, out
     get = kvswitch_child("key", "get", "taotoken", env=env)
     assert (get.returncode, get.stdout) == (0, "sk-…cdef\n")

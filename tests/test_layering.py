@@ -16,7 +16,9 @@ LIBRARY = ROOT / "kvswitch"
 def _modules_after(code: str) -> set[str]:
     out = subprocess.run(
         [sys.executable, "-c", f"{code}\nimport sys; print('\\n'.join(sys.modules))"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return set(out.stdout.split())
 
@@ -33,9 +35,7 @@ def test_the_hook_path_stays_lean() -> None:
 
 
 def _library_files() -> list[Path]:
-    return [
-        p for p in LIBRARY.rglob("*.py") if "cli" not in p.relative_to(LIBRARY).parts and p.name != "__main__.py"
-    ]
+    return [p for p in LIBRARY.rglob("*.py") if "cli" not in p.relative_to(LIBRARY).parts and p.name != "__main__.py"]
 
 
 def test_the_library_never_prints_or_exits() -> None:

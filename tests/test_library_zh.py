@@ -60,8 +60,10 @@ def test_a_switch_lint_rejects_is_refused_in_chinese_with_its_codes(zh: None, tm
 
     path = tmp_path / "cc-switch" / "config.toml"
     path.parent.mkdir()
-    text = ('[provider]\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\n\n'
-            '[cache]\nmode = "merged"\nchunk_size = "512"\n')
+    text = (
+        '[provider]\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\n\n'
+        '[cache]\nmode = "merged"\nchunk_size = "512"\n'
+    )
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ConfigValidationError) as caught:
         kvswitch.switch("split", [path])
@@ -165,12 +167,19 @@ def test_a_reload_nudges_outcome_is_chinese(zh: None, tmp_path: Path) -> None:
     from kvswitch.models import ClientEntry
     from kvswitch.reload import nudge
 
-    entry = ClientEntry.model_validate({"path": str(tmp_path / "x.json"), "kind": "claude-code", "name": "cc",
-                                        "nudge": {"kind": "command", "argv": ["false"]}})
+    entry = ClientEntry.model_validate(
+        {
+            "path": str(tmp_path / "x.json"),
+            "kind": "claude-code",
+            "name": "cc",
+            "nudge": {"kind": "command", "argv": ["false"]},
+        }
+    )
     result = nudge(entry, tmp_path / "x.json")
     assert not result.ok and result.message == "false 退出码为 1"
-    missing = nudge(entry.model_copy(update={"nudge": entry.nudge.model_copy(update={"kind": "signal"})}),
-                    tmp_path / "x.json")
+    missing = nudge(
+        entry.model_copy(update={"nudge": entry.nudge.model_copy(update={"kind": "signal"})}), tmp_path / "x.json"
+    )
     assert missing.message == "没有为 cc 设置 pidfile；请重启它以应用更改" and missing.restart_needed
 
 

@@ -72,9 +72,7 @@ class Recorder(SSEServer):
 
     def chats(self) -> list[tuple[str | None, str]]:
         """(X-Cache-Mode, Authorization) of each chat request."""
-        return [
-            (mode, auth) for path, mode, auth in self.seen if path.endswith("/chat/completions")
-        ]
+        return [(mode, auth) for path, mode, auth in self.seen if path.endswith("/chat/completions")]
 
 
 @pytest.fixture
@@ -225,8 +223,7 @@ def test_engine_flags_put_the_instance_and_router_on_the_mode_urls() -> None:
         "http://127.0.0.1:8000/v1",
         merged="http://127.0.0.1:8100/v1",
         split="http://127.0.0.1:8200/v1",
-        extra_split='prefill_base_url = "http://127.0.0.1:8001/v1"\n'
-        'decode_base_url = "http://127.0.0.1:8002/v1"',
+        extra_split='prefill_base_url = "http://127.0.0.1:8001/v1"\ndecode_base_url = "http://127.0.0.1:8002/v1"',
     )
     merged = cli("engine-flags", "--engine", "vllm", "--mode", "merged")
     assert merged.rc == 0, merged
@@ -291,9 +288,7 @@ def test_profile_add_and_edit_take_the_mode_urls_and_the_header_switch() -> None
         ("--probe-url", "javascript:alert(1)"),
     ],
 )
-def test_a_bad_mode_url_is_refused_with_lints_code_and_nothing_written(
-    option: str, value: str
-) -> None:
+def test_a_bad_mode_url_is_refused_with_lints_code_and_nothing_written(option: str, value: str) -> None:
     write_profile("http://127.0.0.1:8000/v1")
     before = config_file().read_bytes()
     result = cli("profile", "edit", "p", option, value)
@@ -315,9 +310,7 @@ def test_the_library_normalises_the_mode_urls_of_a_new_profile() -> None:
     )
     checked = check_profile_input("p", p)
     assert (checked.merged.url, checked.split.url) == ("http://h:2/v1", "http://h:3/v1")
-    bad = Profile.model_validate(
-        {"base_url": "http://h:1/v1", "model": "m", "split": {"url": "file:///x"}}
-    )
+    bad = Profile.model_validate({"base_url": "http://h:1/v1", "model": "m", "split": {"url": "file:///x"}})
     with pytest.raises(InvalidValueError) as info:
         check_profile_input("p", bad)
     assert info.value.code == "KVS202"

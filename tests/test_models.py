@@ -45,10 +45,14 @@ SECRET = "sk-live-0123456789abcdefSECRET"
 
 # -- the article's defaults ------------------------------------------------------------
 
+
 def test_cc_switch_defaults_are_the_articles_s16_s17() -> None:
     cache = CacheSettings()
     assert (cache.mode, cache.chunk_size, cache.kv_cache_dtype, cache.prefix_cache) == (
-        "merged", 512, "auto", True,
+        "merged",
+        512,
+        "auto",
+        True,
     )
     split = SplitSettings()
     assert (split.transfer_protocol, split.max_transfer_concurrency) == ("layer-wise", 4)
@@ -83,7 +87,11 @@ def test_kvswitch_profile_defaults_match_the_client_defaults() -> None:
     assert prof.request == RequestOptions()
     cfg = KvswitchConfig()
     assert (cfg.version, cfg.mode, cfg.active_profile, cfg.profiles, cfg.clients) == (
-        CONFIG_VERSION, "merged", None, {}, [],
+        CONFIG_VERSION,
+        "merged",
+        None,
+        {},
+        [],
     )
     assert Nudge().kind == "none"
     assert ClientEntry(path="x", kind="cline").allow_key_in_repo is False
@@ -93,9 +101,7 @@ def test_the_articles_files_hold_exactly_the_defaults() -> None:
     """S-11 and S-16 written out equal the models' defaults."""
     data = tomllib.loads((FIXTURES / "ccswitch" / "article.toml").read_text())
     cfg = CCSwitchConfig.model_validate(data)
-    assert CacheSettings.model_validate(
-        {k: v for k, v in data["cache"].items() if k != "split"}
-    ) == CacheSettings()
+    assert CacheSettings.model_validate({k: v for k, v in data["cache"].items() if k != "split"}) == CacheSettings()
     assert cfg.request == RequestOptions()
     assert cfg.cache.split is not None
     assert cfg.cache.split.transfer_protocol == SplitSettings().transfer_protocol
@@ -109,6 +115,7 @@ def test_the_articles_files_hold_exactly_the_defaults() -> None:
 
 
 # -- constraints -----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("model", "data"),
@@ -164,6 +171,7 @@ def test_alias_and_field_name_are_the_same_field() -> None:
 
 # -- strict types ----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("model", "data"),
     [
@@ -201,6 +209,7 @@ def test_an_int_is_a_valid_float() -> None:
 
 # -- unknown keys ----------------------------------------------------------------------
 
+
 def test_unknown_keys_are_kept_by_the_model_and_reported_by_lint(tmp_path: Path) -> None:
     data = {"cache": {"mode": "merged", "chunk_sise": 512, "prefetch": 2}}
     cfg = CCSwitchConfig.model_validate(data)
@@ -216,6 +225,7 @@ def test_unknown_keys_are_kept_by_the_model_and_reported_by_lint(tmp_path: Path)
 
 
 # -- secrets ---------------------------------------------------------------------------
+
 
 def test_secret_str_is_never_shown() -> None:
     p = ProviderSettings(api_key=SECRET)
@@ -249,6 +259,7 @@ def test_validation_errors_never_echo_input(model: type[BaseModel], data: dict[s
 
 # -- kvswitch.load: one common view ----------------------------------------------------
 
+
 def test_load_gives_the_same_view_for_the_articles_two_files() -> None:
     cline = kvswitch.load(FIXTURES / "cline" / "article.json", kind="cline")
     cc = kvswitch.load(FIXTURES / "ccswitch" / "article.toml", kind="ccswitch")
@@ -275,7 +286,8 @@ def test_load_split_forms_agree() -> None:
     cc = kvswitch.load(FIXTURES / "ccswitch" / "article.toml", kind="ccswitch")
     assert cc.split is not None
     assert (cc.split.prefill_base_url, cc.split.decode_base_url) == (
-        cline.split.prefill_base_url, cline.split.decode_base_url,
+        cline.split.prefill_base_url,
+        cline.split.decode_base_url,
     )
 
 
@@ -322,9 +334,7 @@ def test_load_kvswitch_config_without_active_profile(tmp_path: Path) -> None:
 def test_load_wrong_types_raises_validation_error_with_every_diagnostic(tmp_path: Path) -> None:
     path = tmp_path / "cc-switch" / "config.toml"
     path.parent.mkdir()
-    path.write_text(
-        '[provider]\nmodel = "m"\napi_key = 12345\n[cache]\nmode = "both"\nchunk_size = "512"\n'
-    )
+    path.write_text('[provider]\nmodel = "m"\napi_key = 12345\n[cache]\nmode = "both"\nchunk_size = "512"\n')
     with pytest.raises(ConfigValidationError) as exc:
         kvswitch.load(path)
     diags = exc.value.diagnostics
@@ -353,9 +363,7 @@ def test_load_newer_config_version_raises_version_error(tmp_path: Path) -> None:
         ("settings.json", '{\n  "cline.openAiModelId": "m",\n  oops\n}\n', 3, 3),
     ],
 )
-def test_parse_error_str_starts_with_path_line_col(
-    tmp_path: Path, name: str, text: str, line: int, col: int
-) -> None:
+def test_parse_error_str_starts_with_path_line_col(tmp_path: Path, name: str, text: str, line: int, col: int) -> None:
     path = tmp_path / name
     path.parent.mkdir(exist_ok=True)
     path.write_text(text)

@@ -29,12 +29,25 @@ from kvswitch.network import NetworkSettingsError, Proxy, bypasses, proxy_for, s
 from kvswitch.testing.sse_server import SSEServer
 
 NAME = "upstream.invalid"
-PROXY_VARIABLES = ("https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY",
-                   "no_proxy", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "REQUEST_METHOD")
+PROXY_VARIABLES = (
+    "https_proxy",
+    "HTTPS_PROXY",
+    "http_proxy",
+    "HTTP_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "REQUEST_METHOD",
+)
 OFFLINE = ["--skip", "nvidia-smi", "--skip", "same-gpu", "--skip", "prefix-cache"]
 
 
 # -- a background event loop, a proxy and a TLS front ---------------------------------------
+
 
 class _Loop:
     """An asyncio loop in a thread, for the servers below."""
@@ -61,8 +74,9 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             await writer.drain()
 
 
-async def _splice(a: tuple[asyncio.StreamReader, asyncio.StreamWriter],
-                  b: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
+async def _splice(
+    a: tuple[asyncio.StreamReader, asyncio.StreamWriter], b: tuple[asyncio.StreamReader, asyncio.StreamWriter]
+) -> None:
     """Copy both ways until either side ends, then close both."""
     tasks = [asyncio.ensure_future(_pipe(a[0], b[1])), asyncio.ensure_future(_pipe(b[0], a[1]))]
     await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -96,7 +110,9 @@ class ForwardProxy:
         given = headers.get("proxy-authorization", "")
         self.seen.append((method, target, given))
         if self.authorization is not None and given != self.authorization:
-            writer.write(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            writer.write(
+                b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )
             writer.close()
             return
         if method == "CONNECT":
@@ -105,11 +121,15 @@ class ForwardProxy:
         else:
             parts = urlsplit(target)
             upstream = await asyncio.open_connection("127.0.0.1", parts.port or 80)
-            kept = [line for line in lines if line.split(":", 1)[0].strip().lower()
-                    not in ("proxy-authorization", "connection")]
+            kept = [
+                line
+                for line in lines
+                if line.split(":", 1)[0].strip().lower() not in ("proxy-authorization", "connection")
+            ]
             path = parts.path + (f"?{parts.query}" if parts.query else "")
-            upstream[1].write("\r\n".join([f"{method} {path} HTTP/1.1", *kept, "Connection: close", "", ""])
-                              .encode("latin-1"))
+            upstream[1].write(
+                "\r\n".join([f"{method} {path} HTTP/1.1", *kept, "Connection: close", "", ""]).encode("latin-1")
+            )
         await _splice((reader, writer), upstream)
 
     def close(self) -> None:
@@ -148,34 +168,61 @@ def _certificates(tmp: Path) -> tuple[Path, Path, Path]:
     now = datetime.datetime.now(datetime.UTC)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kvswitch test CA")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-          .not_valid_after(now + datetime.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                       content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                       key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
-          .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-          .sign(ca_key, hashes.SHA256()))
-    leaf = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kvswitch test server")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([
-                x509.DNSName("localhost"), x509.DNSName(NAME), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                critical=False)
-            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-            .sign(ca_key, hashes.SHA256()))
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kvswitch test server")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.DNSName(NAME), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     paths = tmp / "ca.pem", tmp / "server.pem", tmp / "server.key"
     paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     paths[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
-    paths[2].write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    paths[2].write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return paths
 
 
 # -- fixtures -----------------------------------------------------------------------------
+
 
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -222,56 +269,83 @@ def _port(server: SSEServer) -> int:
 
 
 def doctor(capsys: pytest.CaptureFixture[str], base_url: str) -> tuple[int, dict[str, dict[str, str]], str]:
-    code = main(["doctor", "--base-url", base_url, "--model", "test-model", "--timeout", "3", "--format", "json",
-                 *OFFLINE])
+    code = main(
+        ["doctor", "--base-url", base_url, "--model", "test-model", "--timeout", "3", "--format", "json", *OFFLINE]
+    )
     out = capsys.readouterr()
     data = json.loads(out.out)["data"]
     return code, {c["name"]: c for c in data["checks"]}, out.out + out.err
 
 
 def probe(capsys: pytest.CaptureFixture[str], base_url: str) -> tuple[int, str]:
-    code = main(["probe", "--base-url", base_url, "--model", "test-model", "--mode", "merged", "--runs", "2",
-                 "--warmup", "0", "--max-tokens", "2", "--no-gpu", "--no-metrics", "--no-history", "--yes",
-                 "--format", "json"])
+    code = main(
+        [
+            "probe",
+            "--base-url",
+            base_url,
+            "--model",
+            "test-model",
+            "--mode",
+            "merged",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            "2",
+            "--no-gpu",
+            "--no-metrics",
+            "--no-history",
+            "--yes",
+            "--format",
+            "json",
+        ]
+    )
     out = capsys.readouterr()
     return code, out.out + out.err
 
 
 # -- the policy, as data --------------------------------------------------------------------
 
+
 def test_the_scheme_picks_the_variable_and_lower_case_wins() -> None:
     env = {"HTTPS_PROXY": "http://upper:1", "https_proxy": "http://lower:2", "HTTP_PROXY": "http://plain:3"}
     assert proxy_for("https://api.example.com/v1", env) == Proxy("lower", 2, "https_proxy")
     assert proxy_for("http://api.example.com/v1", env) == Proxy("plain", 3, "HTTP_PROXY")
-    assert proxy_for("http://api.example.com/v1", {"ALL_PROXY": "proxy.corp:8080"}) == Proxy("proxy.corp", 8080,
-                                                                                             "ALL_PROXY")
+    assert proxy_for("http://api.example.com/v1", {"ALL_PROXY": "proxy.corp:8080"}) == Proxy(
+        "proxy.corp", 8080, "ALL_PROXY"
+    )
     assert proxy_for("https://api.example.com/v1", {"HTTP_PROXY": "http://plain:3"}) is None
     assert proxy_for("http://api.example.com/v1", {"HTTP_PROXY": "http://plain:3", "REQUEST_METHOD": "GET"}) is None
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1", "http://localhost:8000/v1", "https://[::1]:8443/v1",
-                                 "http://127.1.2.3/v1"])
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:8000/v1", "http://localhost:8000/v1", "https://[::1]:8443/v1", "http://127.1.2.3/v1"]
+)
 def test_a_loopback_target_never_goes_through_a_proxy(url: str) -> None:
     env = {"HTTP_PROXY": "http://proxy:3128", "HTTPS_PROXY": "http://proxy:3128", "ALL_PROXY": "http://proxy:3128"}
     assert proxy_for(url, env) is None
 
 
-@pytest.mark.parametrize(("host", "port", "no_proxy", "direct"), [
-    ("api.corp.example", 443, "corp.example", True),
-    ("api.corp.example", 443, ".corp.example", True),
-    ("api.corp.example", 443, "*.corp.example", True),
-    ("corp.example", 443, ".corp.example", True),
-    ("notcorp.example", 443, "corp.example", False),
-    ("api.example.com", 443, "*", True),
-    ("10.1.2.3", 80, "10.0.0.0/8", True),
-    ("11.1.2.3", 80, "10.0.0.0/8", False),
-    ("192.168.1.5", 80, "192.168.1.5", True),
-    ("fd00::5", 80, "fd00::/8", True),
-    ("api.example.com", 8443, "api.example.com:8443", True),
-    ("api.example.com", 443, "api.example.com:8443", False),
-    ("api.example.com", 443, "  other.example , API.EXAMPLE.COM ", True),
-    ("api.example.com", 443, "", False),
-])
+@pytest.mark.parametrize(
+    ("host", "port", "no_proxy", "direct"),
+    [
+        ("api.corp.example", 443, "corp.example", True),
+        ("api.corp.example", 443, ".corp.example", True),
+        ("api.corp.example", 443, "*.corp.example", True),
+        ("corp.example", 443, ".corp.example", True),
+        ("notcorp.example", 443, "corp.example", False),
+        ("api.example.com", 443, "*", True),
+        ("10.1.2.3", 80, "10.0.0.0/8", True),
+        ("11.1.2.3", 80, "10.0.0.0/8", False),
+        ("192.168.1.5", 80, "192.168.1.5", True),
+        ("fd00::5", 80, "fd00::/8", True),
+        ("api.example.com", 8443, "api.example.com:8443", True),
+        ("api.example.com", 443, "api.example.com:8443", False),
+        ("api.example.com", 443, "  other.example , API.EXAMPLE.COM ", True),
+        ("api.example.com", 443, "", False),
+    ],
+)
 def test_no_proxy_entries(host: str, port: int, no_proxy: str, direct: bool) -> None:
     assert bypasses(host, port, no_proxy) is direct
 
@@ -300,9 +374,10 @@ def test_a_missing_ca_file_is_named(tmp_path: Path) -> None:
 
 # -- doctor and probe through a real proxy ----------------------------------------------------
 
+
 def test_doctor_reaches_a_named_server_only_through_the_proxy(
-        server: SSEServer, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    server: SSEServer, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     url = f"http://{NAME}:{_port(server)}/v1"
     code, checks, out = doctor(capsys, url)  # no proxy: the name resolves nowhere
     assert code == 1 and checks["reachable"]["status"] == "fail" and "cannot connect" in checks["reachable"]["saw"]
@@ -325,8 +400,8 @@ def test_doctor_reaches_a_named_server_only_through_the_proxy(
 
 
 def test_probe_reaches_a_named_server_only_through_the_proxy(
-        server: SSEServer, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    server: SSEServer, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     url = f"http://{NAME}:{_port(server)}/v1"
     code, out = probe(capsys, url)
     assert code == 1 and proxy.seen == []  # every request failed: no such host
@@ -340,9 +415,9 @@ def test_probe_reaches_a_named_server_only_through_the_proxy(
     assert code == 1 and proxy.seen == []
 
 
-def test_loopback_targets_never_go_through_the_proxy(server: SSEServer, proxy: ForwardProxy,
-                                                     monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_loopback_targets_never_go_through_the_proxy(
+    server: SSEServer, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         monkeypatch.setenv(name, proxy.url)
     code, checks, out = doctor(capsys, server.url)
@@ -354,7 +429,8 @@ def test_loopback_targets_never_go_through_the_proxy(server: SSEServer, proxy: F
 
 
 def test_the_proxy_gets_its_credentials_and_output_never_shows_them(
-        server: SSEServer, loop: _Loop, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    server: SSEServer, loop: _Loop, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     wanted = "Basic " + base64.b64encode(b"kv:s3cr%et").decode()
     guarded = ForwardProxy(loop, authorization=wanted)
     try:
@@ -372,8 +448,9 @@ def test_the_proxy_gets_its_credentials_and_output_never_shows_them(
         guarded.close()
 
 
-def test_an_unusable_proxy_fails_the_request_and_says_why(server: SSEServer, monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unusable_proxy_fails_the_request_and_says_why(
+    server: SSEServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("HTTP_PROXY", "socks5://127.0.0.1:1080")
     code, checks, _ = doctor(capsys, f"http://{NAME}:{_port(server)}/v1")
     assert code == 1 and "socks5:// proxy is not supported" in checks["reachable"]["saw"]
@@ -383,8 +460,10 @@ def test_an_unusable_proxy_fails_the_request_and_says_why(server: SSEServer, mon
 
 # -- one CA store for both -------------------------------------------------------------------
 
+
 def test_probe_and_doctor_trust_the_ca_in_ssl_cert_file_and_refuse_without_it(
-        tls: tuple[TlsFront, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tls: tuple[TlsFront, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     front, ca = tls
     url = f"https://127.0.0.1:{front.port}/v1"
     code, checks, out = doctor(capsys, url)
@@ -406,8 +485,9 @@ def test_probe_and_doctor_trust_the_ca_in_ssl_cert_file_and_refuse_without_it(
     assert code == 1  # a directory without the CA: the default store is replaced, not added to
 
 
-def test_https_through_a_connect_tunnel(tls: tuple[TlsFront, Path], proxy: ForwardProxy,
-                                        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_https_through_a_connect_tunnel(
+    tls: tuple[TlsFront, Path], proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     front, ca = tls
     url = f"https://{NAME}:{front.port}/v1"
     monkeypatch.setenv("SSL_CERT_FILE", str(ca))

@@ -59,8 +59,7 @@ Runner = Callable[..., int]
 """``run(*argv, stdin="") -> exit code``; every output is appended to ``outputs``."""
 
 
-def in_process(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-               outputs: list[str]) -> Runner:
+def in_process(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, outputs: list[str]) -> Runner:
     def run(*args: str, stdin: str = "") -> int:
         monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
         code = main(list(args))
@@ -74,8 +73,13 @@ def in_process(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPat
 def in_children(outputs: list[str]) -> Runner:
     def run(*args: str, stdin: str = "") -> int:
         done = subprocess.run(
-            [sys.executable, "-m", "kvswitch", *args], input=stdin, capture_output=True, text=True,
-            env=dict(os.environ), timeout=60, check=False,
+            [sys.executable, "-m", "kvswitch", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=dict(os.environ),
+            timeout=60,
+            check=False,
         )
         outputs.append(f"$ kvswitch {' '.join(args)} -> {done.returncode}\n{done.stdout}{done.stderr}")
         return done.returncode
@@ -221,8 +225,11 @@ def second_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("second_key")
 def test_no_key_leaks_in_process(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture, memory_keyring: dict[tuple[str, str], str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    memory_keyring: dict[tuple[str, str], str],
 ) -> None:
     caplog.set_level(logging.DEBUG)
     outputs: list[str] = []
@@ -262,8 +269,9 @@ def test_init_never_writes_the_key_through_a_symlink_into_a_git_work_tree(
     link = Path(os.environ["HOME"]) / ".cline" / "settings.json"
     link.parent.mkdir()
     link.symlink_to(target)  # dangling until init creates the file
-    assert run("init", "--preset", "taotoken", "--model", "m", "--key-stdin", "--no-ccswitch",
-               stdin=KEY + "\n") == 0, outputs[-1]
+    assert run("init", "--preset", "taotoken", "--model", "m", "--key-stdin", "--no-ccswitch", stdin=KEY + "\n") == 0, (
+        outputs[-1]
+    )
     assert link.is_symlink() and target.exists()
     assert leaks(outputs[-1]) == []
     assert KEY not in target.read_text()
@@ -283,8 +291,9 @@ def test_profile_use_never_writes_the_key_through_a_symlink_into_a_git_work_tree
     link = Path(os.environ["XDG_CONFIG_HOME"]) / "cc-switch" / "config.toml"
     link.parent.mkdir(parents=True)
     link.symlink_to(target)
-    assert run("init", "--preset", "taotoken", "--model", "m", "--key-stdin", "--no-cline",
-               stdin=KEY + "\n") == 0, outputs[-1]
+    assert run("init", "--preset", "taotoken", "--model", "m", "--key-stdin", "--no-cline", stdin=KEY + "\n") == 0, (
+        outputs[-1]
+    )
     assert run("profile", "use", "taotoken") == 0, outputs[-1]
     assert link.is_symlink()
     assert leaks("".join(outputs)) == []
@@ -297,7 +306,9 @@ def test_a_key_pasted_without_quotes_is_not_echoed_by_the_parse_error(
     outputs: list[str] = []
     run = in_process(capsys, monkeypatch, outputs)
     settings = tmp_path / "settings.json"
-    settings.write_text(f'{{\n    "cline.openAiBaseUrl": "https://taotoken.net/api",\n    "cline.openAiApiKey": {KEY}\n}}\n')
+    settings.write_text(
+        f'{{\n    "cline.openAiBaseUrl": "https://taotoken.net/api",\n    "cline.openAiApiKey": {KEY}\n}}\n'
+    )
     assert run("lint", str(settings)) == 1
     assert "KVS001" in outputs[-1]
     assert run("lint", "--format", "json", str(settings)) == 1

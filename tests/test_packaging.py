@@ -36,8 +36,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[st
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, src / name)
     out = src.parent / "dist"
-    subprocess.run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out), str(src)],
-                   check=True, capture_output=True, timeout=900)
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out), str(src)],
+        check=True,
+        capture_output=True,
+        timeout=900,
+    )
     [wheel] = out.glob("*.whl")
     [sdist] = out.glob("*.tar.gz")
     return wheel, sdist, files
@@ -56,11 +60,18 @@ def test_every_package_data_pattern_matches_a_shipped_file(built: tuple[Path, Pa
             assert any(fnmatch.fnmatch(n, full) for n in names), f"{package}: {pattern} ships nothing"
 
 
-@pytest.mark.parametrize("needed", [
-    "kvswitch/py.typed", "kvswitch/presets.toml", "kvswitch/locale/zh_CN/LC_MESSAGES/kvswitch.mo",
-    "kvswitch/schemas/kvswitch-config.schema.json", "kvswitch/schemas/kvswitch-output.schema.json",
-    "kvswitch_gui/resources/i18n/kvswitch_zh_CN.qm", "kvswitch_gui/launch.py",
-])
+@pytest.mark.parametrize(
+    "needed",
+    [
+        "kvswitch/py.typed",
+        "kvswitch/presets.toml",
+        "kvswitch/locale/zh_CN/LC_MESSAGES/kvswitch.mo",
+        "kvswitch/schemas/kvswitch-config.schema.json",
+        "kvswitch/schemas/kvswitch-output.schema.json",
+        "kvswitch_gui/resources/i18n/kvswitch_zh_CN.qm",
+        "kvswitch_gui/launch.py",
+    ],
+)
 def test_the_wheel_holds_what_the_program_reads(built: tuple[Path, Path, list[str]], needed: str) -> None:
     assert needed in _wheel_names(built[0])
 

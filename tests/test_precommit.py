@@ -23,12 +23,27 @@ def test_manifest_declares_the_lint_hook() -> None:
     import re
 
     files = re.compile(hook["files"])
-    for yes in (".vscode/settings.json", "a/.cline/settings.json", ".config/cc-switch/config.toml", "kvswitch.toml",
-                ".claude/settings.json", "app/.claude/settings.local.json", ".qwen/settings.json",
-                "opencode.json", "opencode.jsonc", ".codex/config.toml"):
+    for yes in (
+        ".vscode/settings.json",
+        "a/.cline/settings.json",
+        ".config/cc-switch/config.toml",
+        "kvswitch.toml",
+        ".claude/settings.json",
+        "app/.claude/settings.local.json",
+        ".qwen/settings.json",
+        "opencode.json",
+        "opencode.jsonc",
+        ".codex/config.toml",
+    ):
         assert files.search(yes), yes
-    for no in ("package.json", "settings.json.bak", "pyproject.toml", "src/config.toml", ".claude/agents.json",
-               "myopencode.json"):
+    for no in (
+        "package.json",
+        "settings.json.bak",
+        "pyproject.toml",
+        "src/config.toml",
+        ".claude/agents.json",
+        "myopencode.json",
+    ):
         assert not files.search(no), no
 
 
@@ -59,7 +74,9 @@ def test_try_repo_passes_a_good_file_and_fails_a_bad_one(tmp_path: Path) -> None
 
     settings = repo / ".vscode" / "settings.json"
     settings.write_text(
-        settings.read_text().replace('"mode": "merged"', '"mode": "both"').replace(
+        settings.read_text()
+        .replace('"mode": "merged"', '"mode": "both"')
+        .replace(
             '"cline.openAiModelId"', '"cline.openAiApiKey": "sk-live-0123456789abcdefghij",\n    "cline.openAiModelId"'
         )
     )

@@ -78,7 +78,11 @@ def test_claude_code_headers_are_lines_of_its_custom_headers_the_users_kept() ->
     lines = json.loads(path.read_text())["env"]["ANTHROPIC_CUSTOM_HEADERS"].splitlines()
     # the fixture's X-Team line is replaced in place (names ignore case), X-Trace kept
     assert lines == ["x-team: infra", "X-Trace: on", "X-Org: ops", "X-Cache-Mode: merged"] or lines == [
-        "x-team: infra", "X-Trace: on", "X-Cache-Mode: merged", "X-Org: ops"], lines
+        "x-team: infra",
+        "X-Trace: on",
+        "X-Cache-Mode: merged",
+        "X-Org: ops",
+    ], lines
     assert sum(1 for ln in lines if ln.lower().startswith("x-team:")) == 1
 
 
@@ -132,12 +136,34 @@ def test_profile_edit_sets_replaces_and_removes_headers() -> None:
 
 def test_profile_add_takes_headers_and_refuses_a_credential() -> None:
     setup()
-    _ok("profile", "add", "W", "--base-url", "http://127.0.0.1:9000/v1", "--model", "m",
-        "--key", "none", "--header", "X-Team=infra")
+    _ok(
+        "profile",
+        "add",
+        "W",
+        "--base-url",
+        "http://127.0.0.1:9000/v1",
+        "--model",
+        "m",
+        "--key",
+        "none",
+        "--header",
+        "X-Team=infra",
+    )
     assert config_data()["profiles"]["W"]["headers"] == {"X-Team": "infra"}
     before = config_file().read_bytes()
-    result = cli("profile", "add", "V", "--base-url", "http://127.0.0.1:9000/v1", "--model", "m",
-                 "--key", "none", "--header", f"Authorization=Bearer {KEY_A}")
+    result = cli(
+        "profile",
+        "add",
+        "V",
+        "--base-url",
+        "http://127.0.0.1:9000/v1",
+        "--model",
+        "m",
+        "--key",
+        "none",
+        "--header",
+        f"Authorization=Bearer {KEY_A}",
+    )
     assert result.rc == 2 and "carries a credential" in result.err and KEY_A not in result.err
     assert config_file().read_bytes() == before
 
@@ -238,8 +264,14 @@ def test_a_header_value_that_is_not_text_is_refused_with_its_line() -> None:
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("X-Team", "infra"), ("X-Trace", "on"), ("X-Request-Source", "kvswitch/1.0 (linux)"),
-     ("OpenAI-Project", "proj_abc"), ("X-Empty", ""), ("x-lower", "a b c")],
+    [
+        ("X-Team", "infra"),
+        ("X-Trace", "on"),
+        ("X-Request-Source", "kvswitch/1.0 (linux)"),
+        ("OpenAI-Project", "proj_abc"),
+        ("X-Empty", ""),
+        ("x-lower", "a b c"),
+    ],
 )
 def test_plain_headers_are_kept(name: str, value: str) -> None:
     assert header_problem(name, value) is None
@@ -247,9 +279,21 @@ def test_plain_headers_are_kept(name: str, value: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("Proxy-Authorization", "x"), ("X-Goog-Api-Key", "x"), ("api-key", "x"), ("X-Session-Token", "x"),
-     ("X-Password", "x"), ("x-cache-mode", "merged"), ("", "x"), ("X\u200bTeam", "x"), ("X-Team", "a\nb"),
-     ("X-Team", "a\u2028b"), ("X-Team", "x" * 1001), ("X-Team", KEY_A), ("X-Team", f"Bearer {KEY_B}")],
+    [
+        ("Proxy-Authorization", "x"),
+        ("X-Goog-Api-Key", "x"),
+        ("api-key", "x"),
+        ("X-Session-Token", "x"),
+        ("X-Password", "x"),
+        ("x-cache-mode", "merged"),
+        ("", "x"),
+        ("X\u200bTeam", "x"),
+        ("X-Team", "a\nb"),
+        ("X-Team", "a\u2028b"),
+        ("X-Team", "x" * 1001),
+        ("X-Team", KEY_A),
+        ("X-Team", f"Bearer {KEY_B}"),
+    ],
 )
 def test_bad_headers_are_refused_and_the_reason_never_holds_the_value(name: str, value: str) -> None:
     problem = header_problem(name, value)
@@ -262,8 +306,14 @@ def test_import_leaves_out_a_key_pasted_into_a_header_value(sandbox: Path) -> No
     path = sandbox / ".qwen" / "settings.json"
     path.parent.mkdir(parents=True)
     headers: dict[str, Any] = {"X-Ok": "fine", "X-Team": KEY_A}
-    path.write_text(json.dumps({"security": {"auth": {"baseUrl": "http://127.0.0.1:1/v1"}},
-                                "model": {"name": "m", "generationConfig": {"customHeaders": headers}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"baseUrl": "http://127.0.0.1:1/v1"}},
+                "model": {"name": "m", "generationConfig": {"customHeaders": headers}},
+            }
+        )
+    )
     result = cli("import", "qwen-code")
     assert result.rc == 0, result
     assert config_data()["profiles"]["qwen-code"]["headers"] == {"X-Ok": "fine"}

@@ -31,14 +31,30 @@ def test_quickstart_short(tmp_path: Path) -> None:
         (pytest.fail if os.environ.get("CI") else pytest.skip)("the lab needs xllamacpp (pip install -e '.[lab]')")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KVSWITCH_", "PYTHON_KEYRING"))}
     out = subprocess.run(
-        [sys.executable, str(ROOT / "docs" / "quickstart.py"), "--short", "--dir", str(tmp_path / "qs"),
-         "--port", str(_free_port())],
-        capture_output=True, text=True, env=env, timeout=900,
+        [
+            sys.executable,
+            str(ROOT / "docs" / "quickstart.py"),
+            "--short",
+            "--dir",
+            str(tmp_path / "qs"),
+            "--port",
+            str(_free_port()),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
     )
     text = out.stdout
     assert out.returncode == 0, text[-3000:] + out.stderr[-3000:]
-    for step in ("kvswitch lab up", "kvswitch init", "kvswitch switch merged", "kvswitch switch split",
-                 "kvswitch probe --combine", "kvswitch lab down"):
+    for step in (
+        "kvswitch lab up",
+        "kvswitch init",
+        "kvswitch switch merged",
+        "kvswitch switch split",
+        "kvswitch probe --combine",
+        "kvswitch lab down",
+    ):
         assert f"$ {step}" in text, step
     table = re.search(r"mode\s+ok/n\s+TTFT med\s+p90\s+p99.*?ITL p99.*?\n(merged.*)\n(split.*)\n", text)
     assert table, text[-3000:]

@@ -83,7 +83,9 @@ def test_a_save_in_the_window_is_kept_and_the_edit_reapplied(tmp_path: Path, mon
     assert temps_under(tmp_path) == []
 
 
-def test_a_save_in_the_window_without_rebuild_stays_in_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_save_in_the_window_without_rebuild_stays_in_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cfg = tmp_path / "settings.json"
     cfg.write_bytes(OLD)
     theirs = b'{\n  "a": 1,\n  "theirs": true\n}\n'
@@ -177,7 +179,9 @@ def test_the_roll_back_keeps_a_save_made_after_the_commit(tmp_path: Path, monkey
     assert temps_under(tmp_path) == []
 
 
-def test_a_commit_raced_after_the_first_file_rolls_back_and_plans_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_commit_raced_after_the_first_file_rolls_back_and_plans_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_bytes(OLD)
     b.write_bytes(OLD)
@@ -217,8 +221,13 @@ def test_a_version_swapped_out_by_a_killed_kvswitch_is_kept_by_the_next_write(tm
     cfg = tmp_path / "settings.json"
     cfg.write_bytes(OLD)
     theirs = b'{\n  "a": 1,\n  "theirs": true\n}\n'
-    done = subprocess.run([sys.executable, "-c", CHILD_KILLED_MID_SWAP, str(cfg), theirs.decode(), NEW.decode(),
-                           OLD.decode()], capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD_KILLED_MID_SWAP, str(cfg), theirs.decode(), NEW.decode(), OLD.decode()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 9, done.stderr
     assert cfg.read_bytes() == NEW and len(temps_under(tmp_path)) == 1  # theirs is in the temp
     atomic_write(cfg, NEW + b"\n")  # any later write in that folder sweeps the dead temp
@@ -235,10 +244,23 @@ def test_recovery_finishes_a_rename_only_over_the_version_it_planned(tmp_path: P
     a.write_bytes(OLD)
     prepared = kio.prepare_write(a, NEW, old=OLD, verify=True)
     journal = paths.dirs().state / "journal.json"
-    kio.write_private(journal, json.dumps({"pid": 1, "entries": [{
-        "target": str(a), "temp": str(prepared.temp), "backup": None,
-        "old": kio.hashlib.sha256(OLD).hexdigest(), "new": kio.hashlib.sha256(NEW).hexdigest(),
-    }]}).encode())
+    kio.write_private(
+        journal,
+        json.dumps(
+            {
+                "pid": 1,
+                "entries": [
+                    {
+                        "target": str(a),
+                        "temp": str(prepared.temp),
+                        "backup": None,
+                        "old": kio.hashlib.sha256(OLD).hexdigest(),
+                        "new": kio.hashlib.sha256(NEW).hexdigest(),
+                    }
+                ],
+            }
+        ).encode(),
+    )
     note = recover()
     assert note is not None and note.startswith("completed") and a.read_bytes() == NEW
 
@@ -273,8 +295,14 @@ def test_the_cli_on_a_fifo_and_dev_zero_exits_2_at_once(tmp_path: Path, command:
     os.mkfifo(fifo)
     env = dict(os.environ)
     for target in (str(fifo), "/dev/zero"):
-        done = subprocess.run([sys.executable, "-m", "kvswitch", *command, target], capture_output=True,
-                              text=True, timeout=60, env=env, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "kvswitch", *command, target],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            check=False,
+        )
         assert done.returncode == 2, done
         assert "not a regular file" in done.stderr and "Traceback" not in done.stderr
 
@@ -283,8 +311,14 @@ def test_status_with_a_client_that_became_a_fifo_answers(tmp_path: Path) -> None
     init()
     cline_file().unlink()
     os.mkfifo(cline_file())
-    done = subprocess.run([sys.executable, "-m", "kvswitch", "status"], capture_output=True, text=True,
-                          timeout=60, env=dict(os.environ), check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "kvswitch", "status"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+        check=False,
+    )
     assert done.returncode == 1 and "named pipe" in done.stdout + done.stderr
 
 
@@ -302,8 +336,10 @@ def test_a_write_that_would_change_the_owner_is_refused(public_sandbox: Path) ->
     folder = public_sandbox / "shared"
     folder.mkdir()
     cfg = folder / "settings.json"
-    cfg.write_text('{\n  "cline.openAiBaseUrl": "http://127.0.0.1:8000/v1",\n'
-                   '  "cline.cacheStrategy": {"mode": "merged", "chunkSize": 512}\n}\n')
+    cfg.write_text(
+        '{\n  "cline.openAiBaseUrl": "http://127.0.0.1:8000/v1",\n'
+        '  "cline.cacheStrategy": {"mode": "merged", "chunkSize": 512}\n}\n'
+    )
     cfg.chmod(0o666)
     os.chown(folder, 65534, 65534)
     before = cfg.read_bytes()
@@ -333,9 +369,19 @@ def test_parallel_switch_processes_end_in_one_mode_everywhere() -> None:
     env = dict(os.environ)
     for _round in range(3):
         modes = [rng.choice(["merged", "split"]) for _ in range(8)]
-        procs = [subprocess.Popen([sys.executable, "-m", "kvswitch", "switch", m], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, env=env) for m in modes]
-        outcomes = [(m, p.wait(timeout=120), p.stderr.read() if p.stderr else "") for m, p in zip(modes, procs, strict=True)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "kvswitch", "switch", m],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            for m in modes
+        ]
+        outcomes = [
+            (m, p.wait(timeout=120), p.stderr.read() if p.stderr else "") for m, p in zip(modes, procs, strict=True)
+        ]
         for p in procs:
             for stream in (p.stdout, p.stderr):
                 if stream:

@@ -24,17 +24,23 @@ OTHER = "gsk_second0123456789ABCDEFGH"
 
 
 def pieces(key: str) -> list[str]:
-    return [key[i:i + 8] for i in range(len(key) - 7)]
+    return [key[i : i + 8] for i in range(len(key) - 7)]
 
 
 def unescaped_views(text: str) -> list[str]:
     """The text as it is, JSON-unescaped, percent-decoded, and both (an independent oracle)."""
+
     def unjson(t: str) -> str:
         t = re.sub(r"\\+u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), t)
         return re.sub(r"\\+([/\"\\])", r"\1", t)
 
-    views = [text, unjson(text), urllib.parse.unquote(text), urllib.parse.unquote(unjson(text)),
-             unjson(urllib.parse.unquote(text))]
+    views = [
+        text,
+        unjson(text),
+        urllib.parse.unquote(text),
+        urllib.parse.unquote(unjson(text)),
+        unjson(urllib.parse.unquote(text)),
+    ]
     for run in re.findall(r"[A-Za-z0-9+/_-]{12,}", text):
         run = run.replace("-", "+").replace("_", "/")
         for offset in range(4):
@@ -106,8 +112,10 @@ def test_several_keys_and_whitespace_variants() -> None:
 
 
 def test_ordinary_text_is_untouched() -> None:
-    text = ("HTTP 401: invalid api key; see https://example.org/docs?x=%20y and \\u00e9t\\u00e9, "
-            "Basic realm, dGhpcyBpcyBqdXN0IHRleHQ= and deadbeefcafebabe0123 " * 20)
+    text = (
+        "HTTP 401: invalid api key; see https://example.org/docs?x=%20y and \\u00e9t\\u00e9, "
+        "Basic realm, dGhpcyBpcyBqdXN0IHRleHQ= and deadbeefcafebabe0123 " * 20
+    )
     assert redact(text, [KEY, OTHER]) == text
     assert redact(text, []) == text and redact("", [KEY]) == ""
 
@@ -118,8 +126,11 @@ def test_short_keys_are_only_masked_whole() -> None:
 
 
 def test_data_redacts_every_string_of_a_report() -> None:
-    report = {"modes": {"merged": {"failure_causes": {f"HTTP 401: {FORMS['json-slash']}": 2}, "n": 1.5}},
-              "notes": [FORMS["basic"], 3, None], KEY: True}
+    report = {
+        "modes": {"merged": {"failure_causes": {f"HTTP 401: {FORMS['json-slash']}": 2}, "n": 1.5}},
+        "notes": [FORMS["basic"], 3, None],
+        KEY: True,
+    }
     out = Redactor([KEY]).data(report)
     assert_masked(json.dumps(out, ensure_ascii=False), KEY)
     assert out["modes"]["merged"]["n"] == 1.5 and out["notes"][1:] == [3, None]
@@ -131,15 +142,35 @@ def test_holds() -> None:
     assert not Redactor([]) and not Redactor([None, ""]).holds(KEY)
 
 
-@pytest.mark.parametrize("value", ["sk-abcdef0123456789", "gsk_0123456789abcdefABCD", "Bearer abc.def.ghi",
-                                   "AIzaSyA0123456789abcdefghijklmnopq", "0123456789abcdef0123456789abcdef",
-                                   "hf_AbCdEfGhIjKlMnOpQrStUv"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "sk-abcdef0123456789",
+        "gsk_0123456789abcdefABCD",
+        "Bearer abc.def.ghi",
+        "AIzaSyA0123456789abcdefghijklmnopq",
+        "0123456789abcdef0123456789abcdef",
+        "hf_AbCdEfGhIjKlMnOpQrStUv",
+    ],
+)
 def test_looks_like_key(value: str) -> None:
     assert looks_like_key(value)
 
 
-@pytest.mark.parametrize("value", ["merged", "split", "http://127.0.0.1:8000/v1", "/home/me/.config/x.json",
-                                   "gpt-4o-mini", "kvswitch-lab-tiny", "Qwen/Qwen2.5-7B-Instruct", "512", ""])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "merged",
+        "split",
+        "http://127.0.0.1:8000/v1",
+        "/home/me/.config/x.json",
+        "gpt-4o-mini",
+        "kvswitch-lab-tiny",
+        "Qwen/Qwen2.5-7B-Instruct",
+        "512",
+        "",
+    ],
+)
 def test_does_not_look_like_key(value: str) -> None:
     assert not looks_like_key(value)
 
@@ -154,14 +185,17 @@ def test_redact_likely_masks_a_pasted_key_in_a_message() -> None:
 
 # -- switch --dry-run, through the CLI --------------------------------------------------------------
 
+
 @pytest.mark.parametrize("written", ["json-slash", "json-unicode-mixed", "json-unicode-upper"])
-def test_dry_run_diff_masks_a_key_written_with_escapes(written: str, tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_dry_run_diff_masks_a_key_written_with_escapes(
+    written: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     cline = tmp_path / ".cline" / "settings.json"
     cline.parent.mkdir()
     shutil.copy(FIXTURES / "cline" / "article.json", cline)
-    text = cline.read_text().replace('    "cline.cacheStrategy": {',
-                                     f'    "cline.openAiApiKey": "{FORMS[written]}",\n    "cline.cacheStrategy": {{')
+    text = cline.read_text().replace(
+        '    "cline.cacheStrategy": {', f'    "cline.openAiApiKey": "{FORMS[written]}",\n    "cline.cacheStrategy": {{'
+    )
     cline.write_text(text)
     assert main(["switch", "split", "--dry-run", str(cline)]) == 0
     out = capsys.readouterr().out

@@ -93,9 +93,7 @@ def test_touch_of_a_missing_file_is_reported(client: Path, tmp_path: Path) -> No
 # -- signal -------------------------------------------------------------------------------------
 
 
-def test_signal_reaches_the_process_in_the_pidfile(
-    client: Path, tmp_path: Path, recorders: list[Recorder]
-) -> None:
+def test_signal_reaches_the_process_in_the_pidfile(client: Path, tmp_path: Path, recorders: list[Recorder]) -> None:
     pidfile = tmp_path / "client.pid"
     recorder = Recorder(tmp_path, pidfile)
     recorders.append(recorder)
@@ -139,9 +137,7 @@ def test_another_signal_by_name(client: Path, tmp_path: Path) -> None:
         proc.wait(timeout=10)
 
 
-def test_a_pidfile_older_than_its_process_is_stale(
-    client: Path, tmp_path: Path, recorders: list[Recorder]
-) -> None:
+def test_a_pidfile_older_than_its_process_is_stale(client: Path, tmp_path: Path, recorders: list[Recorder]) -> None:
     """The pid was reused: the process now holding it started after the pidfile was written."""
     pidfile = tmp_path / "client.pid"
     recorder = Recorder(tmp_path, None)  # does not write the pidfile itself
@@ -182,9 +178,7 @@ def test_a_process_name_mismatch_is_refused(client: Path, tmp_path: Path, record
     [(None, "No such file"), ("", "holds no pid"), ("not-a-pid\n", "holds no pid")],
     ids=["missing", "empty", "garbage"],
 )
-def test_a_pidfile_without_a_pid_is_reported(
-    client: Path, tmp_path: Path, content: str | None, expected: str
-) -> None:
+def test_a_pidfile_without_a_pid_is_reported(client: Path, tmp_path: Path, content: str | None, expected: str) -> None:
     pidfile = tmp_path / "client.pid"
     if content is not None:
         pidfile.write_text(content)
@@ -241,8 +235,9 @@ def test_a_command_past_its_timeout_is_killed_and_reported(client: Path, tmp_pat
         "time.sleep(60)\n"
     )
     t0 = time.monotonic()
-    result = nudge(_entry(client, kind="command", argv=[sys.executable, "-c", script, str(pidfile)],
-                          timeout_seconds=1.0), client)
+    result = nudge(
+        _entry(client, kind="command", argv=[sys.executable, "-c", script, str(pidfile)], timeout_seconds=1.0), client
+    )
     took = time.monotonic() - t0
     assert not result.ok and "did not finish within 1 s (killed)" in result.message, result.message
     assert took < 20
@@ -259,8 +254,9 @@ def test_a_command_past_its_timeout_leaves_no_children(client: Path, tmp_path: P
         "open(sys.argv[1], 'w').write(str(child.pid))\n"
         "time.sleep(60)\n"
     )
-    result = nudge(_entry(client, kind="command", argv=[sys.executable, "-c", script, str(child_pid)],
-                          timeout_seconds=1.0), client)
+    result = nudge(
+        _entry(client, kind="command", argv=[sys.executable, "-c", script, str(child_pid)], timeout_seconds=1.0), client
+    )
     assert not result.ok and "killed" in result.message
     pid = int(child_pid.read_text())
     try:

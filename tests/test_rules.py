@@ -51,6 +51,7 @@ def git(cwd: Path, *args: str) -> None:
 
 # -- one example per code --------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Example:
     name: str
@@ -65,15 +66,27 @@ class Example:
 CC_HEAD = '[provider]\nmodel = "m"\n[cache]\n'
 EXAMPLES: dict[str, Example] = {
     "KVS001": Example(CC, "a = 1\nb = = 2\n", 2, 5, ERROR, ("Invalid value",)),
-    "KVS002": Example(CC, CC_HEAD + 'mode = "both"\n', 4, 8, ERROR, ("cache.mode", "got 'both'", "'merged' or 'split'")),
-    "KVS003": Example(CC, CC_HEAD + "  chunk_sise = 512\n", 4, 3, WARNING, ("'chunk_sise'", "did you mean 'chunk_size'?")),
+    "KVS002": Example(
+        CC, CC_HEAD + 'mode = "both"\n', 4, 8, ERROR, ("cache.mode", "got 'both'", "'merged' or 'split'")
+    ),
+    "KVS003": Example(
+        CC, CC_HEAD + "  chunk_sise = 512\n", 4, 3, WARNING, ("'chunk_sise'", "did you mean 'chunk_size'?")
+    ),
     "KVS004": Example(
-        CLINE, '{\n  "cline.openAiModelId": "a",\n  "cline.openAiModelId": "m"\n}\n', 3, 3, WARNING,
+        CLINE,
+        '{\n  "cline.openAiModelId": "a",\n  "cline.openAiModelId": "m"\n}\n',
+        3,
+        3,
+        WARNING,
         ("'cline.openAiModelId'", "more than once", "last"),
     ),
     "KVS005": Example(KV, "version = 99\n", 1, 11, ERROR, ("version 99", "newer kvswitch")),
     "KVS006": Example(
-        KV, '[profiles."../x"]\nbase_url = "https://h/api"\nmodel = "m"\n', 1, 1, WARNING,
+        KV,
+        '[profiles."../x"]\nbase_url = "https://h/api"\nmodel = "m"\n',
+        1,
+        1,
+        WARNING,
         ("profile name '../x'", "start with a letter or digit", "kvswitch profile rename ../x NEW"),
     ),
     "KVS101": Example(CC, CC_HEAD + "chunk_size = 500\n", 4, 14, WARNING, ("500", "multiple of 64", "becomes 512")),
@@ -82,59 +95,103 @@ EXAMPLES: dict[str, Example] = {
         CC,
         CC_HEAD + 'mode = "split"\nchunk_size = 512\n[cache.split]\n'
         'prefill_base_url = "http://p:1"\ndecode_base_url = "http://d:2"\n',
-        5, 1, INFO, ("chunk_size", "ignored in split mode"),
+        5,
+        1,
+        INFO,
+        ("chunk_size", "ignored in split mode"),
     ),
     "KVS104": Example(CC, CC_HEAD + 'kv_cache_dtype = "fp5"\n', 4, 18, WARNING, ("'fp5'", "fp8")),
     "KVS105": Example(CC, CC_HEAD + 'kv_cache_dtype = "int8"\n', 4, 18, INFO, ("int8", "fp8", "q8_0")),
     "KVS110": Example(
         CC,
         CC_HEAD + 'mode = "split"\n[cache.split]\nprefill_base_url = "ftp://p"\ndecode_base_url = "http://d"\n',
-        6, 20, ERROR, ("prefill", "'ftp://p'", "not an http(s) URL"),
+        6,
+        20,
+        ERROR,
+        ("prefill", "'ftp://p'", "not an http(s) URL"),
     ),
     "KVS111": Example(
         CC,
         CC_HEAD + 'mode = "split"\n[cache.split]\nprefill_base_url = "http://10.0.0.1:8000"\n'
         'decode_base_url = "http://10.0.0.1:8000"\n',
-        7, 19, WARNING, ("same address", "time out"),
+        7,
+        19,
+        WARNING,
+        ("same address", "time out"),
     ),
     "KVS112": Example(
         CC,
         CC_HEAD + 'mode = "split"\n[cache.split]\nprefill_base_url = "http://p"\ndecode_base_url = "http://d"\n'
         "max_transfer_concurrency = 12\n",
-        8, 28, WARNING, ("12", "above 8"),
+        8,
+        28,
+        WARNING,
+        ("12", "above 8"),
     ),
     "KVS201": Example(
-        CC, '[provider]\nbase_url = "https://h/api/"\nmodel = "m"\n', 2, 12, WARNING,
+        CC,
+        '[provider]\nbase_url = "https://h/api/"\nmodel = "m"\n',
+        2,
+        12,
+        WARNING,
         ("ends with '/'", "'https://h/api'"),
     ),
     "KVS202": Example(
-        CC, '[provider]\nbase_url = "https://h/api?x=1"\nmodel = "m"\n', 2, 12, ERROR,
+        CC,
+        '[provider]\nbase_url = "https://h/api?x=1"\nmodel = "m"\n',
+        2,
+        12,
+        ERROR,
         ("query string",),
     ),
     "KVS203": Example(
-        CC, f'[provider]\nbase_url = "http://example.com/api"\napi_key = "{REAL_KEY}"\nmodel = "m"\n',
-        2, 12, WARNING, ("plain http", "example.com", "https"),
+        CC,
+        f'[provider]\nbase_url = "http://example.com/api"\napi_key = "{REAL_KEY}"\nmodel = "m"\n',
+        2,
+        12,
+        WARNING,
+        ("plain http", "example.com", "https"),
     ),
     "KVS210": Example(
-        CC, f'[provider]\nbase_url = "https://h/api"\napi_key = " {REAL_KEY}"\nmodel = "m"\n',
-        3, 11, ERROR, ("whitespace", "401"),
+        CC,
+        f'[provider]\nbase_url = "https://h/api"\napi_key = " {REAL_KEY}"\nmodel = "m"\n',
+        3,
+        11,
+        ERROR,
+        ("whitespace", "401"),
     ),
     "KVS211": Example(
-        CC, '[provider]\nbase_url = "https://h/api"\napi_key = "sk-你的TaoToken Key"\nmodel = "m"\n',
-        3, 11, ERROR, ("placeholder",),
+        CC,
+        '[provider]\nbase_url = "https://h/api"\napi_key = "sk-你的TaoToken Key"\nmodel = "m"\n',
+        3,
+        11,
+        ERROR,
+        ("placeholder",),
     ),
     "KVS212": Example(
         CLINE,
         f'{{\n  "cline.openAiBaseUrl": "https://h/api",\n  "cline.openAiApiKey": "{REAL_KEY}",\n'
         '  "cline.openAiModelId": "m"\n}\n',
-        3, 25, ERROR, ("tracked by git", "keyring"), tracked=True,
+        3,
+        25,
+        ERROR,
+        ("tracked by git", "keyring"),
+        tracked=True,
     ),
     "KVS213": Example(
-        KV, 'active_profile = "a"\n[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\nkey = "sk-live-abc123"\n',
-        5, 7, ERROR, ("profile 'a'", "'keyring'", "'env:NAME'"),
+        KV,
+        'active_profile = "a"\n[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\nkey = "sk-live-abc123"\n',
+        5,
+        7,
+        ERROR,
+        ("profile 'a'", "'keyring'", "'env:NAME'"),
     ),
     "KVS220": Example(
-        CC, '[provider]\nbase_url = "https://h/api"\nmodel = "your-model-name"\n', 3, 9, WARNING,
+        CC,
+        '[provider]\nbase_url = "https://h/api"\nmodel = "your-model-name"\n',
+        3,
+        9,
+        WARNING,
         ("'your-model-name'", "placeholder", "404"),
     ),
 }
@@ -169,6 +226,7 @@ def test_code_example(tmp_path: Path, code: str) -> None:
 
 # -- KVS001 parse errors ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("name", "text", "line", "col"),
     [
@@ -194,6 +252,7 @@ def test_kvs001_not_utf8(tmp_path: Path) -> None:
 
 
 # -- KVS002 types and values -----------------------------------------------------------
+
 
 def test_kvs002_cline_types(tmp_path: Path) -> None:
     text = (
@@ -243,7 +302,10 @@ def test_kvs002_required_profile_keys(tmp_path: Path) -> None:
 
 
 def test_kvs002_array_of_tables(tmp_path: Path) -> None:
-    text = '[[clients]]\npath = "a"\nkind = "cline"\n\n[[clients]]\npath = "b"\nkind = "ccswitch"\nnudge = { kind = "email" }\n'
+    text = (
+        '[[clients]]\npath = "a"\nkind = "cline"\n\n'
+        '[[clients]]\npath = "b"\nkind = "ccswitch"\nnudge = { kind = "email" }\n'
+    )
     d = one(lint(tmp_path, KV, text), "KVS002")
     assert d.key_path == ("clients", 1, "nudge", "kind")
     assert (d.line, d.column) == (8, 18)
@@ -251,6 +313,7 @@ def test_kvs002_array_of_tables(tmp_path: Path) -> None:
 
 
 # -- KVS003 unknown keys ---------------------------------------------------------------
+
 
 def test_kvs003_cline_nested_key_at_the_key(tmp_path: Path) -> None:
     text = (
@@ -316,6 +379,7 @@ def test_kvs003_fixture_with_foreign_cline_keys(tmp_path: Path) -> None:
 
 # -- KVS004 duplicates -----------------------------------------------------------------
 
+
 def test_kvs004_duplicates_fixture(tmp_path: Path) -> None:
     text = (FIXTURES / "cline" / "duplicates.json").read_text()
     diags = lint(tmp_path, CLINE, text)
@@ -339,6 +403,7 @@ def test_kvs004_nested_duplicate(tmp_path: Path) -> None:
 
 # -- KVS005 version --------------------------------------------------------------------
 
+
 def test_kvs005_only_for_newer_versions(tmp_path: Path) -> None:
     base = (FIXTURES / "kvswitch" / "kvswitch.toml").read_text()
     assert lint(tmp_path, KV, base) == []
@@ -349,9 +414,21 @@ def test_kvs005_only_for_newer_versions(tmp_path: Path) -> None:
 
 # -- KVS101 / KVS102 chunk size --------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("value", "becomes"),
-    [(500, 512), (96, 128), (32, 64), (1, 64), (31, 64), (544, 576), (800, 832), (1000, 1024), (543, 512), (1055, 1024)],
+    [
+        (500, 512),
+        (96, 128),
+        (32, 64),
+        (1, 64),
+        (31, 64),
+        (544, 576),
+        (800, 832),
+        (1000, 1024),
+        (543, 512),
+        (1055, 1024),
+    ],
 )
 def test_kvs101_nearest_multiple_of_64_ties_up_never_below_64(tmp_path: Path, value: int, becomes: int) -> None:
     assert nearest_chunk_size(value) == becomes
@@ -365,11 +442,17 @@ def test_kvs101_nearest_multiple_of_64_ties_up_never_below_64(tmp_path: Path, va
 
 
 def test_kvs101_in_cline_and_in_a_profile(tmp_path: Path) -> None:
-    cline = '{\n  "cline.openAiModelId": "m",\n  "cline.cacheStrategy": {\n    "mode": "merged",\n    "chunkSize": 500\n  }\n}\n'
+    cline = (
+        '{\n  "cline.openAiModelId": "m",\n  "cline.cacheStrategy": {\n'
+        '    "mode": "merged",\n    "chunkSize": 500\n  }\n}\n'
+    )
     d = one(lint(tmp_path, CLINE, cline), "KVS101")
     assert (d.line, d.column) == (5, 18)
     assert d.fix is not None and d.fix.key_path == ("cline.cacheStrategy", "chunkSize") and d.fix.value == 512
-    kv = 'active_profile = "a"\n[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\n[profiles.a.merged]\nchunk_size = 500\n'
+    kv = (
+        'active_profile = "a"\n[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\n'
+        "[profiles.a.merged]\nchunk_size = 500\n"
+    )
     d = one(lint(tmp_path, KV, kv), "KVS101")
     assert (d.line, d.column) == (6, 14)
     assert d.message.startswith("profile 'a': ")
@@ -395,6 +478,7 @@ def test_chunk_size_zero_is_a_type_error_only(tmp_path: Path) -> None:
 
 # -- KVS103 other mode's settings ------------------------------------------------------
 
+
 def test_kvs103_chunk_size_in_cline_split_mode_is_info(tmp_path: Path) -> None:
     text = (
         "{\n"
@@ -416,7 +500,8 @@ def test_kvs103_split_keys_in_cline_merged_mode(tmp_path: Path) -> None:
     text = (
         "{\n"
         '  "cline.openAiModelId": "m",\n'
-        '  "cline.cacheStrategy": {"mode": "merged", "prefillEndpoint": "http://p", "kvTransferProtocol": "layer-wise"}\n'
+        '  "cline.cacheStrategy": '
+        '{"mode": "merged", "prefillEndpoint": "http://p", "kvTransferProtocol": "layer-wise"}\n'
         "}\n"
     )
     diags = only(lint(tmp_path, CLINE, text), "KVS103")
@@ -433,6 +518,7 @@ def test_kvs103_never_for_profiles_or_a_kept_cache_split_table(tmp_path: Path) -
 
 # -- KVS104 / KVS105 kv cache dtype ----------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", ["auto", "fp16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2", "q8_0", "q4_0"])
 def test_known_kv_cache_dtypes_are_fine(tmp_path: Path, dtype: str) -> None:
     assert lint(tmp_path, CC, CC_HEAD + f'kv_cache_dtype = "{dtype}"\n') == []
@@ -445,6 +531,7 @@ def test_kvs104_in_cline(tmp_path: Path) -> None:
 
 
 # -- KVS110 / KVS111 / KVS112 split sanity ---------------------------------------------
+
 
 def test_kvs110_cline_split_without_endpoints(tmp_path: Path) -> None:
     text = '{\n  "cline.openAiModelId": "m",\n  "cline.cacheStrategy": {"mode": "split"}\n}\n'
@@ -542,6 +629,7 @@ def test_kvs112_in_range(tmp_path: Path, value: int) -> None:
 
 # -- KVS201 / KVS202 / KVS203 URLs -----------------------------------------------------
 
+
 def test_kvs201_cline_fix(tmp_path: Path) -> None:
     text = '{\n  "cline.openAiBaseUrl": "https://taotoken.net/api//",\n  "cline.openAiModelId": "m"\n}\n'
     d = one(lint(tmp_path, CLINE, text), "KVS201")
@@ -608,6 +696,7 @@ def test_kvs203_plain_http_with_a_key(tmp_path: Path, url: str, key: str | None,
 
 # -- KVS210…KVS213 keys ----------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("raw", "fixed"),
     [
@@ -619,7 +708,10 @@ def test_kvs203_plain_http_with_a_key(tmp_path: Path, url: str, key: str | None,
     ],
 )
 def test_kvs210_whitespace_in_key(tmp_path: Path, raw: str, fixed: str) -> None:
-    text = f'{{\n  "cline.openAiBaseUrl": "https://h/api",\n  "cline.openAiApiKey": "{raw}",\n  "cline.openAiModelId": "m"\n}}\n'
+    text = (
+        f'{{\n  "cline.openAiBaseUrl": "https://h/api",\n  "cline.openAiApiKey": "{raw}",\n'
+        '  "cline.openAiModelId": "m"\n}\n'
+    )
     d = one(lint(tmp_path, CLINE, text), "KVS210")
     assert (d.line, d.column, d.severity) == (3, 25, ERROR)
     assert d.fix is not None and d.fix.value == fixed
@@ -629,8 +721,18 @@ def test_kvs210_whitespace_in_key(tmp_path: Path, raw: str, fixed: str) -> None:
 
 @pytest.mark.parametrize(
     "key",
-    ["sk-你的TaoToken Key", "<your-key>", "<API_KEY>", "your-api-key", "YOUR_KEY_HERE", "sk-...", "sk-xxxxxxxx",
-     "changeme", "{{ api_key }}", "sk-…"],
+    [
+        "sk-你的TaoToken Key",
+        "<your-key>",
+        "<API_KEY>",
+        "your-api-key",
+        "YOUR_KEY_HERE",
+        "sk-...",
+        "sk-xxxxxxxx",
+        "changeme",
+        "{{ api_key }}",
+        "sk-…",
+    ],
 )
 def test_kvs211_placeholder_key(tmp_path: Path, key: str) -> None:
     text = f'[provider]\nbase_url = "https://h/api"\napi_key = "{key}"\nmodel = "m"\n'
@@ -667,7 +769,9 @@ def test_kvs212_tracked_and_untracked(tmp_path: Path) -> None:
 
 def test_kvs212_in_a_subdirectory_and_ccswitch(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
-    path = write(tmp_path, "home/.config/" + CC, f'[provider]\nbase_url = "https://h/api"\napi_key = "{REAL_KEY}"\nmodel = "m"\n')
+    path = write(
+        tmp_path, "home/.config/" + CC, f'[provider]\nbase_url = "https://h/api"\napi_key = "{REAL_KEY}"\nmodel = "m"\n'
+    )
     git(tmp_path, "add", ".")
     d = one(kvswitch.lint(path).diagnostics, "KVS212")
     assert (d.line, d.column) == (3, 11)
@@ -683,8 +787,17 @@ def test_kvs212_not_for_placeholders_or_outside_git(tmp_path: Path) -> None:
     assert codes == ["KVS211"]
 
 
-@pytest.mark.parametrize(("key", "flagged"), [("sk-live-abc123", True), ("keyring", False), ("env:TAO_KEY", False),
-                                             ("env:", True), ("env:1BAD", True), ("Keyring", True)])
+@pytest.mark.parametrize(
+    ("key", "flagged"),
+    [
+        ("sk-live-abc123", True),
+        ("keyring", False),
+        ("env:TAO_KEY", False),
+        ("env:", True),
+        ("env:1BAD", True),
+        ("Keyring", True),
+    ],
+)
 def test_kvs213_profile_key_must_be_a_reference(tmp_path: Path, key: str, flagged: bool) -> None:
     text = f'active_profile = "a"\n[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\nkey = "{key}"\n'
     found = only(lint(tmp_path, KV, text), "KVS213")
@@ -706,6 +819,7 @@ def test_kvs213_every_profile(tmp_path: Path) -> None:
 
 
 # -- KVS220 model ----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("model", ["your-model-name", "<model>", "model-name", "YOUR_MODEL", "model", "你的模型"])
 def test_kvs220_placeholder_model(tmp_path: Path, model: str) -> None:
@@ -729,6 +843,7 @@ def test_real_model_names_are_fine(tmp_path: Path, model: str) -> None:
 
 
 # -- whole files -----------------------------------------------------------------------
+
 
 def test_all_problems_in_one_file_are_reported_with_their_positions(tmp_path: Path) -> None:
     text = (
@@ -803,8 +918,17 @@ def test_all_problems_in_one_cline_file(tmp_path: Path) -> None:
 
 
 def test_plain_vscode_settings_have_no_findings(tmp_path: Path) -> None:
-    for fixture in ("plain-vscode.json", "vscode-user.json", "article.json", "article-split.json",
-                    "comments-everywhere.json", "compact.json", "bom.json", "crlf.json", "tabs.json"):
+    for fixture in (
+        "plain-vscode.json",
+        "vscode-user.json",
+        "article.json",
+        "article-split.json",
+        "comments-everywhere.json",
+        "compact.json",
+        "bom.json",
+        "crlf.json",
+        "tabs.json",
+    ):
         text = (FIXTURES / "cline" / fixture).read_bytes().decode("utf-8")
         assert lint(tmp_path, CLINE, text) == [], fixture
     assert lint(tmp_path, CLINE, "{}") == []
@@ -873,8 +997,11 @@ KEYS = [
 
 def _key_files(key: str) -> list[tuple[str, str]]:
     return [
-        (CLINE, f'{{\n  "cline.openAiBaseUrl": "http://example.com/api/",\n  "cline.openAiApiKey": "{key}",\n'
-                '  "cline.openAiModelId": "m"\n}\n'),
+        (
+            CLINE,
+            f'{{\n  "cline.openAiBaseUrl": "http://example.com/api/",\n  "cline.openAiApiKey": "{key}",\n'
+            '  "cline.openAiModelId": "m"\n}\n',
+        ),
         (CC, f'[provider]\nbase_url = "http://example.com/api?k=v"\napi_key = "{key}"\nmodel = "m"\n'),
         (KV, f'active_profile = "a"\n[profiles.a]\nbase_url = "http://example.com/api"\nmodel = "m"\nkey = "{key}"\n'),
         (CC, f'[provider]\nmodel = "m"\napi_key = ["{key}"]\n'),
@@ -909,6 +1036,7 @@ def test_kvs002_on_a_key_field_never_shows_the_input(tmp_path: Path) -> None:
 
 # -- severity overrides stay within the table ------------------------------------------
 
+
 def test_default_severities_match_the_codes_table(tmp_path: Path) -> None:
     for code, ex in EXAMPLES.items():
         if code != "KVS112":  # KVS112 is an error below 1 and a warning above 8
@@ -916,6 +1044,7 @@ def test_default_severities_match_the_codes_table(tmp_path: Path) -> None:
 
 
 # -- values echoed in messages are shown safely --------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("name", "text"),
@@ -926,7 +1055,11 @@ def test_default_severities_match_the_codes_table(tmp_path: Path) -> None:
         (CC, f'[provider]\nmodel = "{REAL_KEY}x-your-model"\n'),
         (CLINE, f'{{\n  "cline.openAiModelId": "m",\n  "cline.cacheStrategy": {{"mode": "{REAL_KEY}"}}\n}}\n'),
         (CLINE, f'{{\n  "cline.openAiBaseUrl": "https://u:{REAL_KEY}@h/api",\n  "cline.openAiModelId": "m"\n}}\n'),
-        (KV, f'[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\n[profiles.a.split]\nprefill_base_url = "{REAL_KEY}"\n'),
+        (
+            KV,
+            f'[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\n[profiles.a.split]\nprefill_base_url = '
+            f'"{REAL_KEY}"\n',
+        ),
         (KV, f'active_profile = "{REAL_KEY}"\n[profiles.a]\nbase_url = "https://h/api"\nmodel = "m"\n'),
     ],
 )
@@ -947,8 +1080,10 @@ def test_a_key_the_file_holds_is_masked_wherever_a_message_echoes_it(tmp_path: P
 @pytest.mark.parametrize("bad", ["\x1b[31m", "\u202e", "\n", "\u200b"])
 def test_values_and_names_in_messages_never_carry_terminal_controls(tmp_path: Path, bad: str) -> None:
     esc = json.dumps(bad)[1:-1]
-    text = (f'active_profile = "x{esc}"\n[profiles."p{esc}"]\nbase_url = "https://h/a{esc}"\nmodel = "m{esc}your"\n'
-            f'[profiles."p{esc}".cache]\nkv_cache_dtype = "f{esc}"\n')
+    text = (
+        f'active_profile = "x{esc}"\n[profiles."p{esc}"]\nbase_url = "https://h/a{esc}"\nmodel = "m{esc}your"\n'
+        f'[profiles."p{esc}".cache]\nkv_cache_dtype = "f{esc}"\n'
+    )
     diags = lint(tmp_path, KV, text)
     assert {"KVS002", "KVS006", "KVS202", "KVS104", "KVS220"} <= {d.code for d in diags}
     for d in diags:
@@ -969,8 +1104,10 @@ def test_each_modes_url_in_a_profile_is_checked_like_the_base_url(tmp_path: Path
     base = (FIXTURES / "kvswitch" / "kvswitch.toml").read_text()
     good = base + '\n[profiles.x]\nbase_url = "https://h/v1"\nmodel = "m"\nmerged = { url = "https://m/v1" }\n'
     assert [d for d in lint(tmp_path, KV, good) if d.code in ("KVS201", "KVS202")] == []
-    bad = base + ('\n[profiles.x]\nbase_url = "https://h/v1"\nmodel = "m"\n'
-                  'merged = { url = "http://h:99999/v1?x=1" }\nsplit = { url = "https://r/v1/" }\n')
+    bad = base + (
+        '\n[profiles.x]\nbase_url = "https://h/v1"\nmodel = "m"\n'
+        'merged = { url = "http://h:99999/v1?x=1" }\nsplit = { url = "https://r/v1/" }\n'
+    )
     found = {(d.code, d.key_path) for d in lint(tmp_path, KV, bad)}
     assert ("KVS202", ("profiles", "x", "merged", "url")) in found
     assert ("KVS201", ("profiles", "x", "split", "url")) in found

@@ -13,11 +13,34 @@ from kvswitch.schema_check import check_schema
 MODELS = {"cline": ClineSettings, "ccswitch": CCSwitchConfig, "kvswitch": KvswitchConfig}
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3000), st.floats(-5, 5, allow_nan=False),
-    st.sampled_from(["merged", "split", "both", "layer-wise", "request-wise", "auto", "cline", "ccswitch",
-                     "keyring", "none", "signal", "http://127.0.0.1:8000", "512", ""]),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3000),
+    st.floats(-5, 5, allow_nan=False),
+    st.sampled_from(
+        [
+            "merged",
+            "split",
+            "both",
+            "layer-wise",
+            "request-wise",
+            "auto",
+            "cline",
+            "ccswitch",
+            "keyring",
+            "none",
+            "signal",
+            "http://127.0.0.1:8000",
+            "512",
+            "",
+        ]
+    ),
 )
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=6)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
 
 CCSWITCH_KEYS = {
     "provider": ["name", "base_url", "api_key", "model"],
@@ -25,13 +48,42 @@ CCSWITCH_KEYS = {
     "request": ["temperature", "max_tokens", "stream", "timeout_seconds"],
 }
 SPLIT_KEYS = ["prefill_base_url", "decode_base_url", "transfer_protocol", "max_transfer_concurrency"]
-CLINE_KEYS = ["cline.apiProvider", "cline.openAiBaseUrl", "cline.openAiApiKey", "cline.openAiModelId",
-              "cline.requestOptions", "cline.cacheStrategy", "cline.other"]
-CLINE_INNER = ["mode", "chunkSize", "kvCacheDtype", "enablePrefixCache", "prefillEndpoint", "decodeEndpoint",
-               "kvTransferProtocol", "temperature", "maxTokens", "stream"]
+CLINE_KEYS = [
+    "cline.apiProvider",
+    "cline.openAiBaseUrl",
+    "cline.openAiApiKey",
+    "cline.openAiModelId",
+    "cline.requestOptions",
+    "cline.cacheStrategy",
+    "cline.other",
+]
+CLINE_INNER = [
+    "mode",
+    "chunkSize",
+    "kvCacheDtype",
+    "enablePrefixCache",
+    "prefillEndpoint",
+    "decodeEndpoint",
+    "kvTransferProtocol",
+    "temperature",
+    "maxTokens",
+    "stream",
+]
 PROFILE_KEYS = ["provider", "base_url", "url_convention", "model", "key", "merged", "split", "cache", "request"]
-PROFILE_INNER = ["chunk_size", "prefill_base_url", "decode_base_url", "transfer_protocol", "max_transfer_concurrency",
-                 "probe_url", "kv_cache_dtype", "prefix_cache", "temperature", "max_tokens", "stream", "timeout_seconds"]
+PROFILE_INNER = [
+    "chunk_size",
+    "prefill_base_url",
+    "decode_base_url",
+    "transfer_protocol",
+    "max_transfer_concurrency",
+    "probe_url",
+    "kv_cache_dtype",
+    "prefix_cache",
+    "temperature",
+    "max_tokens",
+    "stream",
+    "timeout_seconds",
+]
 
 
 def table(keys: list[str], inner: st.SearchStrategy[Any] = values) -> st.SearchStrategy[dict[str, Any]]:
@@ -55,9 +107,14 @@ kvswitch_docs = st.fixed_dictionaries(
         "active_profile": values,
         "mode": values,
         "profiles": st.dictionaries(st.sampled_from(["a", "b"]), profiles, max_size=2) | values,
-        "clients": st.lists(table(["path", "kind", "name", "write_key", "allow_key_in_repo", "nudge"],
-                                  values | table(["kind", "pidfile", "signal", "argv", "timeout_seconds", "path"])),
-                            max_size=2) | values,
+        "clients": st.lists(
+            table(
+                ["path", "kind", "name", "write_key", "allow_key_in_repo", "nudge"],
+                values | table(["kind", "pidfile", "signal", "argv", "timeout_seconds", "path"]),
+            ),
+            max_size=2,
+        )
+        | values,
     },
 )
 

@@ -28,12 +28,8 @@ from tests.clientenv import (
     kvswitch_home,
 )
 
-TOML_HEAD = (
-    '[provider]\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\n\n[cache]\nmode = "merged"\n'
-)
-JSON_HEAD = (
-    '{\n  "cline.openAiBaseUrl": "http://127.0.0.1:8000/v1",\n  "cline.openAiModelId": "m",\n'
-)
+TOML_HEAD = '[provider]\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\n\n[cache]\nmode = "merged"\n'
+JSON_HEAD = '{\n  "cline.openAiBaseUrl": "http://127.0.0.1:8000/v1",\n  "cline.openAiModelId": "m",\n'
 
 # name: (file name, text, the (code, line) findings the refusal must list)
 HOSTILE: dict[str, tuple[str, str, list[tuple[str, int]]]] = {
@@ -81,9 +77,7 @@ def _finding_lines(err: str, path: Path) -> list[tuple[str, int]]:
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 @pytest.mark.parametrize("dry_run", [False, True], ids=["switch", "dry-run"])
-def test_a_switch_to_split_of_a_file_lint_rejects_is_refused(
-    case: str, dry_run: bool, tmp_path: Path
-) -> None:
+def test_a_switch_to_split_of_a_file_lint_rejects_is_refused(case: str, dry_run: bool, tmp_path: Path) -> None:
     name, text, expected = HOSTILE[case]
     path = _place(tmp_path, name, text)
     before = path.read_bytes()
@@ -124,21 +118,15 @@ def test_an_error_the_switch_creates_is_placed_in_the_file_as_it_is_now(tmp_path
     path = _place(tmp_path, *HOSTILE["ccswitch [cache.split] is a string"][:2])
     result = cli("switch", "split", str(path))
     # KVS110 exists only in the planned text: it is marked and placed at the key that is on disk
-    assert re.search(
-        rf"^{re.escape(str(path))}:7:1: KVS110 error: .*\(after the change\)$", result.err, re.M
-    )
-    assert re.search(
-        rf"^{re.escape(str(path))}:7:9: KVS002 error: cache\.split: .*'oops'", result.err, re.M
-    )
+    assert re.search(rf"^{re.escape(str(path))}:7:1: KVS110 error: .*\(after the change\)$", result.err, re.M)
+    assert re.search(rf"^{re.escape(str(path))}:7:9: KVS002 error: cache\.split: .*'oops'", result.err, re.M)
 
 
 # -- what does not block ------------------------------------------------------------------
 
 
 def test_warnings_and_infos_do_not_block(tmp_path: Path) -> None:
-    path = _place(
-        tmp_path, "config.toml", TOML_HEAD + "chunk_size = 500\n"
-    )  # KVS101 warning, KVS103 after
+    path = _place(tmp_path, "config.toml", TOML_HEAD + "chunk_size = 500\n")  # KVS101 warning, KVS103 after
     assert cli("lint", str(path)).rc == 0
     result = cli("switch", "split", str(path))
     assert result.rc == 0, result
@@ -157,9 +145,7 @@ def test_a_hand_flipped_cline_mode_is_still_completed(tmp_path: Path) -> None:
     assert path.read_text() == text.replace('"split"', '"merged"')
 
 
-def test_a_version_saved_meanwhile_is_checked_too(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_version_saved_meanwhile_is_checked_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The editor saves an erroring version after the plan and before the commit: the edit
     re-applied to it is refused, and the user's version stays as saved."""
     import kvswitch.state

@@ -126,7 +126,8 @@ def test_dry_run_writes_nothing_and_masks_keys(tmp_path: Path) -> None:
     path = _place(FIXTURES / "cline" / "article.json", tmp_path)
     key = "sk-live-0123456789abcdefWXYZ"
     text = path.read_text().replace(
-        '"cline.openAiModelId"', f'"cline.openAiApiKey": "{key}",\n    "cline.cacheStrategy2": 1,\n    "cline.openAiModelId"'
+        '"cline.openAiModelId"',
+        f'"cline.openAiApiKey": "{key}",\n    "cline.cacheStrategy2": 1,\n    "cline.openAiModelId"',
     )
     path.write_text(text)
     [result] = kvswitch.switch("split", [path], dry_run=True)

@@ -214,7 +214,9 @@ def crash_after(renames: int, a: Path, b: Path, *, create: bool = False) -> None
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(CRASH_CHILD), str(renames), str(a), str(b)]
         + (["create"] if create else []),
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 9, out.stderr
 
@@ -336,20 +338,38 @@ def test_recover_waits_for_a_switch_in_progress(three: list[Path]) -> None:
     state = paths.dirs().state
     state.mkdir(parents=True)
     # the journal of a switch another process is still doing (its temp not yet renamed)
-    journal().write_text(json.dumps({"entries": [
-        {"target": str(three[0]), "temp": str(three[0].parent / ".x.kvswitch-1-00000000.tmp"),
-         "backup": None, "old": "0" * 64, "new": "1" * 64},
-    ]}))
+    journal().write_text(
+        json.dumps(
+            {
+                "entries": [
+                    {
+                        "target": str(three[0]),
+                        "temp": str(three[0].parent / ".x.kvswitch-1-00000000.tmp"),
+                        "backup": None,
+                        "old": "0" * 64,
+                        "new": "1" * 64,
+                    },
+                ]
+            }
+        )
+    )
     with subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent("""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent("""
             import fcntl, os, sys, time
             fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
             fcntl.flock(fd, fcntl.LOCK_EX)
             print("locked", flush=True)
             time.sleep(0.5)
             os.unlink(sys.argv[2])  # it finished: journal gone
-            """), str(state / "journal.lock"), str(journal())],
-        stdout=subprocess.PIPE, text=True,
+            """),
+            str(state / "journal.lock"),
+            str(journal()),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     ) as holder:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         started = time.monotonic()

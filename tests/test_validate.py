@@ -47,18 +47,14 @@ KEY = "sk-live-7f3kQ9zR2mX8vB1nL4aA"
         ("http://bücher.example/v1", "non-ASCII"),
     ],
 )
-def test_an_address_that_is_not_a_bare_http_url_is_refused_with_the_reason(
-    url: str, says: str
-) -> None:
+def test_an_address_that_is_not_a_bare_http_url_is_refused_with_the_reason(url: str, says: str) -> None:
     problem = url_problem(url)
     assert problem is not None and says in problem
     with pytest.raises(InvalidValueError) as info:
         check_url(url, "--base-url")
     assert info.value.code == "KVS202"
     message = info.value.message
-    assert (
-        KEY not in message and "\r" not in message and "\n" not in message and "\x1b" not in message
-    )
+    assert KEY not in message and "\r" not in message and "\n" not in message and "\x1b" not in message
 
 
 @pytest.mark.parametrize(
@@ -140,9 +136,7 @@ def test_other_names_are_refused_and_shown_safely(name: str, says: str) -> None:
         ("sk-abcdefghijklmnop\n", "line break"),
     ],
 )
-def test_keys_with_any_space_or_format_character_are_refused_without_echo(
-    key: str, says: str
-) -> None:
+def test_keys_with_any_space_or_format_character_are_refused_without_echo(key: str, says: str) -> None:
     problem = key_problem(key)
     assert problem is not None and says in problem and "KVS210" in problem
     with pytest.raises(InvalidKeyError) as info:

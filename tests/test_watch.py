@@ -80,9 +80,27 @@ def _vim(path: Path) -> None:
     # backupskip includes /tmp/* by default, and tmp_path is under /tmp: clear it so vim does
     # its real rename dance (file → file~, write a new file, delete file~)
     subprocess.run(
-        [vim, "-E", "-s", "-N", "-u", "NONE", "-i", "NONE", "-c", "set backupskip=",
-         "-c", "%s/merged/split/", "-c", "wq", str(path)],
-        check=True, capture_output=True, timeout=30, stdin=subprocess.DEVNULL,
+        [
+            vim,
+            "-E",
+            "-s",
+            "-N",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-c",
+            "set backupskip=",
+            "-c",
+            "%s/merged/split/",
+            "-c",
+            "wq",
+            str(path),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -101,9 +119,7 @@ SAVERS = {
 
 
 @pytest.mark.parametrize("how", list(SAVERS))
-def test_a_save_of_the_ccswitch_file_is_seen_and_adopted(
-    how: str, sb: Sandbox, events: Events, spy: WriteSpy
-) -> None:
+def test_a_save_of_the_ccswitch_file_is_seen_and_adopted(how: str, sb: Sandbox, events: Events, spy: WriteSpy) -> None:
     inode = sb.toml.stat().st_ino
     with running_watcher(events):
         SAVERS[how](sb.toml)
@@ -172,7 +188,8 @@ def test_a_save_right_after_the_watchers_write_is_not_lost(sb: Sandbox, events: 
         save_replace(sb.cline, original)
         assert wait_until(lambda: _in_sync(sb, "merged"), timeout=3.0), (
             f"cline {cline_mode(sb.cline)}, toml {toml_mode(sb.toml)}, kvswitch {config_data()['mode']}:\n"
-            + events.describe())
+            + events.describe()
+        )
 
 
 # -- half-written files -------------------------------------------------------------------------
@@ -370,9 +387,7 @@ def _cpu() -> float:
 # -- adopt, revert, report ---------------------------------------------------------------------
 
 
-def test_a_mode_flipped_in_the_cline_file_is_adopted_and_propagated(
-    sb: Sandbox, events: Events, spy: WriteSpy
-) -> None:
+def test_a_mode_flipped_in_the_cline_file_is_adopted_and_propagated(sb: Sandbox, events: Events, spy: WriteSpy) -> None:
     with running_watcher(events):
         t0 = time.monotonic()
         save_replace(sb.cline, cline_as(sb.cline.read_text(), "split"))
@@ -398,9 +413,7 @@ def test_a_mode_flipped_in_the_cline_file_is_adopted_and_propagated(
     assert split["prefill_base_url"] == split["decode_base_url"] == "https://taotoken.net/api"
 
 
-def test_only_the_mode_flipped_by_hand_in_the_cline_file_is_adopted(
-    sb: Sandbox, events: Events
-) -> None:
+def test_only_the_mode_flipped_by_hand_in_the_cline_file_is_adopted(sb: Sandbox, events: Events) -> None:
     with running_watcher(events):
         sed_i(sb.cline, 's/"mode": "merged"/"mode": "split"/')  # the other form's keys stay
         assert wait_until(lambda: _in_sync(sb, "split"), timeout=3.0), events.describe()
@@ -436,9 +449,7 @@ def test_a_chunk_size_changed_in_split_mode_is_explained(sb: Sandbox, events: Ev
     assert cline_mode(sb.cline) == "split" and "chunkSize" not in cline_data(sb.cline)["cline.cacheStrategy"]
 
 
-def test_base_url_and_model_changed_by_hand_are_drift_never_adopted(
-    sb: Sandbox, events: Events, spy: WriteSpy
-) -> None:
+def test_base_url_and_model_changed_by_hand_are_drift_never_adopted(sb: Sandbox, events: Events, spy: WriteSpy) -> None:
     before = {p: _digest(p) for p in (sb.toml, sb.config)}
     with running_watcher(events):
         sed_i(sb.cline, "s#https://taotoken.net/api#https://elsewhere.example/v1#; s/gpt-4o-mini/gpt-5-huge/")
@@ -641,8 +652,9 @@ def test_a_second_watcher_refuses_naming_the_holder(sb: Sandbox) -> None:
 def test_kvswitch_watch_in_another_process_holds_the_lock(sb: Sandbox, tmp_path: Path) -> None:
     out = tmp_path / "watch.out"
     with open(out, "w") as fh:
-        child = subprocess.Popen([sys.executable, "-m", "kvswitch", "watch"], stdout=fh, stderr=subprocess.STDOUT,
-                                 stdin=subprocess.DEVNULL)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "kvswitch", "watch"], stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
     try:
         assert wait_until(lambda: "started" in out.read_text(), timeout=30), out.read_text()
         with pytest.raises(WatcherBusyError) as info:
@@ -657,8 +669,13 @@ def test_kvswitch_watch_in_another_process_holds_the_lock(sb: Sandbox, tmp_path:
     assert "stopped" in out.read_text()
     with Watcher():
         # and the other way round: `kvswitch watch` refuses while this process holds the lock
-        done = subprocess.run([sys.executable, "-m", "kvswitch", "watch", "--once"], capture_output=True,
-                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [sys.executable, "-m", "kvswitch", "watch", "--once"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
     assert done.returncode == 1, done
     assert f"pid {os.getpid()}" in done.stderr
 
@@ -725,9 +742,9 @@ def test_the_log_records_events_and_never_a_key(
     assert key in sb.cline.read_text() and key in sb.toml.read_text()
     with running_watcher(events):
         steps = [
-            (sb.cline, f's/"{key}"/["{key}"]/', "invalid"),           # a key of the wrong type
-            (sb.cline, f's/\\["{key}"\\]/"{key}/', "invalid"),          # an unterminated key
-            (sb.cline, f's/"{key}$/"{key}",/', None),                   # mended
+            (sb.cline, f's/"{key}"/["{key}"]/', "invalid"),  # a key of the wrong type
+            (sb.cline, f's/\\["{key}"\\]/"{key}/', "invalid"),  # an unterminated key
+            (sb.cline, f's/"{key}$/"{key}",/', None),  # mended
             (sb.toml, f's/^api_key = .*/api_key = "{key}/', "invalid"),
             (sb.toml, f's/^api_key = .*/api_key = "{key}"/', None),
             (sb.cline, "s/gpt-4o-mini/gpt-other/", "drift"),

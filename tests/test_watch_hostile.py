@@ -173,7 +173,9 @@ def _delete_parent_too(folder: Path) -> None:
     shutil.rmtree(folder.parent)  # ~/.config itself (kvswitch's own files are elsewhere here)
 
 
-@pytest.mark.parametrize("how", [_delete, _move_away, _delete_parent_too], ids=["deleted", "moved away", "parent deleted"])
+@pytest.mark.parametrize(
+    "how", [_delete, _move_away, _delete_parent_too], ids=["deleted", "moved away", "parent deleted"]
+)
 def test_a_watched_folder_deleted_and_recreated_is_watched_again(
     how: Callable[[Path], None], sb: Sandbox, events: Events
 ) -> None:
@@ -212,7 +214,10 @@ class Child:
         with open(self.out, "w") as fh:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "kvswitch", "watch", "--debounce", "100", *args],
-                stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=_limited,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_limited,
             )
 
     def text(self) -> str:
@@ -220,7 +225,8 @@ class Child:
 
     def wait_for(self, needle: str, timeout: float = 30.0) -> bool:
         return bool(wait_until(lambda: needle in self.text() or self.proc.poll() is not None, timeout)) and (
-            needle in self.text())
+            needle in self.text()
+        )
 
     def terminate(self, timeout: float = 10.0) -> tuple[int | None, float]:
         """SIGTERM, then (exit code or None if still running after ``timeout``, seconds taken)."""
@@ -289,7 +295,9 @@ def test_kvswitch_watch_stops_promptly_on_sigterm_while_a_client_path_is_special
     assert "Traceback" not in out and "unexpected error" not in out, out
 
 
-def test_watch_once_with_a_fifo_client_reports_it_and_exits_1(sb: Sandbox, tmp_path: Path, children: list[Child]) -> None:
+def test_watch_once_with_a_fifo_client_reports_it_and_exits_1(
+    sb: Sandbox, tmp_path: Path, children: list[Child]
+) -> None:
     sb.toml.unlink()
     os.mkfifo(sb.toml)
     child = Child(tmp_path, "--once")
@@ -324,8 +332,10 @@ def test_stop_returns_promptly_while_a_slow_nudge_runs_and_nothing_is_done_after
 
     started, ended = tmp_path / "nudge-started", tmp_path / "nudge-ended"
     script = tmp_path / "slow_reload.py"
-    script.write_text("import pathlib, sys, time\npathlib.Path(sys.argv[1]).write_text('x')\n"
-                      "time.sleep(4)\npathlib.Path(sys.argv[2]).write_text('x')\n")
+    script.write_text(
+        "import pathlib, sys, time\npathlib.Path(sys.argv[1]).write_text('x')\n"
+        "time.sleep(4)\npathlib.Path(sys.argv[2]).write_text('x')\n"
+    )
     config = read_config()
     (index,) = [i for i, c in enumerate(config.model.clients) if client_path(c) == sb.toml]
     argv = [sys.executable, str(script), str(started), str(ended)]
@@ -370,8 +380,12 @@ def test_the_watcher_waits_for_a_switch_in_another_process_and_drops_nothing(
     spy = WriteSpy(monkeypatch)
     held, log = tmp_path / "held", tmp_path / "holder.out"
     with running_watcher(events), open(log, "w") as out:
-        holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(HOLDER), str(held), "2.5"],
-                                  stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        holder = subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(HOLDER), str(held), "2.5"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
         try:
             assert wait_until(lambda: held.exists() or holder.poll() is not None, timeout=30)
             assert held.exists(), log.read_text()
@@ -518,7 +532,9 @@ def test_conflicts_in_a_row_become_one_error_after_the_retries(
 
 
 @pytest.mark.parametrize("home", ["KVSWITCH_HOME", "XDG state"])
-def test_the_folders_the_watcher_creates_are_private(home: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_folders_the_watcher_creates_are_private(
+    home: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Before: its state and log folders were 0700 but every missing folder above them (the
     kvswitch home itself) was made 0755."""
     from tests.helpers.watching import kvswitch

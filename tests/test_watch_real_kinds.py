@@ -33,7 +33,9 @@ SPLIT = "http://127.0.0.1:18002/api"
 def _real_client(sb: Sandbox, relative: str, *extra: str) -> Path:
     """The profile gets one URL per mode; the real client at HOME/relative is registered and
     rendered (``profile use``) in merged mode."""
-    edit_config([Set(("profiles", PROFILE, "merged", "url"), MERGED), Set(("profiles", PROFILE, "split", "url"), SPLIT)])
+    edit_config(
+        [Set(("profiles", PROFILE, "merged", "url"), MERGED), Set(("profiles", PROFILE, "split", "url"), SPLIT)]
+    )
     path = sb.home / relative
     code, out = kvswitch("client", "add", str(path), *extra)
     assert code == 0, out
@@ -48,9 +50,7 @@ def _claude(path: Path) -> dict[str, Any]:
     return env
 
 
-def test_a_claude_code_url_and_header_of_the_other_mode_are_adopted_and_propagated(
-    sb: Sandbox, events: Events
-) -> None:
+def test_a_claude_code_url_and_header_of_the_other_mode_are_adopted_and_propagated(sb: Sandbox, events: Events) -> None:
     claude = _real_client(sb, ".claude/settings.json")
     env = _claude(claude)
     assert env["ANTHROPIC_BASE_URL"] == MERGED and env["ANTHROPIC_CUSTOM_HEADERS"] == "X-Cache-Mode: merged"

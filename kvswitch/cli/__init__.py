@@ -73,7 +73,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_Version, nargs=0, help=tr("show the version and exit"))
     parser.add_argument(
-        "--lang", metavar="LANG", choices=["en", "zh-CN"],
+        "--lang",
+        metavar="LANG",
+        choices=["en", "zh-CN"],
         help=tr("the language of messages and help: en or zh-CN (default: from KVSWITCH_LANG or the locale)"),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -118,8 +120,11 @@ def _choose_language(args: list[str]) -> list[str]:
         except ValueError:
             from kvswitch.i18n import tr
 
-            raise _UsageError(tr("kvswitch: error: --lang: {value} is not a language kvswitch speaks (en, zh-CN)")
-                              .format(value=repr(wanted))) from None
+            raise _UsageError(
+                tr("kvswitch: error: --lang: {value} is not a language kvswitch speaks (en, zh-CN)").format(
+                    value=repr(wanted)
+                )
+            ) from None
     if language() != "en":  # argparse's own words (usage, options, errors) in the same language
         from kvswitch.i18n import ntr, tr
 

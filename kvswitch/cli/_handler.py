@@ -13,8 +13,7 @@ from kvswitch.i18n import N_, tr
 __all__ = ["UsageError", "exit_code", "handle", "recover_first"]
 
 BUG_HINT = N_(
-    "This is a bug in kvswitch. Please report it with the command you ran and the lines above "
-    "(they hold no keys)."
+    "This is a bug in kvswitch. Please report it with the command you ran and the lines above (they hold no keys)."
 )
 
 
@@ -38,8 +37,10 @@ def handle(run: Callable[[], int], parser: argparse.ArgumentParser | None = None
     except UsageError as exc:
         if parser is not None:
             parser.print_usage(sys.stderr)
-        print(tr("{prog}: error: {message}").format(prog=parser.prog if parser else "kvswitch", message=exc),
-              file=sys.stderr)
+        print(
+            tr("{prog}: error: {message}").format(prog=parser.prog if parser else "kvswitch", message=exc),
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print(tr("kvswitch: interrupted"), file=sys.stderr)

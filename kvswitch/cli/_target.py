@@ -21,8 +21,12 @@ def add_target_options(p: argparse.ArgumentParser, base_url_help: str, model_hel
     src.add_argument("--profile", help=tr("a profile other than the active one (not with --base-url)"))
     src.add_argument("--base-url", type=url_option, help=base_url_help)
     src.add_argument("--model", type=text_option, help=model_help or tr(MODEL_HELP))
-    src.add_argument("--api-key-env", metavar="NAME", type=env_name_option,
-                     help=tr("with --base-url: the environment variable holding the key"))
+    src.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        type=env_name_option,
+        help=tr("with --base-url: the environment variable holding the key"),
+    )
     return src
 
 
@@ -43,7 +47,9 @@ def text_option(value: str) -> str:
 
     problem = text_problem(value)
     if problem is not None:
-        raise argparse.ArgumentTypeError(tr("{value} is not usable: {problem}").format(value=show(value), problem=problem))
+        raise argparse.ArgumentTypeError(
+            tr("{value} is not usable: {problem}").format(value=show(value), problem=problem)
+        )
     return value
 
 
@@ -52,6 +58,9 @@ def env_name_option(value: str) -> str:
     from kvswitch.validate import is_key_reference, show
 
     if not is_key_reference(f"env:{value}"):  # the one pattern of a name, as in a profile's env:NAME
-        raise argparse.ArgumentTypeError(tr("{value} is not an environment variable name "
-                                            "(letters, digits and '_', not starting with a digit)").format(value=show(value)))
+        raise argparse.ArgumentTypeError(
+            tr(
+                "{value} is not an environment variable name (letters, digits and '_', not starting with a digit)"
+            ).format(value=show(value))
+        )
     return value

@@ -32,7 +32,8 @@ def register(sub: Any) -> None:
             "Recommend a mode (merged or split), chunk_size, prefix cache on/off and kv_cache_dtype from what you "
             "know about the workload; every reason says where to read more (docs/background.md). With "
             "--from-probe, a measured TTFT ratio whose 95 % interval excludes 1 decides the mode. Exit 0, or 2 on "
-            "a usage error or an unreadable probe result."),
+            "a usage error or an unreadable probe result."
+        ),
     )
     w = p.add_argument_group(tr("workload (leave out what you do not know)"))
     w.add_argument("--prompt-tokens", type=_positive_int, metavar="N", help=tr("typical prompt length in tokens"))
@@ -41,8 +42,11 @@ def register(sub: Any) -> None:
     w.add_argument("--ttft-slo", type=_positive_float, metavar="MS", help=tr("a hard time-to-first-token target"))
     w.add_argument("--prefix-reuse", choices=("high", "low"), help=tr("how much prompts share a prefix"))
     w.add_argument("--workload", choices=("chat", "coding", "agent", "batch"), help=tr("the kind of work"))
-    p.add_argument("--from-probe", metavar="latest|FILE", help=tr(
-        "use a probe result: latest (from the history) or a file from kvswitch probe --format json"))
+    p.add_argument(
+        "--from-probe",
+        metavar="latest|FILE",
+        help=tr("use a probe result: latest (from the history) or a file from kvswitch probe --format json"),
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=run)
 
@@ -86,8 +90,12 @@ def run(args: argparse.Namespace) -> int:
     from kvswitch.cli import envelope
 
     workload = Workload(
-        prompt_tokens=args.prompt_tokens, concurrency=args.concurrency, gpus=args.gpus, ttft_slo_ms=args.ttft_slo,
-        prefix_reuse=args.prefix_reuse, workload=args.workload,
+        prompt_tokens=args.prompt_tokens,
+        concurrency=args.concurrency,
+        gpus=args.gpus,
+        ttft_slo_ms=args.ttft_slo,
+        prefix_reuse=args.prefix_reuse,
+        workload=args.workload,
     )
     evidence = evidence_from_report(load_probe(args.from_probe)) if args.from_probe else None
     advice = advise(workload, evidence)

@@ -35,7 +35,7 @@ def register(sub: Any) -> None:
             "~/.local/share/bash-completion/completions/kvswitch; zsh: kvswitch completion zsh > "
             "~/.zfunc/_kvswitch (with ~/.zfunc in fpath, before compinit); fish: kvswitch completion fish > "
             "~/.config/fish/completions/kvswitch.fish. Or load it for one session: "
-            "eval \"$(kvswitch completion bash)\" (bash, zsh), kvswitch completion fish | source (fish). "
+            'eval "$(kvswitch completion bash)" (bash, zsh), kvswitch completion fish | source (fish). '
             "Exit 0; 2 on a usage error."
         ),
     )
@@ -54,8 +54,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         text = script(args.shell)
     except ImportError:
-        print(tr("kvswitch: shell completion needs argcomplete, which is not installed: pip install argcomplete"),
-              file=sys.stderr)
+        print(
+            tr("kvswitch: shell completion needs argcomplete, which is not installed: pip install argcomplete"),
+            file=sys.stderr,
+        )
         return 1
     sys.stdout.write(text)
     return 0
@@ -109,14 +111,18 @@ def _completer(path: tuple[str, ...], action: argparse.Action) -> Callable[..., 
         return profile_names
     if path == ("client", "remove") and dest == "path":
         return client_paths
-    if (path == ("switch",) and dest == "only") or (path[:1] == ("gateway",) and dest == "clients") or (
-        path == ("import",) and dest == "client"
+    if (
+        (path == ("switch",) and dest == "only")
+        or (path[:1] == ("gateway",) and dest == "clients")
+        or (path == ("import",) and dest == "client")
     ):
         return client_names
     return None
 
 
-def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], argparse.Action]]:
+def _walk(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.Action]]:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, child in action.choices.items():

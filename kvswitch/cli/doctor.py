@@ -23,23 +23,38 @@ def register(sub: Any) -> None:
             "A key goes only to the hosts the profile names (or to --base-url with --api-key-env) and is never "
             "printed. Requests to other machines honour HTTPS_PROXY, HTTP_PROXY, NO_PROXY and SSL_CERT_FILE, "
             "like kvswitch probe. Exit 0 when no check fails (warnings allowed), 1 when one fails, 2 on a usage "
-            "error. What each check looks for: docs/background.md#known-errors."),
+            "error. What each check looks for: docs/background.md#known-errors."
+        ),
     )
     src = add_target_options(p, base_url_help=tr("check this address instead of a profile's"))
-    src.add_argument("--mode", choices=("merged", "split"),
-                     help=tr("check as if in this mode (default: kvswitch's mode)"))
+    src.add_argument(
+        "--mode", choices=("merged", "split"), help=tr("check as if in this mode (default: kvswitch's mode)")
+    )
     gpu = p.add_argument_group(tr("GPUs"))
     gpu.add_argument("--smi", default="nvidia-smi", help=tr("the nvidia-smi to run (default: nvidia-smi)"))
-    gpu.add_argument("--prefill-prefix", metavar="CMD", help=tr(
-        "run nvidia-smi on the prefill instance through this command prefix, e.g. 'ssh prefill-host'"))
+    gpu.add_argument(
+        "--prefill-prefix",
+        metavar="CMD",
+        help=tr("run nvidia-smi on the prefill instance through this command prefix, e.g. 'ssh prefill-host'"),
+    )
     gpu.add_argument("--decode-prefix", metavar="CMD", help=tr("the same for the decode instance"))
     how = p.add_argument_group(tr("how"))
-    how.add_argument("--timeout", type=float, default=4.0, help=tr(
-        "seconds per request (4); a stalled split request fails after this long"))
-    how.add_argument("--skip", action="append", default=[], metavar="CHECK",
-                     help=tr("skip a check (repeat): {checks}").format(
-                         checks="config, key-variables, chunk-size, reachable, url-convention, auth, model, split, "
-                         "nvidia-smi, same-gpu, prefix-cache"))
+    how.add_argument(
+        "--timeout",
+        type=float,
+        default=4.0,
+        help=tr("seconds per request (4); a stalled split request fails after this long"),
+    )
+    how.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help=tr("skip a check (repeat): {checks}").format(
+            checks="config, key-variables, chunk-size, reachable, url-convention, auth, model, split, "
+            "nvidia-smi, same-gpu, prefix-cache"
+        ),
+    )
     how.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=run)
 
@@ -54,8 +69,11 @@ def settings_from_args(args: argparse.Namespace) -> Any:
 
     unknown = [c for c in args.skip if c not in CHECKS]
     if unknown:
-        raise UsageError(tr("--skip takes one of {checks}, not {unknown}").format(
-            checks=", ".join(CHECKS), unknown=", ".join(unknown)))
+        raise UsageError(
+            tr("--skip takes one of {checks}, not {unknown}").format(
+                checks=", ".join(CHECKS), unknown=", ".join(unknown)
+            )
+        )
     if args.base_url and not args.model:
         raise UsageError(tr("--base-url needs --model"))
     if (args.model or args.api_key_env) and not args.base_url:
@@ -72,8 +90,15 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     except ValueError as exc:
         raise UsageError(tr("cannot split the prefix command: {reason}").format(reason=exc)) from exc
     return DoctorSettings(
-        profile=args.profile, base_url=args.base_url, model=args.model, api_key_env=args.api_key_env,
-        mode=args.mode, smi=args.smi, prefill_prefix=prefill, decode_prefix=decode, timeout=args.timeout,
+        profile=args.profile,
+        base_url=args.base_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        mode=args.mode,
+        smi=args.smi,
+        prefill_prefix=prefill,
+        decode_prefix=decode,
+        timeout=args.timeout,
         skip=frozenset(args.skip),
     )
 
@@ -101,8 +126,11 @@ def render_text(report: Any) -> str:
     t = report.target
     if t is not None:
         d = t.as_dict()
-        heading = (tr("kvswitch doctor · {target} · mode {mode} · {url} · model {model} · key {key}") if d["key"]
-                   else tr("kvswitch doctor · {target} · mode {mode} · {url} · model {model} · no key"))
+        heading = (
+            tr("kvswitch doctor · {target} · mode {mode} · {url} · model {model} · key {key}")
+            if d["key"]
+            else tr("kvswitch doctor · {target} · mode {mode} · {url} · model {model} · no key")
+        )
         lines += [heading.format(target=t.label, mode=t.mode, url=d["base_url"], model=t.model, key=d["key"]), ""]
     else:
         lines += ["kvswitch doctor", ""]

@@ -19,8 +19,13 @@ def router_shown(router: str) -> str:
 
 
 def _role(role: str) -> str:
-    names = {"merged": tr("merged instance"), "prefill": tr("prefill instance"), "decode": tr("decode instance"),
-             "worker": tr("worker (prefills and decodes)"), "router": tr("router")}
+    names = {
+        "merged": tr("merged instance"),
+        "prefill": tr("prefill instance"),
+        "decode": tr("decode instance"),
+        "worker": tr("worker (prefills and decodes)"),
+        "router": tr("router"),
+    }
     return names.get(role, role)
 
 
@@ -40,29 +45,59 @@ def register(sub: Any) -> None:
             "vLLM's, in PD or regular mode). Every flag carries the caveats of kvswitch's engine reference "
             "(version windows, defaults, constraints). A profile value the engine does not have (kv_cache_dtype "
             "int8 in vLLM or SGLang, layer-wise transfer on SGLang with NIXL) is refused: the flag is left out, "
-            "the caveat says what to use, and the exit code is 1. Exit 0 otherwise; 2 on a usage error."),
+            "the caveat says what to use, and the exit code is 1. Exit 0 otherwise; 2 on a usage error."
+        ),
     )
     p.add_argument("--engine", choices=("vllm", "sglang"), help=tr("the inference engine (required)"))
     p.add_argument("--mode", choices=("merged", "split"), help=tr("default: the mode kvswitch is in"))
     p.add_argument("--profile", metavar="NAME", help=tr("default: the active profile"))
-    p.add_argument("--transfer-backend", choices=("nixl", "mooncake"),
-                   help=tr("split: the KV transfer backend (default: vLLM nixl, SGLang mooncake)"))
-    p.add_argument("--shared-gpu", action="store_true",
-                   help=tr("split: prefill and decode share one GPU (sets each one's memory fraction)"))
-    p.add_argument("--router", choices=("sglang", "vllm"),
-                   help=tr("split: an existing router in front (default: SGLang's router for SGLang, vLLM's "
-                           "example proxy for vLLM)"))
-    p.add_argument("--router-mode", choices=("pd", "regular"), default="pd",
-                   help=tr("split: pd (a prefill and a decode instance; the default) or regular (two whole "
-                           "instances, balanced by the router)"))
-    p.add_argument("--router-policy", choices=("cache_aware", "round_robin", "power_of_two", "random"),
-                   default="cache_aware", help=tr("the router's load-balancing policy (default cache_aware)"))
-    p.add_argument("--router-metrics-port", type=int, metavar="PORT",
-                   help=tr("the router's Prometheus port (default 29000, moved off a port already taken)"))
-    p.add_argument("--format", choices=("text", "json"), default="text",
-                   help=tr("text, or json: the commands and caveats in kvswitch's JSON envelope"))
-    p.add_argument("--reference", action="store_true",
-                   help=tr("print the generated part of docs/engines.md (markdown) and exit"))
+    p.add_argument(
+        "--transfer-backend",
+        choices=("nixl", "mooncake"),
+        help=tr("split: the KV transfer backend (default: vLLM nixl, SGLang mooncake)"),
+    )
+    p.add_argument(
+        "--shared-gpu",
+        action="store_true",
+        help=tr("split: prefill and decode share one GPU (sets each one's memory fraction)"),
+    )
+    p.add_argument(
+        "--router",
+        choices=("sglang", "vllm"),
+        help=tr(
+            "split: an existing router in front (default: SGLang's router for SGLang, vLLM's example proxy for vLLM)"
+        ),
+    )
+    p.add_argument(
+        "--router-mode",
+        choices=("pd", "regular"),
+        default="pd",
+        help=tr(
+            "split: pd (a prefill and a decode instance; the default) or regular (two whole "
+            "instances, balanced by the router)"
+        ),
+    )
+    p.add_argument(
+        "--router-policy",
+        choices=("cache_aware", "round_robin", "power_of_two", "random"),
+        default="cache_aware",
+        help=tr("the router's load-balancing policy (default cache_aware)"),
+    )
+    p.add_argument(
+        "--router-metrics-port",
+        type=int,
+        metavar="PORT",
+        help=tr("the router's Prometheus port (default 29000, moved off a port already taken)"),
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=tr("text, or json: the commands and caveats in kvswitch's JSON envelope"),
+    )
+    p.add_argument(
+        "--reference", action="store_true", help=tr("print the generated part of docs/engines.md (markdown) and exit")
+    )
     p.set_defaults(func=run)
 
 
@@ -79,8 +114,13 @@ def render_text(result: Any) -> str:
     lines = [f"kvswitch engine-flags · {engine} · {result.mode}{backend}{router}{profile}", ""]
     if not result.ok:
         numbers = ", ".join(str(c.n) for c in result.refused)
-        lines += [tr("REFUSED: the profile asks for what {engine} does not have (caveat {numbers}); that flag is "
-                     "left out below.").format(engine=engine, numbers=numbers), ""]
+        lines += [
+            tr(
+                "REFUSED: the profile asks for what {engine} does not have (caveat {numbers}); that flag is "
+                "left out below."
+            ).format(engine=engine, numbers=numbers),
+            "",
+        ]
     for cmd in result.commands:
         refs = result.numbers(cmd.codes())
         see = "  " + tr("(caveats {numbers})").format(numbers=", ".join(map(str, refs))) if refs else ""
@@ -93,8 +133,16 @@ def render_text(result: Any) -> str:
         flags = f" {' '.join(c.flags)}:" if c.flags else ""
         versions = tr(" (applies to: {versions})").format(versions=c.versions) if c.versions else ""
         text = f"{level}{flags} {c.text}{versions} [{c.source}]"
-        lines.append(textwrap.fill(text, 100, initial_indent=f"{c.n:>2}. ", subsequent_indent="    ",
-                                   break_on_hyphens=False, break_long_words=False))
+        lines.append(
+            textwrap.fill(
+                text,
+                100,
+                initial_indent=f"{c.n:>2}. ",
+                subsequent_indent="    ",
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
+        )
     return "\n".join(lines)
 
 
@@ -116,10 +164,18 @@ def run(args: argparse.Namespace) -> int:
     name, profile = config.profile(args.profile)
     mode = args.mode or config.model.mode
     try:
-        result = engine_flags(profile, args.engine, mode, profile_name=name,
-                              transfer_backend=args.transfer_backend, shared_gpu=args.shared_gpu,
-                              router=args.router, router_mode=args.router_mode, policy=args.router_policy,
-                              metrics_port=args.router_metrics_port)
+        result = engine_flags(
+            profile,
+            args.engine,
+            mode,
+            profile_name=name,
+            transfer_backend=args.transfer_backend,
+            shared_gpu=args.shared_gpu,
+            router=args.router,
+            router_mode=args.router_mode,
+            policy=args.router_policy,
+            metrics_port=args.router_metrics_port,
+        )
     except ValueError as exc:  # a combination that cannot work (a router's PD mode, another engine)
         raise UsageError(f"engine-flags: {exc}") from None
     if args.format == "json":

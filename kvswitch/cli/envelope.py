@@ -68,8 +68,12 @@ Run = Callable[[argparse.Namespace], int]
 
 def format_option(p: argparse.ArgumentParser) -> None:
     """``--format text|json`` (json: one envelope on stdout, ``kvswitch.cli.envelope``)."""
-    p.add_argument("--format", choices=("text", "json"), default="text",
-                   help=tr("text for people (the default), or json: one JSON report on stdout"))
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=tr("text for people (the default), or json: one JSON report on stdout"),
+    )
 
 
 def error_data(exc: BaseException) -> dict[str, Any]:
@@ -78,13 +82,22 @@ def error_data(exc: BaseException) -> dict[str, Any]:
     from kvswitch.cli._handler import exit_code
 
     if not isinstance(exc, KvswitchError):
-        return {"message": str(exc), "type": type(exc).__name__, "code": None, "path": None,
-                "line": None, "column": None, "exit_code": 2}
+        return {
+            "message": str(exc),
+            "type": type(exc).__name__,
+            "code": None,
+            "path": None,
+            "line": None,
+            "column": None,
+            "exit_code": 2,
+        }
     where = exc.location
     codes = [d.code for d in getattr(exc, "diagnostics", ())]
     code = getattr(exc, "code", None) or (codes[0] if codes else None)
     return {
-        "message": exc.message, "type": type(exc).__name__, "code": code,
+        "message": exc.message,
+        "type": type(exc).__name__,
+        "code": code,
         **({"codes": codes} if codes else {}),
         "path": str(where.path) if where is not None and where.path is not None else None,
         "line": where.line if where is not None else None,

@@ -14,83 +14,144 @@ from kvswitch.i18n import ntr, tr
 __all__ = ["register"]
 
 
-
 def _serve_options(p: argparse.ArgumentParser, *, defaults: bool) -> None:
     """The options of ``run``; on the ``gateway`` parser itself too (``kvswitch gateway --port 0``).
     On ``run`` they default to nothing, so that they do not hide the ones given before it."""
     unset: Any = None if defaults else argparse.SUPPRESS
-    p.add_argument("--port", type=int, metavar="N", help=tr("TCP port (default: the config's gateway.port, "
-                   "18090; 0 takes any free port)"), default=unset)
-    p.add_argument("--listen", metavar="ADDR", help=tr("address to listen on (default 127.0.0.1); any other "
-                   "than a loopback address lets other machines reach it, with the token as the only guard"),
-                   default=unset)
-    p.add_argument("--profile", metavar="NAME", help=tr("the profile whose upstreams it serves (default: the "
-                   "active profile, followed when kvswitch profile use changes it)"), default=unset)
-    p.add_argument("--default-route", choices=("mode", "auto"), default=unset,
-                   help=tr("requests that ask for no mode: the current mode, or auto, decided per request from "
-                           "the new prompt tokens and the load (default: the config's gateway.default_route, "
-                           "mode)"))
-    p.add_argument("--translate", choices=("auto", "always", "never"), default=unset,
-                   help=tr("Messages and Responses requests over Chat Completions: where the upstream lacks them "
-                           "(auto), always, or never (default: the config's gateway.translate, auto)"))
-    p.add_argument("--detach", action="store_true", help=tr("start it in the background, wait until it answers, "
-                   "print its URL and pid (its output goes to the gateway.log in kvswitch's log folder)"),
-                   default=False if defaults else argparse.SUPPRESS)
+    p.add_argument(
+        "--port",
+        type=int,
+        metavar="N",
+        help=tr("TCP port (default: the config's gateway.port, 18090; 0 takes any free port)"),
+        default=unset,
+    )
+    p.add_argument(
+        "--listen",
+        metavar="ADDR",
+        help=tr(
+            "address to listen on (default 127.0.0.1); any other "
+            "than a loopback address lets other machines reach it, with the token as the only guard"
+        ),
+        default=unset,
+    )
+    p.add_argument(
+        "--profile",
+        metavar="NAME",
+        help=tr(
+            "the profile whose upstreams it serves (default: the "
+            "active profile, followed when kvswitch profile use changes it)"
+        ),
+        default=unset,
+    )
+    p.add_argument(
+        "--default-route",
+        choices=("mode", "auto"),
+        default=unset,
+        help=tr(
+            "requests that ask for no mode: the current mode, or auto, decided per request from "
+            "the new prompt tokens and the load (default: the config's gateway.default_route, "
+            "mode)"
+        ),
+    )
+    p.add_argument(
+        "--translate",
+        choices=("auto", "always", "never"),
+        default=unset,
+        help=tr(
+            "Messages and Responses requests over Chat Completions: where the upstream lacks them "
+            "(auto), always, or never (default: the config's gateway.translate, auto)"
+        ),
+    )
+    p.add_argument(
+        "--detach",
+        action="store_true",
+        help=tr(
+            "start it in the background, wait until it answers, "
+            "print its URL and pid (its output goes to the gateway.log in kvswitch's log folder)"
+        ),
+        default=False if defaults else argparse.SUPPRESS,
+    )
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
-        "gateway", help=tr("one local endpoint for pinned clients; merged ↔ split flipped live"),
+        "gateway",
+        help=tr("one local endpoint for pinned clients; merged ↔ split flipped live"),
         description=tr(
             "kvswitch's local gateway: one address (http://127.0.0.1:18090) for the clients you pin to it "
             "(kvswitch gateway pin). It forwards each request to the active profile's merged or split URL — the "
             "/merged/… or /split/… path prefix, else the X-Cache-Mode header, else the gateway's current mode, "
             "which kvswitch switch changes at once for new requests (streams in flight finish where they began), "
             "so pinned clients need no file change and no restart. Every route but /health needs the local token."
-            " Without an action it runs in the foreground (run)."),
+            " Without an action it runs in the foreground (run)."
+        ),
     )
     _serve_options(p, defaults=True)
     p.set_defaults(func=_run)
     g = p.add_subparsers(dest="gateway_command", metavar="ACTION")
     r = g.add_parser(
-        "run", help=tr("serve in the foreground (the default action)"),
-        description=tr("Serve until Ctrl-C or SIGTERM (in-flight streams get up to 10 s to finish), or with "
-                       "--detach in the background. Exit 1 when a gateway already runs for this kvswitch home, the "
-                       "port is taken, or there is no token or profile to serve."),
+        "run",
+        help=tr("serve in the foreground (the default action)"),
+        description=tr(
+            "Serve until Ctrl-C or SIGTERM (in-flight streams get up to 10 s to finish), or with "
+            "--detach in the background. Exit 1 when a gateway already runs for this kvswitch home, the "
+            "port is taken, or there is no token or profile to serve."
+        ),
     )
     _serve_options(r, defaults=False)
     r.set_defaults(func=_run)
     s = g.add_parser(
-        "status", help=tr("whether it runs: URL, pid, mode, upstreams, requests, pinned clients"),
+        "status",
+        help=tr("whether it runs: URL, pid, mode, upstreams, requests, pinned clients"),
         description=tr("Exit 0 when a gateway runs for this kvswitch home, 1 when none does."),
     )
-    s.add_argument("--format", choices=("text", "json"), default="text",
-                   help=tr("text, or json: the gateway's state in kvswitch's JSON envelope"))
+    s.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=tr("text, or json: the gateway's state in kvswitch's JSON envelope"),
+    )
     s.set_defaults(func=_status)
     st = g.add_parser(
-        "stop", help=tr("stop the running gateway (in-flight streams get up to 10 s to finish)"),
-        description=tr("Ask the running gateway to stop over its control socket and wait for its end. A gateway "
-                       "that does not answer gets SIGTERM — only when its pid still is the recorded kvswitch "
-                       "gateway process. Files left by one that was killed are removed. Exit 0 when no gateway "
-                       "runs afterwards."),
+        "stop",
+        help=tr("stop the running gateway (in-flight streams get up to 10 s to finish)"),
+        description=tr(
+            "Ask the running gateway to stop over its control socket and wait for its end. A gateway "
+            "that does not answer gets SIGTERM — only when its pid still is the recorded kvswitch "
+            "gateway process. Files left by one that was killed are removed. Exit 0 when no gateway "
+            "runs afterwards."
+        ),
     )
     st.set_defaults(func=_stop)
     tk = g.add_parser(
-        "token", help=tr("the local token pinned clients send (masked unless --reveal)"),
-        description=tr("Print the gateway's local token, masked unless --reveal: for clients that read it from a "
-                       "variable, export KVSWITCH_GATEWAY_TOKEN=\"$(kvswitch gateway token --reveal)\". It is not "
-                       "your provider's key, which the gateway keeps. Exit 1 when there is none yet (kvswitch "
-                       "gateway pin or kvswitch gateway run makes it)."),
+        "token",
+        help=tr("the local token pinned clients send (masked unless --reveal)"),
+        description=tr(
+            "Print the gateway's local token, masked unless --reveal: for clients that read it from a "
+            'variable, export KVSWITCH_GATEWAY_TOKEN="$(kvswitch gateway token --reveal)". It is not '
+            "your provider's key, which the gateway keeps. Exit 1 when there is none yet (kvswitch "
+            "gateway pin or kvswitch gateway run makes it)."
+        ),
     )
     tk.add_argument("--reveal", action="store_true", help=tr("print the whole token"))
     tk.set_defaults(func=_token)
     for name, short, what in (
-        ("pin", tr("write the gateway's URL and the local token into the clients' files (backed up)"),
-         tr("Write the gateway's URL and the local token into the clients' files (backed up): then kvswitch "
-            "switch changes their mode without touching their files. Default: every registered client.")),
-        ("unpin", tr("write the direct form back into the clients' files"),
-         tr("Write the direct form back into the clients' files: the mode's own URL. Default: every registered "
-            "client.")),
+        (
+            "pin",
+            tr("write the gateway's URL and the local token into the clients' files (backed up)"),
+            tr(
+                "Write the gateway's URL and the local token into the clients' files (backed up): then kvswitch "
+                "switch changes their mode without touching their files. Default: every registered client."
+            ),
+        ),
+        (
+            "unpin",
+            tr("write the direct form back into the clients' files"),
+            tr(
+                "Write the direct form back into the clients' files: the mode's own URL. Default: every registered "
+                "client."
+            ),
+        ),
     ):
         pp = g.add_parser(name, help=short, description=what)
         pp.add_argument("clients", nargs="*", metavar="CLIENT", help=tr("a registered client's name, kind or file"))
@@ -111,8 +172,13 @@ def _run(args: argparse.Namespace) -> int:
 
         raise UsageError(tr("--port {port} is not a TCP port (0 to 65535)").format(port=args.port))
     if args.listen is not None and not is_loopback_host(args.listen):
-        print(tr("kvswitch: warning: listening on {address}: other machines can reach the gateway; the local "
-                 "token is then the only guard").format(address=args.listen), file=sys.stderr)
+        print(
+            tr(
+                "kvswitch: warning: listening on {address}: other machines can reach the gateway; the local "
+                "token is then the only guard"
+            ).format(address=args.listen),
+            file=sys.stderr,
+        )
     if args.detach:
         return _detach(args)
     from kvswitch.config import read_config
@@ -123,12 +189,17 @@ def _run(args: argparse.Namespace) -> int:
     route, translate = getattr(args, "default_route", None), getattr(args, "translate", None)
 
     def settings() -> Any:
-        return settings_from_config(read_config(), profile=profile, port=port, listen=listen,
-                                    default_route=route, translate=translate)
+        return settings_from_config(
+            read_config(), profile=profile, port=port, listen=listen, default_route=route, translate=translate
+        )
 
     def ready(info: Any) -> None:
-        print(tr("kvswitch gateway on {url} (profile {profile}, mode {mode}); Ctrl-C stops it").format(
-            url=info.url, profile=info.profile, mode=info.mode), flush=True)
+        print(
+            tr("kvswitch gateway on {url} (profile {profile}, mode {mode}); Ctrl-C stops it").format(
+                url=info.url, profile=info.profile, mode=info.mode
+            ),
+            flush=True,
+        )
 
     serve(settings, on_ready=ready)
     print(tr("kvswitch gateway stopped"), flush=True)
@@ -144,9 +215,12 @@ def _detach(args: argparse.Namespace) -> int:
         if value is not None:
             argv += [f"--{option.replace('_', '-')}", str(value)]
     info = detach(argv)
-    print(tr("kvswitch gateway on {url} (pid {pid}, profile {profile}, mode {mode}); log {log}; kvswitch gateway "
-             "stop stops it").format(url=info.url, pid=info.pid, profile=info.profile, mode=info.mode,
-                                     log=log_path()))
+    print(
+        tr(
+            "kvswitch gateway on {url} (pid {pid}, profile {profile}, mode {mode}); log {log}; kvswitch gateway "
+            "stop stops it"
+        ).format(url=info.url, pid=info.pid, profile=info.profile, mode=info.mode, log=log_path())
+    )
     return 0
 
 
@@ -183,8 +257,10 @@ def _status(args: argparse.Namespace) -> int:
     age = tr(" · up {age}").format(age=_age(time.time() - info.started)) if info.started else ""
     print(tr("kvswitch gateway on {url} (pid {pid}){age}").format(url=info.url, pid=info.pid, age=age))
     rows = [
-        (tr("mode"), tr("{mode} (requests without a /merged or /split prefix or an X-Cache-Mode header)").format(
-            mode=info.mode)),
+        (
+            tr("mode"),
+            tr("{mode} (requests without a /merged or /split prefix or an X-Cache-Mode header)").format(mode=info.mode),
+        ),
         (tr("profile"), info.profile or tr("(upstreams given outright)")),
         *((mode, url) for mode, url in info.upstreams.items()),
     ]
@@ -225,8 +301,10 @@ def _token(args: argparse.Namespace) -> int:
 
     token = load_token(read_config())
     if token is None:
-        print(tr("kvswitch: the gateway has no token yet (kvswitch gateway pin or kvswitch gateway run makes it)"),
-              file=sys.stderr)
+        print(
+            tr("kvswitch: the gateway has no token yet (kvswitch gateway pin or kvswitch gateway run makes it)"),
+            file=sys.stderr,
+        )
         return 1
     print(token if args.reveal else mask(token))
     return 0
@@ -259,8 +337,11 @@ def _report(args: argparse.Namespace, changes: list[Any], *, pinned: bool) -> in
         for line in running_warnings(changes):
             print(tr("kvswitch: warning: {message}").format(message=line), file=sys.stderr)
         n = sum(1 for c in changes if c.changed)
-        print(ntr("pinned {count} client", "pinned {count} clients", n).format(count=n) if pinned
-              else ntr("unpinned {count} client", "unpinned {count} clients", n).format(count=n))
+        print(
+            ntr("pinned {count} client", "pinned {count} clients", n).format(count=n)
+            if pinned
+            else ntr("unpinned {count} client", "unpinned {count} clients", n).format(count=n)
+        )
     if pinned:
         for line in _token_exports(changes, dry_run=args.dry_run):
             print(line)
@@ -280,8 +361,11 @@ def _token_exports(changes: list[Any], *, dry_run: bool) -> list[str]:
 
     config = read_config()
     paths = {c.path for c in changes}
-    who = [e.name or get_kind(e.kind).product for e in config.model.clients
-           if (e.route == "gateway" or dry_run) and client_path(e) in paths and reads_token_variable(config, e)]
+    who = [
+        e.name or get_kind(e.kind).product
+        for e in config.model.clients
+        if (e.route == "gateway" or dry_run) and client_path(e) in paths and reads_token_variable(config, e)
+    ]
     if not who:
         return []
     name = token_variable(config)
@@ -289,14 +373,26 @@ def _token_exports(changes: list[Any], *, dry_run: bool) -> list[str]:
     clients = ", ".join(who)
     if config.model.gateway.token != "keyring":
         state = tr("set here") if os.environ.get(name) else tr("not set here: export {name}=…").format(name=name)
-        return [ntr("{clients} reads the gateway's token from ${name} ({state})",
-                    "{clients} read the gateway's token from ${name} ({state})", len(who)).format(
-            clients=clients, name=name, state=state)]
-    line = (f'export {name}="$(kvswitch gateway token --reveal)"   # {mask(token)}' if token
-            else tr("export {name}=… (kvswitch gateway pin makes the token)").format(name=name))
-    return [ntr("{clients} reads the gateway's token from ${name}; set it where you start it:",
-                "{clients} read the gateway's token from ${name}; set it where you start them:", len(who)).format(
-        clients=clients, name=name), f"  {line}"]
+        return [
+            ntr(
+                "{clients} reads the gateway's token from ${name} ({state})",
+                "{clients} read the gateway's token from ${name} ({state})",
+                len(who),
+            ).format(clients=clients, name=name, state=state)
+        ]
+    line = (
+        f'export {name}="$(kvswitch gateway token --reveal)"   # {mask(token)}'
+        if token
+        else tr("export {name}=… (kvswitch gateway pin makes the token)").format(name=name)
+    )
+    return [
+        ntr(
+            "{clients} reads the gateway's token from ${name}; set it where you start it:",
+            "{clients} read the gateway's token from ${name}; set it where you start them:",
+            len(who),
+        ).format(clients=clients, name=name),
+        f"  {line}",
+    ]
 
 
 def _hint_start() -> None:

@@ -46,10 +46,14 @@ def register(sub: Any) -> None:
     p.add_argument("--mode", choices=("merged", "split"), default="merged")
     for kind in _init_kinds():
         where = kind.default_paths(Path("~"), Path("~/.config"), {})[0]
-        p.add_argument(f"--{kind.init_flag}", type=Path,
-                       help=tr("{client} (default: {path})").format(client=kind.product, path=where))
-        p.add_argument(f"--no-{kind.init_flag}", action="store_true",
-                       help=tr("do not set up {client}").format(client=kind.product))
+        p.add_argument(
+            f"--{kind.init_flag}",
+            type=Path,
+            help=tr("{client} (default: {path})").format(client=kind.product, path=where),
+        )
+        p.add_argument(
+            f"--no-{kind.init_flag}", action="store_true", help=tr("do not set up {client}").format(client=kind.product)
+        )
     k = p.add_mutually_exclusive_group()
     k.add_argument("--key-stdin", action="store_true", help=tr("read the API key from stdin (stored in the keyring)"))
     k.add_argument("--key-env", metavar="NAME", help=tr("the profile reads its key from this environment variable"))
@@ -138,8 +142,11 @@ def _ask_where() -> _Choice:
 def _ask_model(default: str | None) -> str:
     from kvswitch.cli._handler import UsageError
 
-    prompt = (tr("Model id [{default}]: ").format(default=default) if default
-              else tr("Model id (as your provider lists it): "))
+    prompt = (
+        tr("Model id [{default}]: ").format(default=default)
+        if default
+        else tr("Model id (as your provider lists it): ")
+    )
     for _ in range(ASK_TRIES):
         answer = _read(prompt) or default
         if answer:
@@ -165,10 +172,12 @@ def _missing() -> Any:
     from kvswitch.cli._handler import UsageError
     from kvswitch.setup import presets
 
-    return UsageError(tr(
-        "kvswitch init has no terminal to ask on: give --preset NAME ({presets}) or --base-url URL, "
-        "and --model MODEL; for the key --key-stdin, --key-env NAME or --no-key"
-    ).format(presets=", ".join(presets())))
+    return UsageError(
+        tr(
+            "kvswitch init has no terminal to ask on: give --preset NAME ({presets}) or --base-url URL, "
+            "and --model MODEL; for the key --key-stdin, --key-env NAME or --no-key"
+        ).format(presets=", ".join(presets()))
+    )
 
 
 def _where(args: argparse.Namespace, ask: bool) -> tuple[dict[str, Any], str | None, str | None]:
@@ -181,8 +190,9 @@ def _where(args: argparse.Namespace, ask: bool) -> tuple[dict[str, Any], str | N
     if args.preset:
         preset = presets().get(args.preset)
         if preset is None:
-            raise UsageError(tr("no preset {name} (presets: {presets})").format(
-                name=repr(args.preset), presets=", ".join(presets())))
+            raise UsageError(
+                tr("no preset {name} (presets: {presets})").format(name=repr(args.preset), presets=", ".join(presets()))
+            )
     elif not args.base_url:
         if not ask:
             raise _missing()
@@ -216,13 +226,19 @@ def run(args: argparse.Namespace) -> int:
     no_keyring = keyring_problem(name) if wants_keyring and (args.key_stdin or ask) else None
     if no_keyring is not None:
         if args.key_stdin:  # before the key is read: it could go nowhere
-            raise SecretStoreError(tr(
-                "{reason} The key was not read: keep it in an environment variable and give that "
-                "variable's name instead: kvswitch init --key-env NAME"
-            ).format(reason=no_keyring))
+            raise SecretStoreError(
+                tr(
+                    "{reason} The key was not read: keep it in an environment variable and give that "
+                    "variable's name instead: kvswitch init --key-env NAME"
+                ).format(reason=no_keyring)
+            )
         print(tr("Note: {reason}").format(reason=no_keyring))
-        print(tr("So the profile will read its key from an environment variable (--key-env NAME): "
-                 "you are asked for its name below."))
+        print(
+            tr(
+                "So the profile will read its key from an environment variable (--key-env NAME): "
+                "you are asked for its name below."
+            )
+        )
     data, preset_name, suggested = _where(args, ask)
     if args.profile is None and preset_name and not args.preset:
         name = preset_name
@@ -275,14 +291,21 @@ def _report(result: Any, name: str) -> None:
         else:
             print(tr("created {path}").format(path=path))
     for path in result.registered:
-        print(tr("registered {path} (existing file, not modified; bring it in line with: "
-                 "kvswitch profile use {name})").format(path=path, name=name))
+        print(
+            tr(
+                "registered {path} (existing file, not modified; bring it in line with: kvswitch profile use {name})"
+            ).format(path=path, name=name)
+        )
     if result.key_stored:
         print(tr("stored the key for {name} in the OS keyring").format(name=name))
     elif result.no_keyring is not None:
-        print(tr('profile {name} sends no key (key = "none"): there is no usable OS keyring here. '
-                 "To add a key later, put it in an environment variable and run: "
-                 "kvswitch profile edit {name} --key env:NAME (or set up a keyring, then: "
-                 "kvswitch key set {name})").format(name=name))
+        print(
+            tr(
+                'profile {name} sends no key (key = "none"): there is no usable OS keyring here. '
+                "To add a key later, put it in an environment variable and run: "
+                "kvswitch profile edit {name} --key env:NAME (or set up a keyring, then: "
+                "kvswitch key set {name})"
+            ).format(name=name)
+        )
     elif result.key_reference == "keyring":
         print(tr("no key stored yet: kvswitch key set {name}").format(name=name))

@@ -23,19 +23,20 @@ def register(sub: Any) -> None:
         description=tr(
             "Keys live in the OS keyring (service 'kvswitch'), one per profile. 'set' reads "
             "the key without echo, or from stdin when it is not a terminal; 'get' prints it masked "
-            "unless --reveal. Nothing is ever stored in plain text."),
+            "unless --reveal. Nothing is ever stored in plain text."
+        ),
     )
     ks = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     s = ks.add_parser("set", help=tr("store the key (prompted without echo, or read from stdin)"))
     s.add_argument("profile")
     s.add_argument("--stdin", action="store_true", help=tr("read the key from stdin even on a terminal"))
-    s.add_argument("--apply", action="store_true",
-                   help=tr("then render it into the clients (kvswitch profile use)"))
+    s.add_argument("--apply", action="store_true", help=tr("then render it into the clients (kvswitch profile use)"))
     s.set_defaults(func=_set)
     g = ks.add_parser("get", help=tr("show the key, masked (sk-…abcd)"))
     g.add_argument("profile")
-    g.add_argument("--reveal", action="store_true",
-                   help=tr("print the whole key (the only command that does; text only)"))
+    g.add_argument(
+        "--reveal", action="store_true", help=tr("print the whole key (the only command that does; text only)")
+    )
     format_option(g)
     g.set_defaults(func=_get)
     d = ks.add_parser("delete", help=tr("remove the key from the keyring"))
@@ -63,9 +64,13 @@ def _set(args: argparse.Namespace) -> int:
     profile = _profile(args.profile)
     name = show_name(args.profile)
     if profile.key not in ("keyring", "none"):  # none (no key yet): the keyring becomes its source
-        print(tr("kvswitch: profile {profile} reads its key from {reference}, not the keyring; "
-                 "to use the keyring: kvswitch profile edit {profile} --key keyring").format(
-            profile=name, reference=profile.key), file=sys.stderr)
+        print(
+            tr(
+                "kvswitch: profile {profile} reads its key from {reference}, not the keyring; "
+                "to use the keyring: kvswitch profile edit {profile} --key keyring"
+            ).format(profile=name, reference=profile.key),
+            file=sys.stderr,
+        )
         return 1
     key = read_secret(tr("API key for {profile} (not echoed): ").format(profile=name), force_stdin=args.stdin)
     set_key(args.profile, key)
@@ -100,8 +105,10 @@ def _get(args: argparse.Namespace) -> int:
     problem = None
     key = None
     if profile.key == "none":
-        problem = tr('profile {profile} sends no key (key = "none"); give it one with: '
-                     "kvswitch key set {profile}, or kvswitch profile edit {profile} --key env:NAME").format(profile=name)
+        problem = tr(
+            'profile {profile} sends no key (key = "none"); give it one with: '
+            "kvswitch key set {profile}, or kvswitch profile edit {profile} --key env:NAME"
+        ).format(profile=name)
     else:
         key = resolve_key(args.profile, profile.key)
         if key is None:
@@ -109,7 +116,9 @@ def _get(args: argparse.Namespace) -> int:
     if json_out:
         variable = profile.key[4:] if profile.key.startswith("env:") else None
         data: dict[str, Any] = {
-            "profile": args.profile, "reference": profile.key, "present": key is not None,
+            "profile": args.profile,
+            "reference": profile.key,
+            "present": key is not None,
             "masked": mask(key) if key is not None else None,
             "stored_in": "keyring" if profile.key == "keyring" else "environment" if variable else None,
             "variable": variable,

@@ -17,10 +17,10 @@ from kvswitch.i18n import ntr, tr
 __all__ = ["register", "started_at"]
 
 
-
 def register(sub: Any) -> None:
     p = sub.add_parser(
-        "lab", help=tr("a local llama.cpp lab in both modes (learning and testing, not production)"),
+        "lab",
+        help=tr("a local llama.cpp lab in both modes (learning and testing, not production)"),
         description=tr(
             "A learning and testing lab, not a production backend. `up` generates a tiny model and starts "
             "llama.cpp's own server (from the xllamacpp wheel) three times — merged (chunked prefill + continuous"
@@ -29,47 +29,79 @@ def register(sub: Any) -> None:
             "X-Cache-Mode header or the /merged/v1 and /split/v1 prefixes and counts "
             "kvswitch_lab:kv_handoffs_total in its /metrics. It registers a `lab` profile (made active only when "
             "no profile is), so `kvswitch probe --profile lab` measures both modes. Needs the lab extra: pip "
-            "install 'kvswitch[lab]'."),
+            "install 'kvswitch[lab]'."
+        ),
     )
     lab = p.add_subparsers(dest="lab_command", metavar="ACTION")
     lab.required = True
     u = lab.add_parser(
-        "up", help=tr("start the lab (a no-op when it is up)"),
-        description=tr("Start the merged, prefill and decode servers and the router, wait until all are healthy, "
-                       "and register the `lab` profile. Exit 0 when the lab is up (or already was), 1 when it could "
-                       "not start."),
+        "up",
+        help=tr("start the lab (a no-op when it is up)"),
+        description=tr(
+            "Start the merged, prefill and decode servers and the router, wait until all are healthy, "
+            "and register the `lab` profile. Exit 0 when the lab is up (or already was), 1 when it could "
+            "not start."
+        ),
     )
-    u.add_argument("--port", type=int, default=None, metavar="PORT",
-                   help=tr("the router's port on 127.0.0.1 (18080)"))
-    u.add_argument("--preset", choices=("tiny", "medium"), default="tiny",
-                   help=tr("model size: tiny (4.3 M parameters, fast) or medium (29 M, a more realistic "
-                           "prefill/decode ratio)"))
-    u.add_argument("--chunk-size", type=int, default=None, metavar="N",
-                   help=tr("the merged server's prefill chunk, n_batch = n_ubatch (default: the lab profile's "
-                           "merged.chunk_size, else 512)"))
+    u.add_argument("--port", type=int, default=None, metavar="PORT", help=tr("the router's port on 127.0.0.1 (18080)"))
+    u.add_argument(
+        "--preset",
+        choices=("tiny", "medium"),
+        default="tiny",
+        help=tr("model size: tiny (4.3 M parameters, fast) or medium (29 M, a more realistic prefill/decode ratio)"),
+    )
+    u.add_argument(
+        "--chunk-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help=tr(
+            "the merged server's prefill chunk, n_batch = n_ubatch (default: the lab profile's "
+            "merged.chunk_size, else 512)"
+        ),
+    )
     u.add_argument("--threads", type=int, default=1, metavar="N", help=tr("compute threads per server (1)"))
-    u.add_argument("--answer-chars", type=int, default=None, metavar="N",
-                   help=tr("end every answer after at most N characters (up to 2000) with finish_reason stop, as "
-                           "a model that has finished does: the tiny model never stops on its own, and coding "
-                           "clients such as Claude Code and Codex fail a turn whose answer a token limit cut off. "
-                           "Default: answers run to the request's max_tokens or a full slot, which a probe needs"))
-    u.add_argument("--format", choices=("text", "json"), default="text",
-                   help=tr("text, or json: what was started, in kvswitch's JSON envelope"))
+    u.add_argument(
+        "--answer-chars",
+        type=int,
+        default=None,
+        metavar="N",
+        help=tr(
+            "end every answer after at most N characters (up to 2000) with finish_reason stop, as "
+            "a model that has finished does: the tiny model never stops on its own, and coding "
+            "clients such as Claude Code and Codex fail a turn whose answer a token limit cut off. "
+            "Default: answers run to the request's max_tokens or a full slot, which a probe needs"
+        ),
+    )
+    u.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=tr("text, or json: what was started, in kvswitch's JSON envelope"),
+    )
     u.set_defaults(func=_up)
     d = lab.add_parser(
-        "down", help=tr("stop the lab's processes, delete its slot files"),
-        description=tr("Stop exactly the processes the lab's pidfiles name (a pid is trusted only when /proc shows "
-                       "the recorded start time and a kvswitch.lab command line; a stale pidfile is reported, never "
-                       "obeyed), delete the slot files and the pidfiles. Exit 0 when nothing of the lab runs "
-                       "afterwards."),
+        "down",
+        help=tr("stop the lab's processes, delete its slot files"),
+        description=tr(
+            "Stop exactly the processes the lab's pidfiles name (a pid is trusted only when /proc shows "
+            "the recorded start time and a kvswitch.lab command line; a stale pidfile is reported, never "
+            "obeyed), delete the slot files and the pidfiles. Exit 0 when nothing of the lab runs "
+            "afterwards."
+        ),
     )
     d.set_defaults(func=_down)
     s = lab.add_parser(
-        "status", help=tr("which lab processes run, their health and URLs"),
+        "status",
+        help=tr("which lab processes run, their health and URLs"),
         description=tr("Exit 0 when all four processes run and answer /health, 1 otherwise."),
     )
-    s.add_argument("--format", choices=("text", "json"), default="text",
-                   help=tr("text, or json: the processes and URLs in kvswitch's JSON envelope"))
+    s.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=tr("text, or json: the processes and URLs in kvswitch's JSON envelope"),
+    )
     s.set_defaults(func=_status)
 
 
@@ -106,20 +138,36 @@ def _up(args: argparse.Namespace) -> int:
 
     from kvswitch.lab.manage import DEFAULT_PORT, up
 
-    result = up(port=args.port or DEFAULT_PORT, preset=args.preset, chunk_size=args.chunk_size,
-                threads=args.threads, answer_chars=args.answer_chars)
+    result = up(
+        port=args.port or DEFAULT_PORT,
+        preset=args.preset,
+        chunk_size=args.chunk_size,
+        threads=args.threads,
+        answer_chars=args.answer_chars,
+    )
     st = result.status
     code = 1 if result.profile_error else 0
     if args.format == "json":
         from kvswitch.cli.envelope import dumps
 
-        print(dumps("lab up", {
-            "already_up": result.already_up, "model": str(result.model) if result.model else None,
-            "model_generated": result.model_generated, "profile": result.profile,
-            "profile_active": result.profile_active, "activated": result.activated,
-            "profile_error": result.profile_error, "notes": result.notes,
-            "cleared": [p.as_dict() for p in result.cleared], "status": _status_data(st),
-        }, ok=code == 0))
+        print(
+            dumps(
+                "lab up",
+                {
+                    "already_up": result.already_up,
+                    "model": str(result.model) if result.model else None,
+                    "model_generated": result.model_generated,
+                    "profile": result.profile,
+                    "profile_active": result.profile_active,
+                    "activated": result.activated,
+                    "profile_error": result.profile_error,
+                    "notes": result.notes,
+                    "cleared": [p.as_dict() for p in result.cleared],
+                    "status": _status_data(st),
+                },
+                ok=code == 0,
+            )
+        )
     else:
         for p in result.cleared:
             print(tr("removed the {role} pidfile: {reason}").format(role=p.role, reason=p.reason))
@@ -141,8 +189,12 @@ def _up(args: argparse.Namespace) -> int:
         for note in result.notes:
             print(tr("note: {note}").format(note=note))
     if result.profile_error:
-        print(tr("kvswitch: the lab runs, but the lab profile could not be registered: {reason}").format(
-            reason=result.profile_error), file=sys.stderr)
+        print(
+            tr("kvswitch: the lab runs, but the lab profile could not be registered: {reason}").format(
+                reason=result.profile_error
+            ),
+            file=sys.stderr,
+        )
     return code
 
 
@@ -171,11 +223,17 @@ def _down(args: argparse.Namespace) -> int:
     for p in result.stale:
         print(tr("{role}: stale pidfile, not obeyed: {reason}; pidfile removed").format(role=p.role, reason=p.reason))
     for p in result.failed:
-        print(tr("{role} (pid {pid}): could not be stopped: {reason}").format(
-            role=p.role, pid=p.pid, reason=p.reason or tr("still running")))
+        print(
+            tr("{role} (pid {pid}): could not be stopped: {reason}").format(
+                role=p.role, pid=p.pid, reason=p.reason or tr("still running")
+            )
+        )
     if result.slot_files_removed:
-        print(ntr("deleted {count} slot file", "deleted {count} slot files", result.slot_files_removed).format(
-            count=result.slot_files_removed))
+        print(
+            ntr("deleted {count} slot file", "deleted {count} slot files", result.slot_files_removed).format(
+                count=result.slot_files_removed
+            )
+        )
     return 1 if result.failed else 0
 
 
@@ -202,16 +260,21 @@ def _print_status(st: Any) -> None:
     from kvswitch.cli.probe import pad
 
     if st.preset:
-        answers = (tr(" · answers end after {count} characters").format(count=st.answer_chars)
-                   if st.answer_chars else "")
-        print(tr("model {preset} · merged chunk size {chunk}{answers} · {folder}").format(
-            preset=st.preset, chunk=st.chunk_size, answers=answers, folder=st.directory))
+        answers = tr(" · answers end after {count} characters").format(count=st.answer_chars) if st.answer_chars else ""
+        print(
+            tr("model {preset} · merged chunk size {chunk}{answers} · {folder}").format(
+                preset=st.preset, chunk=st.chunk_size, answers=answers, folder=st.directory
+            )
+        )
     for p in st.processes:
         health = {True: tr("healthy"), False: tr("NOT healthy"), None: ""}[p.healthy]
         where = p.url or ""
         cpus = tr(" · cpus {cpus}").format(cpus=",".join(map(str, p.cpus))) if p.cpus else ""
-        state = _state(p.state) if p.state == "running" else tr("{state}: {reason}").format(
-            state=_state(p.state), reason=p.reason)
+        state = (
+            _state(p.state)
+            if p.state == "running"
+            else tr("{state}: {reason}").format(state=_state(p.state), reason=p.reason)
+        )
         line = f"  {p.role:<8} pid {p.pid!s:<8} {pad(state, 8, left=True)} {pad(health, 12, left=True)} {where}"
         print(line.rstrip() + cpus)
     urls = st.urls()

@@ -36,19 +36,31 @@ def register(sub: Any) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", type=Path)
     p.add_argument("--fix", action="store_true", help=tr("apply the fixable findings (KVS101, KVS201, KVS210)"))
-    p.add_argument("--diff", action="store_true",
-                   help=tr("with --fix: print the unified diff of what --fix would change and write nothing"))
-    p.add_argument("--format", choices=FORMATS, default="text",
-                   help=tr("text (default), json (a list of findings), github (workflow commands) or sarif"))
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help=tr("with --fix: print the unified diff of what --fix would change and write nothing"),
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help=tr("text (default), json (a list of findings), github (workflow commands) or sarif"),
+    )
     from kvswitch.kinds import choices
 
-    p.add_argument("--kind", choices=choices(), metavar="KIND",
-                   help=tr("skip detection; one of: {kinds}").format(kinds=", ".join(choices())))
+    p.add_argument(
+        "--kind",
+        choices=choices(),
+        metavar="KIND",
+        help=tr("skip detection; one of: {kinds}").format(kinds=", ".join(choices())),
+    )
     p.add_argument(
         "--hook",
         action="store_true",
-        help=tr("pre-commit mode: files of no known kind are skipped with a note; --fix never writes "
-                "outside the repository"),
+        help=tr(
+            "pre-commit mode: files of no known kind are skipped with a note; --fix never writes outside the repository"
+        ),
     )
     p.set_defaults(func=run)
 
@@ -130,8 +142,10 @@ def run(args: argparse.Namespace) -> int:
             diags = _check(args, path, repo, out)
         except UnknownKindError as exc:
             if args.hook:
-                print(tr("{path}: skipped: not a file kvswitch knows (pass --kind to check it)").format(path=path),
-                      file=sys.stderr)
+                print(
+                    tr("{path}: skipped: not a file kvswitch knows (pass --kind to check it)").format(path=path),
+                    file=sys.stderr,
+                )
                 continue
             print(tr("kvswitch: {message}").format(message=exc), file=sys.stderr)
             out.worst, out.failed = max(out.worst, 2), out.failed + 1
@@ -154,9 +168,13 @@ def _show_diffs(out: _Outcome) -> int:
         sys.stdout.write(diff if diff.endswith("\n") else diff + "\n")
     n, files = out.would_fix, len(out.diffs)
     if files:
-        print(tr("would fix {findings} in {files} (run without --diff to write)").format(
-            findings=ntr("{count} finding", "{count} findings", n).format(count=n),
-            files=ntr("{count} file", "{count} files", files).format(count=files)), file=sys.stderr)
+        print(
+            tr("would fix {findings} in {files} (run without --diff to write)").format(
+                findings=ntr("{count} finding", "{count} findings", n).format(count=n),
+                files=ntr("{count} file", "{count} files", files).format(count=files),
+            ),
+            file=sys.stderr,
+        )
         return max(out.worst, 1)
     if out.checked:
         print(tr("nothing to fix"), file=sys.stderr)

@@ -45,38 +45,64 @@ _ALIASES = {"probe_url": "split_url"}
 """Older option names still accepted (hidden from --help): old name → field."""
 _FIELD_HELP = {
     "merged_url": N_("the merged instance: clients use it in merged mode (default: --base-url)"),
-    "split_url": N_("the router in front of the split pair: clients use it in split mode "
-                    "(default: --base-url)"),
+    "split_url": N_("the router in front of the split pair: clients use it in split mode (default: --base-url)"),
 }
 
 
 def _field_options(p: argparse.ArgumentParser) -> None:
     for name in _FIELDS:
         shown = _FIELD_HELP.get(name)
-        p.add_argument(f"--{name.replace('_', '-')}", dest=f"f_{name}", metavar="VALUE",
-                       help=tr(shown) if shown is not None else None)
+        p.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=f"f_{name}",
+            metavar="VALUE",
+            help=tr(shown) if shown is not None else None,
+        )
     # the older name of --split-url, still accepted
     p.add_argument("--probe-url", dest="f_probe_url", metavar="VALUE", help=argparse.SUPPRESS)
     header = p.add_mutually_exclusive_group()
-    header.add_argument("--mode-header", dest="f_mode_header", action="store_const", const=True,
-                        help=tr("clients that take extra headers send X-Cache-Mode: merged|split "
-                                "(the default)"))
-    header.add_argument("--no-mode-header", dest="f_mode_header", action="store_const", const=False,
-                        help=tr("clients send no X-Cache-Mode header: the mode is only its URL"))
+    header.add_argument(
+        "--mode-header",
+        dest="f_mode_header",
+        action="store_const",
+        const=True,
+        help=tr("clients that take extra headers send X-Cache-Mode: merged|split (the default)"),
+    )
+    header.add_argument(
+        "--no-mode-header",
+        dest="f_mode_header",
+        action="store_const",
+        const=False,
+        help=tr("clients send no X-Cache-Mode header: the mode is only its URL"),
+    )
 
 
 def _header_options(p: argparse.ArgumentParser, *, removable: bool = True) -> None:
-    p.add_argument("--header", dest="headers", action="append", metavar="NAME=VALUE", default=[],
-                   help=tr("an extra header the real clients send (repeatable); never a key: "
-                           "credential headers are refused"))
+    p.add_argument(
+        "--header",
+        dest="headers",
+        action="append",
+        metavar="NAME=VALUE",
+        default=[],
+        help=tr("an extra header the real clients send (repeatable); never a key: credential headers are refused"),
+    )
     if removable:
-        p.add_argument("--no-header", dest="no_headers", action="append", metavar="NAME", default=[],
-                       help=tr("stop sending this extra header (repeatable)"))
+        p.add_argument(
+            "--no-header",
+            dest="no_headers",
+            action="append",
+            metavar="NAME",
+            default=[],
+            help=tr("stop sending this extra header (repeatable)"),
+        )
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("profile", help=tr("list, show, choose and edit profiles"),
-                       description=tr("Profiles: a backend (base URL, model, key reference) and both modes' settings."))
+    p = sub.add_parser(
+        "profile",
+        help=tr("list, show, choose and edit profiles"),
+        description=tr("Profiles: a backend (base URL, model, key reference) and both modes' settings."),
+    )
     ps = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = ps.add_parser("list", help=tr("the profiles; * marks the active one"))
     format_option(listing)
@@ -121,24 +147,38 @@ def _register_client(sub: Any) -> None:
     from kvswitch.kinds import choices
 
     kinds = choices(clients_only=True)
-    cadd.add_argument("--kind", choices=kinds, metavar="KIND",
-                      help=tr("default: detected from the path and content; one of: {kinds}").format(
-                          kinds=", ".join(kinds)))
-    cadd.add_argument("--name",
-                      help=tr("how messages call it (e.g. 'vscode'): letters, digits, '.', '_', '-'"))
+    cadd.add_argument(
+        "--kind",
+        choices=kinds,
+        metavar="KIND",
+        help=tr("default: detected from the path and content; one of: {kinds}").format(kinds=", ".join(kinds)),
+    )
+    cadd.add_argument("--name", help=tr("how messages call it (e.g. 'vscode'): letters, digits, '.', '_', '-'"))
     keys = cadd.add_mutually_exclusive_group()
-    keys.add_argument("--write-key", action="store_true",
-                      help=tr("write the profile's key into this file (the default only for the "
-                              "article-cline and article-ccswitch kinds)"))
+    keys.add_argument(
+        "--write-key",
+        action="store_true",
+        help=tr(
+            "write the profile's key into this file (the default only for the article-cline and article-ccswitch kinds)"
+        ),
+    )
     keys.add_argument("--no-key", action="store_true", help=tr("never write the key into this file"))
-    cadd.add_argument("--allow-key-in-repo", action="store_true",
-                      help=tr("write the key even though the file is inside a git work tree"))
-    cadd.add_argument("--nudge", choices=("none", "touch", "signal", "command"), default="none",
-                      help=tr("how the client is told to reload after a write (default: none)"))
+    cadd.add_argument(
+        "--allow-key-in-repo",
+        action="store_true",
+        help=tr("write the key even though the file is inside a git work tree"),
+    )
+    cadd.add_argument(
+        "--nudge",
+        choices=("none", "touch", "signal", "command"),
+        default="none",
+        help=tr("how the client is told to reload after a write (default: none)"),
+    )
     cadd.add_argument("--pidfile", help=tr("signal nudge: the client's pid file"))
     cadd.add_argument("--signal", default="HUP", help=tr("signal nudge: the signal name (default HUP)"))
-    cadd.add_argument("--command", dest="nudge_argv", nargs=argparse.REMAINDER,
-                      help=tr("command nudge: argv (run without a shell)"))
+    cadd.add_argument(
+        "--command", dest="nudge_argv", nargs=argparse.REMAINDER, help=tr("command nudge: argv (run without a shell)")
+    )
     cadd.set_defaults(func=_client_add)
     from kvswitch.cli.detect import add_parser as add_detect
 
@@ -159,8 +199,11 @@ def _collect(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
         out[("mode_header",)] = args.f_mode_header
     for old, new in _ALIASES.items():
         if getattr(args, f"f_{old}", None) is not None and getattr(args, f"f_{new}") is not None:
-            raise UsageError(tr("give {option} or {old_option}, not both").format(
-                option=f"--{new.replace('_', '-')}", old_option=f"--{old.replace('_', '-')}"))
+            raise UsageError(
+                tr("give {option} or {old_option}, not both").format(
+                    option=f"--{new.replace('_', '-')}", old_option=f"--{old.replace('_', '-')}"
+                )
+            )
     fields = [*_FIELDS.items(), *((old, _FIELDS[new]) for old, new in _ALIASES.items())]
     for name, (path, conv) in fields:
         raw = getattr(args, f"f_{name}", None)
@@ -170,7 +213,9 @@ def _collect(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
         try:
             value = conv(raw)
         except (ValueError, KeyError):
-            raise UsageError(tr("{option}: not a valid value: {value}").format(option=option, value=show(raw))) from None
+            raise UsageError(
+                tr("{option}: not a valid value: {value}").format(option=option, value=show(raw))
+            ) from None
         out[path] = checked_value(option, path, value)
     return out
 
@@ -231,15 +276,27 @@ def _list(args: argparse.Namespace) -> int:
     if args.format == "json":
         from kvswitch.cli.envelope import dumps
 
-        print(dumps("profile list", {
-            "active": config.model.active_profile,
-            "profiles": [
-                {"name": name, "active": name == config.model.active_profile, "provider": prof.provider,
-                 "base_url": prof.base_url, "model": prof.model, "key": prof.key,
-                 "merged_url": prof.mode_url("merged"), "split_url": prof.mode_url("split")}
-                for name, prof in config.model.profiles.items()
-            ],
-        }))
+        print(
+            dumps(
+                "profile list",
+                {
+                    "active": config.model.active_profile,
+                    "profiles": [
+                        {
+                            "name": name,
+                            "active": name == config.model.active_profile,
+                            "provider": prof.provider,
+                            "base_url": prof.base_url,
+                            "model": prof.model,
+                            "key": prof.key,
+                            "merged_url": prof.mode_url("merged"),
+                            "split_url": prof.mode_url("split"),
+                        }
+                        for name, prof in config.model.profiles.items()
+                    ],
+                },
+            )
+        )
         return 0
     for name, prof in config.model.profiles.items():
         mark = "*" if name == config.model.active_profile else " "
@@ -309,8 +366,10 @@ def _reload_gateway() -> int:
     try:
         info = reload()
     except KvswitchError as exc:
-        print(tr("kvswitch: the clients were updated, but the running gateway did not reload: {error}").format(
-            error=exc), file=sys.stderr)
+        print(
+            tr("kvswitch: the clients were updated, but the running gateway did not reload: {error}").format(error=exc),
+            file=sys.stderr,
+        )
         return 1
     if info is not None:
         print(tr("gateway: now serving profile {profile} for new requests").format(profile=info.profile))
@@ -325,15 +384,23 @@ def _add(args: argparse.Namespace) -> int:
     checked_name(args.name)
     config = read_config()
     if args.name in config.model.profiles:
-        print(tr("kvswitch: profile {profile} exists; change it with kvswitch profile edit").format(
-            profile=repr(args.name)), file=sys.stderr)
+        print(
+            tr("kvswitch: profile {profile} exists; change it with kvswitch profile edit").format(
+                profile=repr(args.name)
+            ),
+            file=sys.stderr,
+        )
         return 1
     data: dict[str, Any] = {}
     if args.preset:
         preset = presets().get(args.preset)
         if preset is None:
-            print(tr("kvswitch: no preset {preset} (presets: {presets})").format(
-                preset=repr(args.preset), presets=", ".join(presets())), file=sys.stderr)
+            print(
+                tr("kvswitch: no preset {preset} (presets: {presets})").format(
+                    preset=repr(args.preset), presets=", ".join(presets())
+                ),
+                file=sys.stderr,
+            )
             return 2
         data.update(provider=preset.name, base_url=preset.base_url, url_convention=preset.url_convention)
     for path, value in _collect(args).items():
@@ -346,8 +413,11 @@ def _add(args: argparse.Namespace) -> int:
         data["headers"] = headers
     profile = validated_profile(data)
     edit_config([Set(("profiles", args.name), profile_table(profile))], config)
-    print(tr("added profile {profile} ({url}); make it active with: kvswitch profile use {profile}").format(
-        profile=args.name, url=profile.base_url))
+    print(
+        tr("added profile {profile} ({url}); make it active with: kvswitch profile use {profile}").format(
+            profile=args.name, url=profile.base_url
+        )
+    )
     return 0
 
 
@@ -360,21 +430,26 @@ def _edit(args: argparse.Namespace) -> int:
     changes = _collect(args)
     header_edits, dropped = _header_edits(args, name, prof.headers)
     if not changes and not header_edits:
-        print(tr("kvswitch: nothing to change (give --FIELD VALUE or --header NAME=VALUE options)"),
-              file=sys.stderr)
+        print(tr("kvswitch: nothing to change (give --FIELD VALUE or --header NAME=VALUE options)"), file=sys.stderr)
         return 2
-    edit_config([*(Set(("profiles", name, *path), value) for path, value in changes.items()),
-                 *header_edits], config)
+    edit_config([*(Set(("profiles", name, *path), value) for path, value in changes.items()), *header_edits], config)
     if dropped:
-        print(tr("kvswitch: note: the clients' files keep {headers} until you remove "
-                 "it there (kvswitch writes a profile's headers, it never removes a client's)").format(
-            headers=", ".join(dropped)), file=sys.stderr)
+        print(
+            tr(
+                "kvswitch: note: the clients' files keep {headers} until you remove "
+                "it there (kvswitch writes a profile's headers, it never removes a client's)"
+            ).format(headers=", ".join(dropped)),
+            file=sys.stderr,
+        )
     from kvswitch.validate import shell_word, show_name
 
     active = name == config.model.active_profile
     if active:
-        print(tr("profile {profile} updated (render it into the clients with: {command})").format(
-            profile=show_name(name), command=f"kvswitch profile use {shell_word(name)}"))
+        print(
+            tr("profile {profile} updated (render it into the clients with: {command})").format(
+                profile=show_name(name), command=f"kvswitch profile use {shell_word(name)}"
+            )
+        )
     else:
         print(tr("profile {profile} updated").format(profile=show_name(name)))
     return 0
@@ -395,8 +470,9 @@ def _headers(args: argparse.Namespace, name: str, have: dict[str, str]) -> tuple
         header, eq, value = raw.partition("=")
         header, value = header.strip(), value.strip()
         if not eq or not header:
-            raise UsageError(tr("--header: give NAME=VALUE (got no =)") if not eq
-                             else tr("--header: give NAME=VALUE (got no name)"))
+            raise UsageError(
+                tr("--header: give NAME=VALUE (got no =)") if not eq else tr("--header: give NAME=VALUE (got no name)")
+            )
         problem = header_problem(header, value)
         if problem is not None:
             raise UsageError(f"--header: {problem}")
@@ -405,8 +481,11 @@ def _headers(args: argparse.Namespace, name: str, have: dict[str, str]) -> tuple
     for header in getattr(args, "no_headers", None) or []:
         old = spelled(header)
         if old is None:
-            raise UsageError(tr("--no-header: profile {profile} sends no header {header}").format(
-                profile=show(name), header=show(header)))
+            raise UsageError(
+                tr("--no-header: profile {profile} sends no header {header}").format(
+                    profile=show(name), header=show(header)
+                )
+            )
         del headers[old]
         dropped.append(old)
     return headers, dropped
@@ -437,8 +516,12 @@ def _remove(args: argparse.Namespace) -> int:
     config = read_config()
     name, prof = config.profile(args.name)
     if name == config.model.active_profile:
-        print(tr("kvswitch: {profile} is the active profile; choose another first "
-                 "(kvswitch profile use)").format(profile=show_name(name)), file=sys.stderr)
+        print(
+            tr("kvswitch: {profile} is the active profile; choose another first (kvswitch profile use)").format(
+                profile=show_name(name)
+            ),
+            file=sys.stderr,
+        )
         return 1
     edit_config([Delete(("profiles", name))], config)
     if prof.key == "keyring":
@@ -448,8 +531,10 @@ def _remove(args: argparse.Namespace) -> int:
         try:
             delete_key(name)
         except KvswitchError as exc:
-            print(tr("kvswitch: profile removed, but its key could not be deleted: {error}").format(error=exc),
-                  file=sys.stderr)
+            print(
+                tr("kvswitch: profile removed, but its key could not be deleted: {error}").format(error=exc),
+                file=sys.stderr,
+            )
     print(tr("removed profile {profile}").format(profile=show_name(name)))
     return 0
 
@@ -490,12 +575,27 @@ def _client_list(args: argparse.Namespace) -> int:
     if args.format == "json":
         from kvswitch.cli.envelope import dumps
 
-        print(dumps("client list", {"clients": [
-            {"path": str(client_path(e)), "kind": e.kind, "name": e.name, "nudge": e.nudge.kind,
-             "write_key": wants_key(e), "allow_key_in_repo": e.allow_key_in_repo, "mode": e.mode,
-             "route": e.route, "exists": client_path(e).exists()}
-            for e in config.model.clients
-        ]}))
+        print(
+            dumps(
+                "client list",
+                {
+                    "clients": [
+                        {
+                            "path": str(client_path(e)),
+                            "kind": e.kind,
+                            "name": e.name,
+                            "nudge": e.nudge.kind,
+                            "write_key": wants_key(e),
+                            "allow_key_in_repo": e.allow_key_in_repo,
+                            "mode": e.mode,
+                            "route": e.route,
+                            "exists": client_path(e).exists(),
+                        }
+                        for e in config.model.clients
+                    ]
+                },
+            )
+        )
         return 0
     for entry in config.model.clients:
         flags = [entry.kind, f"nudge={entry.nudge.kind}"]
@@ -531,8 +631,12 @@ def _client_add(args: argparse.Namespace) -> int:
     if not exists and not kind.real:
         read_bytes(path)  # the article's shapes are created by kvswitch init only
     if not kind.client:
-        print(tr("kvswitch: {path}: not a client file (it is {product}'s own config)").format(
-            path=path, product=kind.product), file=sys.stderr)
+        print(
+            tr("kvswitch: {path}: not a client file (it is {product}'s own config)").format(
+                path=path, product=kind.product
+            ),
+            file=sys.stderr,
+        )
         return 2
     nudge: dict[str, Any] = {"kind": args.nudge}
     if args.pidfile:
@@ -541,11 +645,16 @@ def _client_add(args: argparse.Namespace) -> int:
         nudge["signal"] = args.signal
     if args.nudge_argv:
         nudge["argv"] = args.nudge_argv
-    entry = ClientEntry.model_validate({
-        "path": str(path), "kind": kind.id, **({"name": args.name} if args.name is not None else {}),
-        **({"write_key": False} if args.no_key else {"write_key": True} if args.write_key else {}),
-        "allow_key_in_repo": args.allow_key_in_repo, "nudge": nudge,
-    })
+    entry = ClientEntry.model_validate(
+        {
+            "path": str(path),
+            "kind": kind.id,
+            **({"name": args.name} if args.name is not None else {}),
+            **({"write_key": False} if args.no_key else {"write_key": True} if args.write_key else {}),
+            "allow_key_in_repo": args.allow_key_in_repo,
+            "nudge": nudge,
+        }
+    )
     from kvswitch.clients import add_client
 
     add_client(entry, config)  # refuses a file registered already, under any spelling

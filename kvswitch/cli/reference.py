@@ -150,11 +150,16 @@ def _section(prog: str, parser: argparse.ArgumentParser, summary: str, depth: in
     desc = _description(parser.description, prog)
     if desc:
         out += [desc, ""]
-    positionals = [a for a in parser._actions
-                   if not a.option_strings and a.help is not argparse.SUPPRESS
-                   and not isinstance(a, argparse._SubParsersAction)]
-    optionals = [a for a in parser._actions
-                 if a.option_strings and a.help is not argparse.SUPPRESS and not isinstance(a, argparse._HelpAction)]
+    positionals = [
+        a
+        for a in parser._actions
+        if not a.option_strings and a.help is not argparse.SUPPRESS and not isinstance(a, argparse._SubParsersAction)
+    ]
+    optionals = [
+        a
+        for a in parser._actions
+        if a.option_strings and a.help is not argparse.SUPPRESS and not isinstance(a, argparse._HelpAction)
+    ]
     if positionals:
         out += [tr("| argument | description |"), "|---|---|"]
         out += [f"| `{_args_text(a)}` | {_cell(_expand_help(a, prog))} |" for a in positionals]
@@ -198,8 +203,9 @@ def cli_reference(lang: str = "en") -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m kvswitch.cli.reference [--lang en|zh-CN]``: print the reference."""
-    parser = argparse.ArgumentParser(prog="python -m kvswitch.cli.reference",
-                                     description="Print the CLI reference (docs/cli.md's generated part).")
+    parser = argparse.ArgumentParser(
+        prog="python -m kvswitch.cli.reference", description="Print the CLI reference (docs/cli.md's generated part)."
+    )
     parser.add_argument("--lang", choices=("en", "zh-CN"), default="en")
     args = parser.parse_args(argv)
     sys.stdout.write(cli_reference(args.lang))

@@ -56,8 +56,11 @@ def _counted(severity: Severity, n: int) -> str:
 
 def summary(diags: Sequence[Diagnostic], files: int) -> str:
     """``1 error, 2 warnings in 1 file (2 fixable with --fix)``, or ``no problems in 3 files``."""
-    parts = [_counted(s, n) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
-             if (n := sum(1 for d in diags if d.severity is s))]
+    parts = [
+        _counted(s, n)
+        for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+        if (n := sum(1 for d in diags if d.severity is s))
+    ]
     found = reduce(lambda a, b: tr("{first}, {then}").format(first=a, then=b), parts) if parts else tr("no problems")
     text = tr("{found} in {files}").format(
         found=found, files=ntr("{count} file", "{count} files", files).format(count=files)
@@ -125,13 +128,15 @@ def sarif_report(diags: Sequence[Diagnostic]) -> dict[str, Any]:
     for code in codes:
         severity, meaning = CODES.get(code, (Severity.WARNING, ""))
         description = tr(meaning) if meaning else code  # the meaning in the user's language; the id stays
-        rules.append({
-            "id": code,
-            "shortDescription": {"text": description},
-            "fullDescription": {"text": description},
-            "helpUri": f"{DOCS}#{code.lower()}",
-            "defaultConfiguration": {"level": _SARIF_LEVEL[severity]},
-        })
+        rules.append(
+            {
+                "id": code,
+                "shortDescription": {"text": description},
+                "fullDescription": {"text": description},
+                "helpUri": f"{DOCS}#{code.lower()}",
+                "defaultConfiguration": {"level": _SARIF_LEVEL[severity]},
+            }
+        )
     results = []
     for d in diags:
         result: dict[str, Any] = {
@@ -142,23 +147,32 @@ def sarif_report(diags: Sequence[Diagnostic]) -> dict[str, Any]:
         }
         if d.path is not None:
             region = {"startLine": d.line or 1, **({"startColumn": d.column} if d.column else {})}
-            result["locations"] = [{"physicalLocation": {
-                "artifactLocation": {"uri": _uri(d.path)}, "region": region,
-            }}]
+            result["locations"] = [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(d.path)},
+                        "region": region,
+                    }
+                }
+            ]
         results.append(result)
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "kvswitch",
-                "version": __version__,
-                "informationUri": "https://github.com/kvswitch/kvswitch",
-                "rules": rules,
-            }},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "kvswitch",
+                        "version": __version__,
+                        "informationUri": "https://github.com/kvswitch/kvswitch",
+                        "rules": rules,
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
     }
 
 
@@ -187,11 +201,9 @@ class Change(Protocol):
 def _unchanged(c: Change, *, dry_run: bool) -> str:
     pinned = getattr(c, "pinned", False)
     if dry_run:
-        text = (tr("# {path}: pinned to the gateway, no change") if pinned
-                else tr("# {path}: already {mode}, no change"))
+        text = tr("# {path}: pinned to the gateway, no change") if pinned else tr("# {path}: already {mode}, no change")
     else:
-        text = (tr("{path}: pinned to the gateway, unchanged") if pinned
-                else tr("{path}: already {mode}, unchanged"))
+        text = tr("{path}: pinned to the gateway, unchanged") if pinned else tr("{path}: already {mode}, unchanged")
     return text.format(path=c.path, mode=c.new_mode)
 
 
@@ -265,6 +277,10 @@ def running_warnings(changes: Sequence[Change]) -> list[str]:
             continue
         seen.add(kind.id)
         if kind.running():
-            out.append(tr("{client} is running: it may write its old settings back; start a new {client} "
-                          "session (or quit {client}) to use {mode}").format(client=kind.product, mode=c.new_mode))
+            out.append(
+                tr(
+                    "{client} is running: it may write its old settings back; start a new {client} "
+                    "session (or quit {client}) to use {mode}"
+                ).format(client=kind.product, mode=c.new_mode)
+            )
     return out

@@ -14,6 +14,7 @@ from kvswitch.i18n import tr
 
 __all__ = ["register"]
 
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "status",
@@ -22,7 +23,8 @@ def register(sub: Any) -> None:
             "Exit 0 when every client is in sync with the active profile and mode, 1 when "
             "one has drifted or cannot be read. Clients that read the key from an environment "
             "variable (Codex, OpenCode) get a line saying whether that variable is set here, with "
-            "the export line (the key masked) when it is not."),
+            "the export line (the key masked) when it is not."
+        ),
     )
     format_option(p)
     p.set_defaults(func=_status)
@@ -63,13 +65,29 @@ def _status_data(st: Any, variables: list[Any], problem: str | None) -> dict[str
     from kvswitch.cli.envelope import iso_time
 
     return {
-        "config": str(st.config), "profile": st.profile, "mode": st.mode, "in_sync": st.in_sync,
+        "config": str(st.config),
+        "profile": st.profile,
+        "mode": st.mode,
+        "in_sync": st.in_sync,
         "clients": [
-            {"path": str(c.path), "kind": c.kind, "name": c.name, "exists": c.exists, "mode": c.mode,
-             "in_sync": c.in_sync, "drift": c.drift, "key": c.key, "last_write": iso_time(c.last_write),
-             "backups": c.backups, "problem": c.problem, "target": c.target,
-             "own_mode": c.own_mode, "changed_outside": c.changed_outside,
-             "route": c.route, "gateway_running": c.gateway_running}
+            {
+                "path": str(c.path),
+                "kind": c.kind,
+                "name": c.name,
+                "exists": c.exists,
+                "mode": c.mode,
+                "in_sync": c.in_sync,
+                "drift": c.drift,
+                "key": c.key,
+                "last_write": iso_time(c.last_write),
+                "backups": c.backups,
+                "problem": c.problem,
+                "target": c.target,
+                "own_mode": c.own_mode,
+                "changed_outside": c.changed_outside,
+                "route": c.route,
+                "gateway_running": c.gateway_running,
+            }
             for c in st.clients
         ],
         "key_variables": [v.as_dict() for v in variables],
@@ -82,11 +100,15 @@ def _status_text(st: Any, variables: list[Any], problem: str | None) -> None:
 
     if st.profile is None:
         print(tr("no active profile · mode {mode}  ({config})").format(mode=st.mode, config=st.config))
-        print(tr("  make one from a client's settings: kvswitch import CLIENT "
-                 "(or choose one: kvswitch profile use NAME)"))
+        print(
+            tr("  make one from a client's settings: kvswitch import CLIENT (or choose one: kvswitch profile use NAME)")
+        )
     else:
-        print(tr("profile {profile} · mode {mode}  ({config})").format(
-            profile=show_name(st.profile), mode=st.mode, config=st.config))
+        print(
+            tr("profile {profile} · mode {mode}  ({config})").format(
+                profile=show_name(st.profile), mode=st.mode, config=st.config
+            )
+        )
     if not st.clients:
         print(tr("no clients registered (kvswitch client add PATH)"))
     for c in st.clients:
@@ -111,18 +133,27 @@ def _client_text(st: Any, c: Any) -> None:
     else:
         state = tr("drifted: {fields}").format(fields=", ".join(c.drift))
     if c.route == "gateway":
-        mode = (tr("via the gateway, mode {mode}").format(mode=c.mode) if c.gateway_running
-                else tr("via the gateway (not running: kvswitch gateway --detach starts it)"))
+        mode = (
+            tr("via the gateway, mode {mode}").format(mode=c.mode)
+            if c.gateway_running
+            else tr("via the gateway (not running: kvswitch gateway --detach starts it)")
+        )
         state = tr("pinned") if c.in_sync else state
         print(f"- {c.path} [{c.kind}] {mode} · {state}")
     else:
         own = tr(" (its own mode: {mode})").format(mode=c.target) if c.own_mode else ""
-        print(tr("- {path} [{kind}] mode {mode}{own} · {state}").format(
-            path=c.path, kind=c.kind, mode=c.mode or "?", own=own, state=state))
+        print(
+            tr("- {path} [{kind}] mode {mode}{own} · {state}").format(
+                path=c.path, kind=c.kind, mode=c.mode or "?", own=own, state=state
+            )
+        )
     if c.changed_outside:
         print(tr("    changed outside kvswitch since its last write"))
-    line = (tr("    key {key} · last kvswitch write {when} · {count} backups") if c.key
-            else tr("    key none · last kvswitch write {when} · {count} backups"))
+    line = (
+        tr("    key {key} · last kvswitch write {when} · {count} backups")
+        if c.key
+        else tr("    key none · last kvswitch write {when} · {count} backups")
+    )
     print(line.format(key=c.key, when=_when(c.last_write), count=c.backups))
     if c.problem:
         print(f"    {c.problem}")
@@ -156,14 +187,16 @@ def _restore(args: argparse.Namespace) -> int:
         if json_out:
             data: dict[str, Any] = {
                 "path": str(args.path),
-                "backups": [{"id": b.id, "created": iso_time(b.created), "size": b.size, "backup": str(b.path)}
-                            for b in backups],
+                "backups": [
+                    {"id": b.id, "created": iso_time(b.created), "size": b.size, "backup": str(b.path)} for b in backups
+                ],
             }
             if not backups:
                 from kvswitch.errors import Location
 
-                data["error"] = error_data(KvswitchError(tr("no backups of {path}").format(path=args.path),
-                                                         Location(args.path)))
+                data["error"] = error_data(
+                    KvswitchError(tr("no backups of {path}").format(path=args.path), Location(args.path))
+                )
             print(dumps("restore --list", data, ok=bool(backups)))
             return 0 if backups else 1
         if not backups:
@@ -175,16 +208,23 @@ def _restore(args: argparse.Namespace) -> int:
     recover_first()  # an interrupted switch first: restore puts back a file it may name
     chosen, result = restore(args.path, args.id)
     if json_out:
-        print(dumps("restore", {
-            "path": str(args.path),
-            "restored": {"id": chosen.id, "created": iso_time(chosen.created), "size": chosen.size},
-            "replaced_backup": str(result.backup) if result.backup else None,
-        }))
+        print(
+            dumps(
+                "restore",
+                {
+                    "path": str(args.path),
+                    "restored": {"id": chosen.id, "created": iso_time(chosen.created), "size": chosen.size},
+                    "replaced_backup": str(result.backup) if result.backup else None,
+                },
+            )
+        )
         return 0
     if result.backup:
-        print(tr("restored {path} from backup {id} (the version it replaced: {backup})").format(
-            path=args.path, id=chosen.id, backup=result.backup))
+        print(
+            tr("restored {path} from backup {id} (the version it replaced: {backup})").format(
+                path=args.path, id=chosen.id, backup=result.backup
+            )
+        )
     else:
         print(tr("restored {path} from backup {id}").format(path=args.path, id=chosen.id))
     return 0
-

@@ -27,18 +27,30 @@ def register(sub: Any) -> None:
             "written none is. A switch never writes what lint rejects: a file that would have an error "
             "after the switch, or whose erroneous value the switch would take out (to bring it back on "
             "the way back), is refused with the findings as lint prints them; warnings never block. "
-            "Exit 0 ok; 1 refused or failed (nothing changed); 2 usage or unreadable input."),
+            "Exit 0 ok; 1 refused or failed (nothing changed); 2 usage or unreadable input."
+        ),
     )
     p.add_argument("mode", choices=("merged", "split"))
     p.add_argument("paths", nargs="*", metavar="PATH", type=Path, help=tr("default: every registered client"))
     p.add_argument("--dry-run", action="store_true", help=tr("print the unified diff, write nothing"))
-    p.add_argument("--client", action="append", metavar="NAME", dest="only",
-                   help=tr("switch this registered client alone (its name, kind or file; repeatable): "
-                           "it keeps the mode as its own until every client is switched"))
+    p.add_argument(
+        "--client",
+        action="append",
+        metavar="NAME",
+        dest="only",
+        help=tr(
+            "switch this registered client alone (its name, kind or file; repeatable): "
+            "it keeps the mode as its own until every client is switched"
+        ),
+    )
     from kvswitch.kinds import choices
 
-    p.add_argument("--kind", choices=choices(), metavar="KIND",
-                   help=tr("skip detection (with PATHs); one of: {kinds}").format(kinds=", ".join(choices())))
+    p.add_argument(
+        "--kind",
+        choices=choices(),
+        metavar="KIND",
+        help=tr("skip detection (with PATHs); one of: {kinds}").format(kinds=", ".join(choices())),
+    )
     format_option(p)
     p.set_defaults(func=run)
 
@@ -53,8 +65,11 @@ def run(args: argparse.Namespace) -> int:
     if (args.paths and args.only) or (args.kind and not args.paths):
         from kvswitch.cli._handler import UsageError
 
-        raise UsageError(tr("give PATHs or --client, not both") if args.only and args.paths
-                         else tr("--kind goes with PATHs (a registered client's kind is in its entry)"))
+        raise UsageError(
+            tr("give PATHs or --client, not both")
+            if args.only and args.paths
+            else tr("--kind goes with PATHs (a registered client's kind is in its entry)")
+        )
     if not args.dry_run:
         recover_first()
     nudges: tuple[Any, ...] = ()
@@ -84,8 +99,11 @@ def run(args: argparse.Namespace) -> int:
         print(tr("kvswitch: warning: {warning}").format(warning=line), file=sys.stderr)
     n = sum(1 for c in changes if c.changed)
     if not json_out:
-        print(ntr("switched {count} file to {mode}", "switched {count} files to {mode}", n).format(
-            count=n, mode=args.mode))
+        print(
+            ntr("switched {count} file to {mode}", "switched {count} files to {mode}", n).format(
+                count=n, mode=args.mode
+            )
+        )
     told = _tell_gateway(args.mode) if not args.paths and not args.only else None
     failed = told is not None and told.error is not None
     if failed:
@@ -100,13 +118,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _not_told(mode: str, error: str | None) -> str:
-    return tr("the files were switched, but the running gateway was not told: {error}; "
-              "its pinned clients stay in the old mode until kvswitch switch {mode} succeeds").format(
-        error=error, mode=mode)
+    return tr(
+        "the files were switched, but the running gateway was not told: {error}; "
+        "its pinned clients stay in the old mode until kvswitch switch {mode} succeeds"
+    ).format(error=error, mode=mode)
 
 
-def _data(args: argparse.Namespace, changes: list[Any], nudges: tuple[Any, ...], warnings: list[str],
-          told: _Told | None) -> dict[str, Any]:
+def _data(
+    args: argparse.Namespace, changes: list[Any], nudges: tuple[Any, ...], warnings: list[str], told: _Told | None
+) -> dict[str, Any]:
     """``data`` of ``switch --format json``: each file and what became of it (keys masked in
     the diffs of a dry run), the gateway's part, the warnings."""
     from kvswitch.kinds import get_kind
@@ -115,22 +135,34 @@ def _data(args: argparse.Namespace, changes: list[Any], nudges: tuple[Any, ...],
     files = []
     for c in changes:
         nudge = by_path.get(c.path)
-        files.append({
-            "path": str(c.path), "kind": c.kind, "client": getattr(c, "name", None),
-            "old_mode": c.old_mode, "new_mode": c.new_mode, "changed": c.changed,
-            "pinned": getattr(c, "pinned", False), "key_written": getattr(c, "key_written", False),
-            "backup": str(c.backup) if c.backup else None,
-            "diff": c.diff if args.dry_run and c.changed else None,
-            "takes_effect": get_kind(c.kind).takes_effect if c.changed else None,
-            "nudge": None if nudge is None else {"ok": nudge.ok, "message": nudge.message,
-                                                 "restart_needed": nudge.restart_needed},
-        })
+        files.append(
+            {
+                "path": str(c.path),
+                "kind": c.kind,
+                "client": getattr(c, "name", None),
+                "old_mode": c.old_mode,
+                "new_mode": c.new_mode,
+                "changed": c.changed,
+                "pinned": getattr(c, "pinned", False),
+                "key_written": getattr(c, "key_written", False),
+                "backup": str(c.backup) if c.backup else None,
+                "diff": c.diff if args.dry_run and c.changed else None,
+                "takes_effect": get_kind(c.kind).takes_effect if c.changed else None,
+                "nudge": None
+                if nudge is None
+                else {"ok": nudge.ok, "message": nudge.message, "restart_needed": nudge.restart_needed},
+            }
+        )
     data: dict[str, Any] = {
-        "mode": args.mode, "dry_run": bool(args.dry_run),
+        "mode": args.mode,
+        "dry_run": bool(args.dry_run),
         "scope": "paths" if args.paths else "clients" if args.only else "all",
-        "files": files, "switched": sum(1 for c in changes if c.changed), "warnings": warnings,
-        "gateway": None if told is None else {"running": told.running, "told": told.running and told.error is None,
-                                              "pinned_clients": told.pinned},
+        "files": files,
+        "switched": sum(1 for c in changes if c.changed),
+        "warnings": warnings,
+        "gateway": None
+        if told is None
+        else {"running": told.running, "told": told.running and told.error is None, "pinned_clients": told.pinned},
     }
     if told is not None and told.error is not None:
         from kvswitch.errors import KvswitchError
@@ -184,8 +216,9 @@ def _switch_paths(args: argparse.Namespace) -> list[Any]:
         except KvswitchError as exc:
             problem = tr("kvswitch's config gives none: {error}").format(error=exc)
     try:
-        return switch(args.mode, args.paths, dry_run=args.dry_run,
-                      kinds=[args.kind] * len(args.paths), defaults=defaults)
+        return switch(
+            args.mode, args.paths, dry_run=args.dry_run, kinds=[args.kind] * len(args.paths), defaults=defaults
+        )
     except EditError as exc:
         where = exc.location.path if exc.location is not None else None
         if problem is None or where is None or not _real_client(where, args.kind):
@@ -203,10 +236,11 @@ def _refuse_pinned(config: Config, paths: list[Path]) -> None:
         entry = registered(config, path)
         if entry is not None and entry.route == "gateway":
             raise ConfigError(
-                tr("pinned to the gateway, which chooses the mode per request: kvswitch switch MODE "
-                   "(no PATH) switches the gateway for every pinned client; kvswitch gateway unpin "
-                   "{client} gives the file a mode's URL again. Nothing was changed.").format(
-                    client=entry.name or path),
+                tr(
+                    "pinned to the gateway, which chooses the mode per request: kvswitch switch MODE "
+                    "(no PATH) switches the gateway for every pinned client; kvswitch gateway unpin "
+                    "{client} gives the file a mode's URL again. Nothing was changed."
+                ).format(client=entry.name or path),
                 Location(path),
             )
 
@@ -229,5 +263,6 @@ def _profile_urls(config: Config) -> Any:
 
     _, profile = config.profile()
     d = mode_defaults(profile)
-    return ModeDefaults(merged_url=d.merged_url, split_url=d.split_url, mode_header=d.mode_header,
-                        url_convention=d.url_convention)
+    return ModeDefaults(
+        merged_url=d.merged_url, split_url=d.split_url, mode_header=d.mode_header, url_convention=d.url_convention
+    )

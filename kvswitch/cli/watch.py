@@ -26,13 +26,19 @@ def register(sub: Any) -> None:
             "and nothing is written; fixable findings the config allows are fixed; a changed mode or "
             "cache setting is adopted into the active profile and propagated (default), reverted, or only "
             "reported. Written clients are nudged to reload. Runs until interrupted; --once handles the "
-            "files as they are now and exits (1 when something is invalid or drifted)."),
+            "files as they are now and exits (1 when something is invalid or drifted)."
+        ),
     )
-    p.add_argument("--policy", choices=("adopt", "revert", "report"), default="adopt",
-                   help=tr("what to do with a change made outside kvswitch (default: adopt)"))
+    p.add_argument(
+        "--policy",
+        choices=("adopt", "revert", "report"),
+        default="adopt",
+        help=tr("what to do with a change made outside kvswitch (default: adopt)"),
+    )
     p.add_argument("--once", action="store_true", help=tr("handle every file once and exit"))
-    p.add_argument("--debounce", type=int, default=150, metavar="MS",
-                   help=tr("quiet time before a change is read (150)"))
+    p.add_argument(
+        "--debounce", type=int, default=150, metavar="MS", help=tr("quiet time before a change is read (150)")
+    )
     format_option(p)
     p.set_defaults(func=run)
 
@@ -103,11 +109,15 @@ def _event_data(event: WatchEvent, when: float) -> dict[str, Any]:
     from kvswitch.cli.envelope import iso_time
 
     return {
-        "time": iso_time(when), "kind": event.kind, "path": str(event.path) if event.path else None,
+        "time": iso_time(when),
+        "kind": event.kind,
+        "path": str(event.path) if event.path else None,
         "message": event.message,
         "diagnostics": [d.as_dict() for d in event.diagnostics],
-        "nudges": [{"client": str(n.client), "ok": n.ok, "message": n.message,
-                    "restart_needed": n.restart_needed} for n in event.nudges],
+        "nudges": [
+            {"client": str(n.client), "ok": n.ok, "message": n.message, "restart_needed": n.restart_needed}
+            for n in event.nudges
+        ],
         "written": [str(w) for w in event.written],
     }
 
@@ -127,9 +137,12 @@ def _print_report(policy: str, seen: list[tuple[WatchEvent, float]], code: int) 
             clients.setdefault(item["path"], []).append(item)
     bad = {"invalid", "error", "drift"}
     data = {
-        "policy": policy, "once": True,
-        "clients": [{"path": path, "ok": not any(e["kind"] in bad for e in events), "events": events}
-                    for path, events in clients.items()],
+        "policy": policy,
+        "once": True,
+        "clients": [
+            {"path": path, "ok": not any(e["kind"] in bad for e in events), "events": events}
+            for path, events in clients.items()
+        ],
         "events": general,
         "problems": sum(1 for event, _ in seen if event.kind in bad),
     }

@@ -77,10 +77,7 @@ def dump_value(value: Any, unit: str = "    ", indent: str = "", eol: str = "\n"
         if not value:
             return "{}"
         inner = indent + unit
-        items = [
-            f"{inner}{_dump_str(str(k))}: {dump_value(v, unit, inner, eol)}"
-            for k, v in value.items()
-        ]
+        items = [f"{inner}{_dump_str(str(k))}: {dump_value(v, unit, inner, eol)}" for k, v in value.items()]
         return "{" + eol + ("," + eol).join(items) + eol + indent + "}"
     if isinstance(value, list | tuple):
         if not value:
@@ -334,9 +331,17 @@ class JsoncDocument:
                 and isinstance(doc.node(edit.path[:-1]), ObjectNode)
             ):
                 pasted = doc.paste(edit.path[:-1], edit.cut) if edit.cut is not None else None
-                doc = pasted if pasted is not None else doc.insert(
-                    edit.path[:-1], key, value=edit.value, raw_entry=edit.raw,
-                    comment=edit.comment, after=edit.after,
+                doc = (
+                    pasted
+                    if pasted is not None
+                    else doc.insert(
+                        edit.path[:-1],
+                        key,
+                        value=edit.value,
+                        raw_entry=edit.raw,
+                        comment=edit.comment,
+                        after=edit.after,
+                    )
                 )
             else:
                 doc = doc.set(edit.path, edit_value(edit))
@@ -365,7 +370,9 @@ class JsoncDocument:
             nested: Any = value
             for part in reversed(path[depth + 1 :]):
                 if not isinstance(part, str):
-                    raise TypeError(tr("cannot create array index {index} at {path}").format(index=repr(part), path=_show(path)))
+                    raise TypeError(
+                        tr("cannot create array index {index} at {path}").format(index=repr(part), path=_show(path))
+                    )
                 nested = {part: nested}
             key = path[depth]
             if not isinstance(parent, ObjectNode) or not isinstance(key, str):

@@ -156,9 +156,7 @@ class ArrayNode(Node):
 
     __slots__ = ("_commas", "_items", "_load")
 
-    def __init__(
-        self, start: int, load: Callable[[ArrayNode], tuple[list[Node], list[int]]] | None = None
-    ) -> None:
+    def __init__(self, start: int, load: Callable[[ArrayNode], tuple[list[Node], list[int]]] | None = None) -> None:
         super().__init__(start, start, None)
         self._load = load
         self._items: list[Node] | None = None if load is not None else []
@@ -209,10 +207,10 @@ class _Parser:
             return JsoncSyntaxError(tr("unexpected end of file: {expected}").format(expected=expected), pos)
         ch = self.text[pos]
         if ch == "'":
-            message = tr("{expected}; found \"'\" (strings and keys take double quotes)")
+            message = tr('{expected}; found "\'" (strings and keys take double quotes)')
             return JsoncSyntaxError(message.format(expected=expected), pos)
         word = _WORD.match(self.text, pos)
-        if word is not None and ch not in "{[\"-0123456789":
+        if word is not None and ch not in '{["-0123456789':
             text = word.group()
             # a short word is shown (True, None, undefined); a long one may be a key pasted
             # without quotes, and messages never show keys
@@ -314,7 +312,9 @@ class _Parser:
         props = node.props
         while True:
             if pos >= self.n:
-                raise JsoncSyntaxError(tr("unexpected end of file: {expected}").format(expected=tr("expected '}'")), pos)
+                raise JsoncSyntaxError(
+                    tr("unexpected end of file: {expected}").format(expected=tr("expected '}'")), pos
+                )
             ch = text[pos]
             if ch == "}":
                 node.end = pos + 1
@@ -350,7 +350,9 @@ class _Parser:
         items, commas = node.items, node.commas
         while True:
             if pos >= self.n:
-                raise JsoncSyntaxError(tr("unexpected end of file: {expected}").format(expected=tr("expected ']'")), pos)
+                raise JsoncSyntaxError(
+                    tr("unexpected end of file: {expected}").format(expected=tr("expected ']'")), pos
+                )
             if text[pos] == "]":
                 node.end = pos + 1
                 node.value = [item.value for item in items]

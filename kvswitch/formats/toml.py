@@ -313,8 +313,12 @@ class TomlDocument:
             # scan only as far as it takes to see the path's table whole (a big file's
             # finding near its top costs little); everything is kept once a scan reaches the end
             scanner = _Scanner(self.text)
-            spots = scanner.scan(lambda: path in scanner.spots or (
-                len(path) > 1 and scanner.seen_whole(path[:-1]) and path[:-1] in scanner.spots))
+            spots = scanner.scan(
+                lambda: (
+                    path in scanner.spots
+                    or (len(path) > 1 and scanner.seen_whole(path[:-1]) and path[:-1] in scanner.spots)
+                )
+            )
             if not scanner.finished and path not in spots:
                 # not where its table was: it may still be a later header ([cache.split],
                 # [[cache.split]] after other tables), so look through the whole text
@@ -351,7 +355,9 @@ class TomlDocument:
         edits = list(edits)
         for edit in edits:
             if isinstance(edit, Insert):
-                raise ValueError(tr("{path}: TOML documents take Set and Delete edits only").format(path=_show(edit.path)))
+                raise ValueError(
+                    tr("{path}: TOML documents take Set and Delete edits only").format(path=_show(edit.path))
+                )
             if not edit.path:
                 raise ValueError(tr("an edit needs a key path"))
         expected: Any = self.data
@@ -364,13 +370,21 @@ class TomlDocument:
             return verified(spliced, expected)
         # new top-level keys go with the other top-level keys (tomlkit would put them after a
         # comment that heads the first table): spliced first, the rest made with tomlkit
-        top = [e for e in edits if isinstance(e, Set) and len(e.path) == 1 and get_path(self.data, e.path) is MISSING
-               and not isinstance(e.value, dict | list)]
+        top = [
+            e
+            for e in edits
+            if isinstance(e, Set)
+            and len(e.path) == 1
+            and get_path(self.data, e.path) is MISSING
+            and not isinstance(e.value, dict | list)
+        ]
         rest = [e for e in edits if e not in top]
         if top and rest and not any(e.path[:1] == t.path for e in rest for t in top):
             first = _SpanEditor(self).apply(top)
             if first is not None:
-                return verified(TomlDocument(verified(first, apply_to_data(self.data, tuple(top)))).apply(rest), expected)
+                return verified(
+                    TomlDocument(verified(first, apply_to_data(self.data, tuple(top)))).apply(rest), expected
+                )
         bom = "\ufeff" if self.text.startswith("\ufeff") else ""
         source = _strip_bom(self.text)
         try:
@@ -385,7 +399,9 @@ class TomlDocument:
                 _end_with_blank_line(table)
             out = tomlkit.dumps(doc)
         except (TOMLKitError, KeyError, IndexError, TypeError) as exc:
-            raise ValueError(tr("{path}: cannot apply: {error}").format(path=_show(edits[0].path if edits else ()), error=exc)) from exc
+            raise ValueError(
+                tr("{path}: cannot apply: {error}").format(path=_show(edits[0].path if edits else ()), error=exc)
+            ) from exc
         out = _space_new_tables(out)
         while _BLANK_END.search(out) and not _BLANK_END.search(source):
             out = out[: out.rindex("\n")]  # the blank lines we added after new tables ended up last
@@ -505,8 +521,10 @@ class _SpanEditor:
         """Lines of dotted keys (``cache.split.x = …``) for ``value`` at ``rel``."""
         eol, lead = self.eol, self.lead
         items = value.items() if isinstance(value, dict) else [(None, value)]
-        lines = [".".join(_toml_key(p) for p in (*rel, *([k] if k is not None else []))) + f" = {_toml_value(v)}"
-                 for k, v in items]
+        lines = [
+            ".".join(_toml_key(p) for p in (*rel, *([k] if k is not None else []))) + f" = {_toml_value(v)}"
+            for k, v in items
+        ]
         return lead + "".join(line + eol for line in lines)
 
     def _addition(self, path: Path, value: Any) -> str:
@@ -669,7 +687,8 @@ def _new_item(value: Any, old: Any, inline: bool, created: list[Any]) -> Any:
         and isinstance(old, String)
         and old.type is StringType.SLL
         and "'" not in value
-        and not any(c in value for c in "\n\r\x7f") and all(c >= " " or c == "\t" for c in value)
+        and not any(c in value for c in "\n\r\x7f")
+        and all(c >= " " or c == "\t" for c in value)
     ):
         return tomlkit.string(value, literal=True)
     return value

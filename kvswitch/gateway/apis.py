@@ -64,9 +64,7 @@ def error_body(api: Api, status: int, message: str, code: str | None = None) -> 
         kind = _ANTHROPIC_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
         return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
     kind = _OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    return json.dumps(
-        {"error": {"message": message, "type": kind, "param": None, "code": code or kind}}
-    ).encode()
+    return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": code or kind}}).encode()
 
 
 def error_event(api: Api, message: str, code: str = "upstream_error") -> bytes:

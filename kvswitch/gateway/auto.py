@@ -72,10 +72,23 @@ CALIBRATE_FROM_CHARS = 256
 (below it the chat template's own tokens would dominate)."""
 RATE_BOUNDS = (1 / 8, 1.5)
 """Tokens per character a calibration may give (images in a prompt weigh tokens, not characters)."""
-_SKIP = frozenset({
-    "type", "cache_control", "signature", "encrypted_content", "image_url", "image", "source", "data",
-    "file_data", "file_id", "input_audio", "audio", "b64_json",
-})
+_SKIP = frozenset(
+    {
+        "type",
+        "cache_control",
+        "signature",
+        "encrypted_content",
+        "image_url",
+        "image",
+        "source",
+        "data",
+        "file_data",
+        "file_id",
+        "input_audio",
+        "audio",
+        "b64_json",
+    }
+)
 """Keys whose values are not prompt text: markers that move between turns, and binary parts."""
 _SYSTEM = ("system", "developer")
 _END = "\x1d"  # closes an object or a list in a message's strings
@@ -178,8 +191,7 @@ class _Request:
 
     __slots__ = ("chain", "chars", "digests", "key", "lead")
 
-    def __init__(self, key: bytes, digests: list[bytes], chars: list[int], lead: int = 0,
-                 chain: bool = False) -> None:
+    def __init__(self, key: bytes, digests: list[bytes], chars: list[int], lead: int = 0, chain: bool = False) -> None:
         self.key = key
         self.digests = digests
         self.chars = chars  # per message
@@ -279,7 +291,7 @@ def _completions(body: Mapping[str, Any]) -> _Request:
     if isinstance(prompt, str):
         if len(prompt) > MAX_ITEMS * BLOCK_CHARS:
             raise _Unread
-        blocks: list[Any] = [prompt[i:i + BLOCK_CHARS] for i in range(0, max(len(prompt), 1), BLOCK_CHARS)]
+        blocks: list[Any] = [prompt[i : i + BLOCK_CHARS] for i in range(0, max(len(prompt), 1), BLOCK_CHARS)]
         chars = [len(block) for block in blocks]
         first = blocks[0].encode("utf-8", "surrogatepass")
     elif isinstance(prompt, list) and prompt:
@@ -295,10 +307,10 @@ def _completions(body: Mapping[str, Any]) -> _Request:
             raise _Unread
         starts = range(0, len(ids), BLOCK_TOKENS)
         try:
-            blocks = [array("q", ids[i:i + BLOCK_TOKENS]).tobytes() for i in starts]
+            blocks = [array("q", ids[i : i + BLOCK_TOKENS]).tobytes() for i in starts]
         except (TypeError, OverflowError):
             raise _Unread from None
-        chars = [4 * len(ids[i:i + BLOCK_TOKENS]) for i in starts]  # so that chars/4 is one per token id
+        chars = [4 * len(ids[i : i + BLOCK_TOKENS]) for i in starts]  # so that chars/4 is one per token id
         first = blocks[0]
     else:
         raise _Unread
@@ -318,7 +330,8 @@ def prompt_tokens(usage: Any) -> int | None:
         return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
     total = count("prompt_tokens") or (
-        count("input_tokens") + count("cache_read_input_tokens") + count("cache_creation_input_tokens"))
+        count("input_tokens") + count("cache_read_input_tokens") + count("cache_creation_input_tokens")
+    )
     return total or None
 
 
@@ -326,8 +339,13 @@ class AutoDecider:
     """Decides each ``auto`` request's mode and tallies the decisions by (requested, served,
     reason) for ``kvswitch_gateway_mode_decisions_total``."""
 
-    def __init__(self, settings: AutoRoute | None = None, *,
-                 max_conversations: int = MAX_CONVERSATIONS, max_digests: int = MAX_DIGESTS) -> None:
+    def __init__(
+        self,
+        settings: AutoRoute | None = None,
+        *,
+        max_conversations: int = MAX_CONVERSATIONS,
+        max_digests: int = MAX_DIGESTS,
+    ) -> None:
         self._conversations: OrderedDict[bytes, _Conversation] = OrderedDict()
         self._responses: OrderedDict[str, bytes] = OrderedDict()  # response id → conversation
         self._max = max_conversations
@@ -354,8 +372,7 @@ class AutoDecider:
         """Conversations remembered."""
         return len(self._conversations)
 
-    def decide(self, api: str, body: Any, in_flight: int, *, requested: str = "auto",
-               record: bool = True) -> Decision:
+    def decide(self, api: str, body: Any, in_flight: int, *, requested: str = "auto", record: bool = True) -> Decision:
         """Where a request of ``api`` (``chat``, ``completions``, ``responses``, ``messages``) with
         ``body`` (its bytes, or the parsed JSON object) goes while ``in_flight`` requests are
         being served, this one included. ``requested`` is the tally's first label. With
@@ -424,12 +441,12 @@ class AutoDecider:
             before = conversation.digests
             if request.chain:  # the upstream holds what came before, and the same tools and
                 # instructions are in its prefix cache: only this request's input is new
-                lead = sum(request.chars[:request.lead])
+                lead = sum(request.chars[: request.lead])
                 shared, total = conversation.chars + lead, conversation.chars + total
                 digests = before + digests
             else:
                 for i, digest in enumerate(request.digests):
-                    if before[8 * i:8 * i + 8] != digest:
+                    if before[8 * i : 8 * i + 8] != digest:
                         break
                     shared += request.chars[i]
                 if conversation.tokens is not None and conversation.chars >= CALIBRATE_FROM_CHARS:
@@ -467,6 +484,7 @@ class AutoDecider:
 
     def _evict(self) -> None:
         while len(self._conversations) > 1 and (
-                len(self._conversations) > self._max or self._stored > self._max_digests):
+            len(self._conversations) > self._max or self._stored > self._max_digests
+        ):
             _, gone = self._conversations.popitem(last=False)
             self._stored -= len(gone.digests) // 8

@@ -118,13 +118,16 @@ def private_folder(directory: Path) -> None:
     try:
         st = os.lstat(directory)
     except OSError as exc:
-        raise GatewayError(tr("cannot use the gateway's folder: {reason}").format(reason=exc.strerror),
-                           Location(directory)) from None
+        raise GatewayError(
+            tr("cannot use the gateway's folder: {reason}").format(reason=exc.strerror), Location(directory)
+        ) from None
     if not stat.S_ISDIR(st.st_mode):
         raise GatewayError(tr("the gateway's folder is not a folder (a link?); remove it"), Location(directory))
     if st.st_uid != os.getuid():
-        raise GatewayError(tr("the gateway's folder belongs to uid {uid}, not to you; remove it").format(uid=st.st_uid),
-                           Location(directory))
+        raise GatewayError(
+            tr("the gateway's folder belongs to uid {uid}, not to you; remove it").format(uid=st.st_uid),
+            Location(directory),
+        )
     if stat.S_IMODE(st.st_mode) != 0o700:
         directory.chmod(0o700)
 
@@ -162,15 +165,25 @@ class GatewayInfo:
             started=float(data["started"]) if isinstance(data.get("started"), int | float) else None,
             upstreams={str(k): str(v) for k, v in upstreams.items()} if isinstance(upstreams, dict) else {},
             requests={str(k): int(v) for k, v in requests.items() if isinstance(v, int | float)}
-            if isinstance(requests, dict) else {},
+            if isinstance(requests, dict)
+            else {},
             route="auto" if data.get("route") == "auto" else "mode",
             status=data,
         )
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.status, "pid": self.pid, "url": self.url, "mode": self.mode, "profile": self.profile,
-                "in_flight": self.in_flight, "started": self.started, "upstreams": self.upstreams,
-                "requests": self.requests, "route": self.route}
+        return {
+            **self.status,
+            "pid": self.pid,
+            "url": self.url,
+            "mode": self.mode,
+            "profile": self.profile,
+            "in_flight": self.in_flight,
+            "started": self.started,
+            "upstreams": self.upstreams,
+            "requests": self.requests,
+            "route": self.route,
+        }
 
 
 @dataclass(frozen=True)
@@ -190,9 +203,15 @@ def read_record() -> Record | None:
     """``gateway.json``, or ``None`` when it is missing or not a gateway record."""
     try:
         data = json.loads(state_file().read_bytes())
-        return Record(pid=int(data["pid"]), start_time=data.get("start_time"), url=str(data["url"]),
-                      port=int(data["port"]), socket=Path(data["socket"]), profile=data.get("profile"),
-                      started=data.get("started"))
+        return Record(
+            pid=int(data["pid"]),
+            start_time=data.get("start_time"),
+            url=str(data["url"]),
+            port=int(data["port"]),
+            socket=Path(data["socket"]),
+            profile=data.get("profile"),
+            started=data.get("started"),
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -201,8 +220,15 @@ def write_record(record: Record) -> None:
     """Write ``gateway.json`` (0600 in the 0700 folder)."""
     from kvswitch.io import write_private
 
-    data = {"pid": record.pid, "start_time": record.start_time, "url": record.url, "port": record.port,
-            "socket": str(record.socket), "profile": record.profile, "started": record.started}
+    data = {
+        "pid": record.pid,
+        "start_time": record.start_time,
+        "url": record.url,
+        "port": record.port,
+        "socket": str(record.socket),
+        "profile": record.profile,
+        "started": record.started,
+    }
     write_private(state_file(), (json.dumps(data, indent=1) + "\n").encode())
 
 
@@ -293,11 +319,13 @@ def request(message: dict[str, Any], *, timeout: float = 10.0) -> dict[str, Any]
     except PermissionError:
         raise GatewayError(tr("not allowed to reach the gateway's control socket {path}").format(path=path)) from None
     except TimeoutError:
-        raise GatewayError(tr("the gateway did not answer on {path} within {seconds} s").format(
-            path=path, seconds=f"{timeout:g}")) from None
+        raise GatewayError(
+            tr("the gateway did not answer on {path} within {seconds} s").format(path=path, seconds=f"{timeout:g}")
+        ) from None
     except OSError as exc:
-        raise GatewayError(tr("cannot talk to the gateway on {path}: {reason}").format(
-            path=path, reason=exc.strerror or exc)) from None
+        raise GatewayError(
+            tr("cannot talk to the gateway on {path}: {reason}").format(path=path, reason=exc.strerror or exc)
+        ) from None
     if not reply.get("ok"):
         if not reply.get("error"):
             raise GatewayError(tr("the gateway refused, giving no reason"))
@@ -431,8 +459,7 @@ class ControlServer:
     ``reload``: how to build fresh settings (the config read again); ``None`` when the gateway's
     upstreams were given outright, and a reload is refused."""
 
-    def __init__(self, gateway: Gateway, path: Path,
-                 reload: Callable[[], GatewaySettings] | None = None) -> None:
+    def __init__(self, gateway: Gateway, path: Path, reload: Callable[[], GatewaySettings] | None = None) -> None:
         self.gateway = gateway
         self.path = Path(path)
         self._reload = reload
@@ -452,8 +479,9 @@ class ControlServer:
                 with contextlib.suppress(FileNotFoundError):
                     self.path.unlink()  # a socket file nobody listens on: left by a killed gateway
             except (OSError, TimeoutError) as exc:
-                raise GatewayError(tr("cannot use the control socket {path}: {reason}").format(
-                    path=self.path, reason=exc)) from None
+                raise GatewayError(
+                    tr("cannot use the control socket {path}: {reason}").format(path=self.path, reason=exc)
+                ) from None
             else:
                 writer.close()
                 raise GatewayError(tr("another gateway answers on {path}").format(path=self.path))
@@ -492,17 +520,23 @@ class ControlServer:
                 try:
                     line = await asyncio.wait_for(reader.readline(), _READ_TIMEOUT)
                 except ValueError:
-                    reply = {"ok": False, "error": tr("a control line is at most {size} KiB").format(
-                        size=MAX_LINE // 1024)}
+                    reply = {
+                        "ok": False,
+                        "error": tr("a control line is at most {size} KiB").format(size=MAX_LINE // 1024),
+                    }
                 except TimeoutError:
-                    reply = {"ok": False, "error": tr("no request line within {seconds} s").format(
-                        seconds=f"{_READ_TIMEOUT:g}")}
+                    reply = {
+                        "ok": False,
+                        "error": tr("no request line within {seconds} s").format(seconds=f"{_READ_TIMEOUT:g}"),
+                    }
                 else:
                     try:
                         reply = await self._answer(line)
                     except Exception as exc:  # noqa: BLE001 - a bug: the peer still gets an answer
-                        reply = {"ok": False, "error": tr("internal error in the gateway: {kind}").format(
-                            kind=type(exc).__name__)}
+                        reply = {
+                            "ok": False,
+                            "error": tr("internal error in the gateway: {kind}").format(kind=type(exc).__name__),
+                        }
             writer.write(json.dumps(reply).encode() + b"\n")
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -529,14 +563,15 @@ class ControlServer:
         if op == "mode":
             mode = message.get("mode")
             if mode not in _MODES:
-                return {"ok": False, "error": tr("mode must be merged or split, not {value}").format(
-                    value=repr(mode))[:300]}
+                return {
+                    "ok": False,
+                    "error": tr("mode must be merged or split, not {value}").format(value=repr(mode))[:300],
+                }
             self.gateway.set_mode(mode)
             return {"ok": True, "status": self.gateway.status()}
         if op == "reload":
             if self._reload is None:
-                return {"ok": False,
-                        "error": tr("this gateway was given its upstreams outright; restart it instead")}
+                return {"ok": False, "error": tr("this gateway was given its upstreams outright; restart it instead")}
             try:
                 settings = await asyncio.get_running_loop().run_in_executor(None, self._reload)
             except KvswitchError as exc:

@@ -73,15 +73,21 @@ class ModeFigures:
         if n == 0:
             return tr("{mode}: no requests yet").format(mode=self.mode)
         if self.ttft_p50_ms is None:
-            return ntr("{mode}: no TTFT in the last {count} request", "{mode}: no TTFT in the last {count} requests",
-                       n).format(mode=self.mode, count=n)
+            return ntr(
+                "{mode}: no TTFT in the last {count} request", "{mode}: no TTFT in the last {count} requests", n
+            ).format(mode=self.mode, count=n)
         p50 = _ms(self.ttft_p50_ms)
         if self.timed == n:
-            return ntr("{mode}: TTFT p50 {p50} ms (last {count} request)",
-                       "{mode}: TTFT p50 {p50} ms (last {count} requests)", n).format(mode=self.mode, p50=p50, count=n)
-        return ntr("{mode}: TTFT p50 {p50} ms ({timed} of the last {count} request)",
-                   "{mode}: TTFT p50 {p50} ms ({timed} of the last {count} requests)", n).format(
-            mode=self.mode, p50=p50, timed=self.timed, count=n)
+            return ntr(
+                "{mode}: TTFT p50 {p50} ms (last {count} request)",
+                "{mode}: TTFT p50 {p50} ms (last {count} requests)",
+                n,
+            ).format(mode=self.mode, p50=p50, count=n)
+        return ntr(
+            "{mode}: TTFT p50 {p50} ms ({timed} of the last {count} request)",
+            "{mode}: TTFT p50 {p50} ms ({timed} of the last {count} requests)",
+            n,
+        ).format(mode=self.mode, p50=p50, timed=self.timed, count=n)
 
     @property
     def detail(self) -> str:
@@ -154,8 +160,10 @@ _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedire
 
 def _fetch(origin: str, token: str, since: int, timeout: float) -> dict[str, Any]:
     """One ``GET /samples?since=…``: the checked answer."""
-    req = urllib.request.Request(f"{origin}/samples?since={since}", headers={
-        "Authorization": f"Bearer {token}", "Accept": "application/json", "Accept-Encoding": "identity"})
+    req = urllib.request.Request(
+        f"{origin}/samples?since={since}",
+        headers={"Authorization": f"Bearer {token}", "Accept": "application/json", "Accept-Encoding": "identity"},
+    )
     try:
         with _OPENER.open(req, timeout=timeout) as resp:
             body = resp.read(MAX_ANSWER + 1)
@@ -165,20 +173,30 @@ def _fetch(origin: str, token: str, since: int, timeout: float) -> dict[str, Any
     except (TimeoutError, urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
-            raise GatewayError(tr("the gateway at {origin} did not answer GET /samples within {seconds} s").format(
-                origin=origin, seconds=f"{timeout:g}")) from None
+            raise GatewayError(
+                tr("the gateway at {origin} did not answer GET /samples within {seconds} s").format(
+                    origin=origin, seconds=f"{timeout:g}"
+                )
+            ) from None
         why = getattr(reason, "strerror", None) or str(reason) or type(reason).__name__
         from kvswitch.redact import Redactor
 
-        raise GatewayError(tr("no gateway answers at {origin}: {reason}").format(
-            origin=origin, reason=Redactor([token]).text(str(why))[:200])) from None
+        raise GatewayError(
+            tr("no gateway answers at {origin}: {reason}").format(
+                origin=origin, reason=Redactor([token]).text(str(why))[:200]
+            )
+        ) from None
     if len(body) > MAX_ANSWER:
-        raise GatewayError(tr("the gateway at {origin} sent more than {size} MiB of samples").format(
-            origin=origin, size=MAX_ANSWER >> 20))
+        raise GatewayError(
+            tr("the gateway at {origin} sent more than {size} MiB of samples").format(
+                origin=origin, size=MAX_ANSWER >> 20
+            )
+        )
     data = samples_answer(body)
     if data is None:
-        raise GatewayError(tr("the answer of GET /samples at {origin} is not a kvswitch gateway's samples").format(
-            origin=origin))
+        raise GatewayError(
+            tr("the answer of GET /samples at {origin} is not a kvswitch gateway's samples").format(origin=origin)
+        )
     return data
 
 
@@ -189,24 +207,41 @@ def samples_answer(body: bytes) -> dict[str, Any] | None:
         data = json.loads(body)
     except ValueError:
         return None
-    if (not isinstance(data, dict) or not is_int(data.get("seq")) or not isinstance(data.get("samples"), list)
-            or not (data.get("started") is None or is_number(data.get("started")))):
+    if (
+        not isinstance(data, dict)
+        or not is_int(data.get("seq"))
+        or not isinstance(data.get("samples"), list)
+        or not (data.get("started") is None or is_number(data.get("started")))
+    ):
         return None
     return data
 
 
 def _refused(origin: str, status: int) -> GatewayError:
     if status == 401:
-        return GatewayError(tr("the gateway at {origin} refused the local token (HTTP 401): it runs with another "
-                               "token than kvswitch's config gives (kvswitch gateway token)").format(origin=origin))
+        return GatewayError(
+            tr(
+                "the gateway at {origin} refused the local token (HTTP 401): it runs with another "
+                "token than kvswitch's config gives (kvswitch gateway token)"
+            ).format(origin=origin)
+        )
     if status == 404:
-        return GatewayError(tr("the server at {origin} has no /samples route: not a kvswitch gateway, or an older "
-                               "one (restart it: kvswitch gateway stop, then start it again)").format(origin=origin))
+        return GatewayError(
+            tr(
+                "the server at {origin} has no /samples route: not a kvswitch gateway, or an older "
+                "one (restart it: kvswitch gateway stop, then start it again)"
+            ).format(origin=origin)
+        )
     if 300 <= status < 400:
-        return GatewayError(tr("the server at {origin} redirected GET /samples (HTTP {status}): not a kvswitch "
-                               "gateway; the token was not sent on").format(origin=origin, status=status))
-    return GatewayError(tr("the gateway at {origin} answered GET /samples with HTTP {status}").format(
-        origin=origin, status=status))
+        return GatewayError(
+            tr(
+                "the server at {origin} redirected GET /samples (HTTP {status}): not a kvswitch "
+                "gateway; the token was not sent on"
+            ).format(origin=origin, status=status)
+        )
+    return GatewayError(
+        tr("the gateway at {origin} answered GET /samples with HTTP {status}").format(origin=origin, status=status)
+    )
 
 
 def is_int(value: Any) -> bool:
@@ -284,15 +319,20 @@ class LiveSamples:
                     if kept is not None:
                         self._kept[kept[0]].append(kept[1])
             self._seq = max(since, int(data["seq"]))
-            return LiveFigures(origin, self._seq, self._started, self.last,
-                               {m: _figures(m, list(self._kept[m])) for m in MODES})
+            return LiveFigures(
+                origin, self._seq, self._started, self.last, {m: _figures(m, list(self._kept[m])) for m in MODES}
+            )
 
 
 def _figures(mode: str, kept: list[_Kept]) -> ModeFigures:
     ttfts = [k.ttft for k in kept if k.ttft is not None]
     return ModeFigures(
-        mode, len(kept), len(ttfts), statistics.median(ttfts) * 1000 if ttfts else None,
-        dict(Counter(k.route for k in kept)), sum(1 for k in kept if not k.ok),
+        mode,
+        len(kept),
+        len(ttfts),
+        statistics.median(ttfts) * 1000 if ttfts else None,
+        dict(Counter(k.route for k in kept)),
+        sum(1 for k in kept if not k.ok),
     )
 
 

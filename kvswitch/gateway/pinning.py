@@ -68,15 +68,17 @@ def gateway_profile(config: Config, profile_name: str, profile: Profile) -> Prof
     from kvswitch.gateway.token import token_variable
     from kvswitch.models import Profile
 
-    return Profile.model_validate({
-        "provider": "kvswitch-gateway",
-        "base_url": gateway_url(config) + "/v1",
-        "url_convention": "includes-v1",
-        "model": profile.model,
-        "key": f"env:{token_variable(config)}",
-        "mode_header": False,
-        "headers": {},
-    })
+    return Profile.model_validate(
+        {
+            "provider": "kvswitch-gateway",
+            "base_url": gateway_url(config) + "/v1",
+            "url_convention": "includes-v1",
+            "model": profile.model,
+            "key": f"env:{token_variable(config)}",
+            "mode_header": False,
+            "headers": {},
+        }
+    )
 
 
 def reads_token_variable(config: Config, entry: ClientEntry) -> bool:
@@ -137,12 +139,15 @@ def _chosen(config: Config, clients: Sequence[str] | None, *, pinning: bool) -> 
     from kvswitch.kinds import get_kind
 
     if clients is None:
-        found = [e for e in config.model.clients
-                 if get_kind(e.kind).real and (pinning or pinned(e))]
+        found = [e for e in config.model.clients if get_kind(e.kind).real and (pinning or pinned(e))]
         if not found and pinning:
             raise GatewayError(
-                tr("no registered client to pin: register one (kvswitch client detect --register, "
-                   "or kvswitch client add PATH)"), Location(config.path))
+                tr(
+                    "no registered client to pin: register one (kvswitch client detect --register, "
+                    "or kvswitch client add PATH)"
+                ),
+                Location(config.path),
+            )
         return found
     chosen: list[ClientEntry] = []
     for spec in clients:
@@ -150,9 +155,10 @@ def _chosen(config: Config, clients: Sequence[str] | None, *, pinning: bool) -> 
         kind = get_kind(entry.kind)
         if not kind.real:
             raise GatewayError(
-                tr("{client} ({product}) is a file shape no released client reads: it keeps both modes' "
-                   "endpoints itself, so there is nothing to pin to the gateway. Nothing was changed.").format(
-                    client=entry.name or client_path(entry), product=kind.product),
+                tr(
+                    "{client} ({product}) is a file shape no released client reads: it keeps both modes' "
+                    "endpoints itself, so there is nothing to pin to the gateway. Nothing was changed."
+                ).format(client=entry.name or client_path(entry), product=kind.product),
                 Location(client_path(entry)),
             )
         if not any(c is entry for c in chosen):
@@ -183,8 +189,7 @@ def pin(clients: Sequence[str] | None = None, *, dry_run: bool = False) -> list[
                 if e.mode is not None:  # the gateway decides the mode now, per request
                     edits.append(Delete(("clients", i, "mode")))
         newly = {client_path(e) for e in chosen if not pinned(e)}
-        changes, writes = _render(config, chosen, edits, name, profile, token, drop=None,
-                                  dry_run=dry_run)
+        changes, writes = _render(config, chosen, edits, name, profile, token, drop=None, dry_run=dry_run)
         if not dry_run:
             from kvswitch.state import remember_pin
 
@@ -222,12 +227,13 @@ def unpin(clients: Sequence[str] | None = None, *, dry_run: bool = False) -> lis
             token = load_token(config)
         except KvswitchError:
             token = None  # no token to take out: the file keeps what it holds
-        edits: list[Edit] = [Delete(("clients", i, "route"))
-                             for i, e in enumerate(config.model.clients)
-                             if any(e is c for c in chosen) and e.route != "direct"]
+        edits: list[Edit] = [
+            Delete(("clients", i, "route"))
+            for i, e in enumerate(config.model.clients)
+            if any(e is c for c in chosen) and e.route != "direct"
+        ]
         bases = {client_path(e): b for e in chosen if (b := _before_pin(client_path(e))) is not None}
-        changes, _ = _render(config, chosen, edits, name, profile, None, drop=token,
-                             dry_run=dry_run, bases=bases)
+        changes, _ = _render(config, chosen, edits, name, profile, None, drop=token, dry_run=dry_run, bases=bases)
         if not dry_run:
             from kvswitch.state import forget_pin
 
@@ -265,9 +271,18 @@ def _before_pin(path: Path) -> bytes | None:
     return None  # its backup was pruned
 
 
-def _render(config: Config, chosen: list[ClientEntry], edits: list[Edit], name: str,
-            profile: Profile, token: str | None, *, drop: str | None, dry_run: bool,
-            bases: dict[Path, bytes] | None = None) -> tuple[list[ClientChange], dict[Path, bytes]]:
+def _render(
+    config: Config,
+    chosen: list[ClientEntry],
+    edits: list[Edit],
+    name: str,
+    profile: Profile,
+    token: str | None,
+    *,
+    drop: str | None,
+    dry_run: bool,
+    bases: dict[Path, bytes] | None = None,
+) -> tuple[list[ClientChange], dict[Path, bytes]]:
     """Render ``chosen`` from the config as ``edits`` leave it; commit with the edits. Also
     returns what each written file held before."""
     from kvswitch.clients import _commit, plan_clients
@@ -276,6 +291,16 @@ def _render(config: Config, chosen: list[ClientEntry], edits: list[Edit], name: 
     after = read_config_text(edited_text(config, edits), config.path) if edits else config
     keep = {client_path(c) for c in chosen}
     exclude = frozenset(client_path(e) for e in after.model.clients if client_path(e) not in keep)
-    plan = plan_clients(after, name, profile, config.model.mode, profile_wins=True, with_keys=True,
-                        exclude=exclude, token=token, drop_key=drop, bases=bases)
+    plan = plan_clients(
+        after,
+        name,
+        profile,
+        config.model.mode,
+        profile_wins=True,
+        with_keys=True,
+        exclude=exclude,
+        token=token,
+        drop_key=drop,
+        bases=bases,
+    )
     return _commit(config, plan, edits, dry_run), {w.path: w.expected for w in plan.writes}

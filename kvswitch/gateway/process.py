@@ -51,16 +51,24 @@ def log_path() -> Path:
 
 def _already(info: GatewayInfo | None, record: control.Record | None) -> GatewayError:
     if info is not None:
-        return GatewayError(tr("a gateway already runs for this kvswitch home: {url} (pid {pid}); kvswitch gateway "
-                               "stop stops it").format(url=info.url, pid=info.pid))
+        return GatewayError(
+            tr(
+                "a gateway already runs for this kvswitch home: {url} (pid {pid}); kvswitch gateway stop stops it"
+            ).format(url=info.url, pid=info.pid)
+        )
     if record is not None:
-        return GatewayError(tr("a gateway already runs for this kvswitch home: {url} (pid {pid}), though it does not "
-                               "answer yet; kvswitch gateway stop stops it").format(url=record.url, pid=record.pid))
+        return GatewayError(
+            tr(
+                "a gateway already runs for this kvswitch home: {url} (pid {pid}), though it does not "
+                "answer yet; kvswitch gateway stop stops it"
+            ).format(url=record.url, pid=record.pid)
+        )
     return GatewayError(tr("a gateway is starting for this kvswitch home; kvswitch gateway status shows it"))
 
 
-def serve(settings_fn: Callable[[], GatewaySettings], *, on_ready: Callable[[GatewayInfo], None],
-          reloadable: bool = True) -> None:
+def serve(
+    settings_fn: Callable[[], GatewaySettings], *, on_ready: Callable[[GatewayInfo], None], reloadable: bool = True
+) -> None:
     """Serve a gateway in this process until SIGTERM, SIGINT or a ``stop`` (see the module).
 
     ``settings_fn`` builds the settings (called again on each ``reload`` when ``reloadable``);
@@ -87,8 +95,9 @@ def _running_quietly() -> GatewayInfo | None:
         return None
 
 
-async def _serve(settings: GatewaySettings, reload: Callable[[], GatewaySettings] | None,
-                 on_ready: Callable[[GatewayInfo], None]) -> None:
+async def _serve(
+    settings: GatewaySettings, reload: Callable[[], GatewaySettings] | None, on_ready: Callable[[GatewayInfo], None]
+) -> None:
     import asyncio
 
     from kvswitch.gateway.server import Gateway
@@ -107,10 +116,17 @@ async def _serve(settings: GatewaySettings, reload: Callable[[], GatewaySettings
     try:
         await ctl.start()
         started = time.time()
-        control.write_record(control.Record(
-            pid=os.getpid(), start_time=procs.start_time(os.getpid()), url=gateway.url,
-            port=int(gateway.url.rsplit(":", 1)[1]), socket=path, profile=settings.profile, started=started,
-        ))
+        control.write_record(
+            control.Record(
+                pid=os.getpid(),
+                start_time=procs.start_time(os.getpid()),
+                url=gateway.url,
+                port=int(gateway.url.rsplit(":", 1)[1]),
+                socket=path,
+                profile=settings.profile,
+                started=started,
+            )
+        )
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, gateway.request_stop)
         on_ready(GatewayInfo.from_status(gateway.status()))
@@ -128,15 +144,18 @@ async def _serve(settings: GatewaySettings, reload: Callable[[], GatewaySettings
 def _bind_error(settings: GatewaySettings, exc: OSError) -> GatewayError:
     where = {"port": settings.port, "host": settings.listen}
     if exc.errno == errno.EADDRINUSE:
-        return GatewayError(tr("port {port} on {host} is in use; choose another with --port (or stop what holds "
-                               "it)").format(**where))
+        return GatewayError(
+            tr("port {port} on {host} is in use; choose another with --port (or stop what holds it)").format(**where)
+        )
     if exc.errno == errno.EACCES:
-        return GatewayError(tr("not allowed to listen on port {port} on {host}; choose a port above 1023 with "
-                               "--port").format(**where))
+        return GatewayError(
+            tr("not allowed to listen on port {port} on {host}; choose a port above 1023 with --port").format(**where)
+        )
     if exc.errno == errno.EADDRNOTAVAIL:
         return GatewayError(tr("{host} is not an address of this machine (--listen)").format(host=settings.listen))
-    return GatewayError(tr("cannot listen on port {port} on {host}: {reason}").format(
-        **where, reason=exc.strerror or exc))
+    return GatewayError(
+        tr("cannot listen on port {port} on {host}: {reason}").format(**where, reason=exc.strerror or exc)
+    )
 
 
 def detach(argv: Sequence[str], *, timeout: float = START_TIMEOUT) -> GatewayInfo:
@@ -158,8 +177,9 @@ def detach(argv: Sequence[str], *, timeout: float = START_TIMEOUT) -> GatewayInf
     try:
         # the gateway's messages (its log, its control answers) in the language of the command that started it
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "KVSWITCH_LANG": language()}
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, start_new_session=True,
-                                env=env, cwd="/")
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, start_new_session=True, env=env, cwd="/"
+        )
     finally:
         os.close(fd)
     CHILDREN[proc.pid] = proc
@@ -168,8 +188,9 @@ def detach(argv: Sequence[str], *, timeout: float = START_TIMEOUT) -> GatewayInf
         code = proc.poll()
         if code is not None:
             CHILDREN.pop(proc.pid, None)
-            raise GatewayError(tr("the gateway exited (status {status}) while starting").format(status=code)
-                               + _tail(log, start))
+            raise GatewayError(
+                tr("the gateway exited (status {status}) while starting").format(status=code) + _tail(log, start)
+            )
         with contextlib.suppress(GatewayError):
             info = control.running()
             if info is not None and info.pid == proc.pid:
@@ -182,8 +203,9 @@ def detach(argv: Sequence[str], *, timeout: float = START_TIMEOUT) -> GatewayInf
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(10)
     CHILDREN.pop(proc.pid, None)
-    raise GatewayError(tr("the gateway did not answer within {seconds} s").format(seconds=f"{timeout:g}")
-                       + _tail(log, start))
+    raise GatewayError(
+        tr("the gateway did not answer within {seconds} s").format(seconds=f"{timeout:g}") + _tail(log, start)
+    )
 
 
 def _tail(path: Path, start: int, limit: int = 2000) -> str:

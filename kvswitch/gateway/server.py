@@ -105,8 +105,9 @@ _log = logging.getLogger("kvswitch.gateway")
 class _Answer(Exception):
     """A request the gateway answers itself, in the API's own error shape."""
 
-    def __init__(self, status: int, message: str, *, close: bool = False,
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, *, close: bool = False, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.status, self.close, self.headers = status, close, headers or {}
 
@@ -139,7 +140,7 @@ class _Scrubber:
                 keep = len(data) - i
                 break
             i = data.find(key[:1], i + 1)
-        self._held = data[len(data) - keep:] if keep else b""
+        self._held = data[len(data) - keep :] if keep else b""
         return data[: len(data) - keep] if keep else data
 
     def rest(self) -> bytes:
@@ -229,8 +230,9 @@ class Gateway:
         reuse.on_connection_reuseconn.append(_note_reuse)
         self._session = aiohttp.ClientSession(
             # upstream connections are kept alive and reused (a pool per upstream)
-            connector=aiohttp.TCPConnector(limit=0, limit_per_host=s.max_in_flight,
-                                           keepalive_timeout=30, use_dns_cache=False),
+            connector=aiohttp.TCPConnector(
+                limit=0, limit_per_host=s.max_in_flight, keepalive_timeout=30, use_dns_cache=False
+            ),
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=10.0),
             auto_decompress=False,
             trust_env=False,
@@ -305,10 +307,15 @@ class Gateway:
     def status(self) -> dict[str, Any]:
         s = self.settings
         return {
-            "url": self.url, "pid": os.getpid(), "mode": self.mode, "route": s.default_route,
+            "url": self.url,
+            "pid": os.getpid(),
+            "mode": self.mode,
+            "route": s.default_route,
             "profile": s.profile,
-            "upstreams": {"merged": s.merged, "split": s.split}, "in_flight": self.in_flight,
-            "requests": dict(self.served), "started": self.started,
+            "upstreams": {"merged": s.merged, "split": s.split},
+            "in_flight": self.in_flight,
+            "requests": dict(self.served),
+            "started": self.started,
         }
 
     # -- one request --------------------------------------------------------------------------------
@@ -318,13 +325,16 @@ class Gateway:
         try:
             return await self._route(request, path, t0)
         except _Answer as exc:
-            return self._error(api_of(_strip_mode(path)[1]), exc.status, str(exc), close=exc.close,
-                               headers=exc.headers)
+            return self._error(api_of(_strip_mode(path)[1]), exc.status, str(exc), close=exc.close, headers=exc.headers)
 
-    def _error(self, api: Api, status: int, message: str, *, close: bool = False,
-               headers: dict[str, str] | None = None) -> web.Response:
-        response = web.Response(status=status, body=error_body(api, status, message),
-                                headers={"Content-Type": "application/json", **(headers or {})})
+    def _error(
+        self, api: Api, status: int, message: str, *, close: bool = False, headers: dict[str, str] | None = None
+    ) -> web.Response:
+        response = web.Response(
+            status=status,
+            body=error_body(api, status, message),
+            headers={"Content-Type": "application/json", **(headers or {})},
+        )
         if close:
             response.force_close()
         return response
@@ -333,9 +343,12 @@ class Gateway:
         if request.version.major != 1:
             raise _Answer(505, "the gateway speaks HTTP/1.1", close=True)
         if not path.startswith("/") or path.startswith("//"):
-            raise _Answer(421 if "://" in request.raw_path else 400,
-                          "the request target must be a path such as /v1/chat/completions; "
-                          "the gateway forwards only to its own upstreams", close=True)
+            raise _Answer(
+                421 if "://" in request.raw_path else 400,
+                "the request target must be a path such as /v1/chat/completions; "
+                "the gateway forwards only to its own upstreams",
+                close=True,
+            )
         self._check_host(request)
         if request.method == "GET" and path == "/health":
             return json_response(200, {"status": "stopping" if self.stopping.is_set() else "ok"})
@@ -343,8 +356,9 @@ class Gateway:
         mode_from_path, rest = _strip_mode(path)
         if request.method == "GET":
             if rest == "/metrics":
-                return web.Response(body=self.metrics.text(),
-                                    headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
+                return web.Response(
+                    body=self.metrics.text(), headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"}
+                )
             if rest == "/samples":
                 return json_response(200, self.samples(_since(request.query.get("since"))))
             if rest == "/v1/models":
@@ -355,25 +369,43 @@ class Gateway:
             raise _Answer(404, f"no route for GET {shown(rest)}")
         api = api_of(rest)
         if request.method != "POST":
-            raise _Answer(405, f"no route for {shown(request.method)} {shown(rest)}",
-                          headers={"Allow": "GET, POST"}, close=request.method == "CONNECT")
+            raise _Answer(
+                405,
+                f"no route for {shown(request.method)} {shown(rest)}",
+                headers={"Allow": "GET, POST"},
+                close=request.method == "CONNECT",
+            )
         if api == "other":
-            raise _Answer(404, f"no route for POST {shown(rest)}; the gateway serves "
-                               "/v1/chat/completions, /v1/completions, /v1/responses and /v1/messages")
+            raise _Answer(
+                404,
+                f"no route for POST {shown(rest)}; the gateway serves "
+                "/v1/chat/completions, /v1/completions, /v1/responses and /v1/messages",
+            )
         mode, reason = self._mode_of(request, mode_from_path)
         if self.in_flight >= self.settings.max_in_flight:
-            raise _Answer(429, f"the gateway is serving {self.in_flight} requests, its limit; "
-                               "try again shortly", headers={"Retry-After": "1"})
+            raise _Answer(
+                429,
+                f"the gateway is serving {self.in_flight} requests, its limit; try again shortly",
+                headers={"Retry-After": "1"},
+            )
         return await self._forward(request, "POST", rest, mode, reason, api, t0)
 
     def samples(self, since: int = 0) -> dict[str, Any]:
         """The kept samples after sequence number ``since``, oldest first."""
-        kept = [{**x, "itl": list(x["itl"])} for x in self._samples if x["seq"] > since] \
-            if since < self._seq else []
+        kept = [{**x, "itl": list(x["itl"])} for x in self._samples if x["seq"] > since] if since < self._seq else []
         return {"seq": self._seq, "started": self.started, "samples": kept}
 
-    def _sample(self, mode: CacheMode, reason: str, api: Api, clock: StreamClock | None,
-                outcome: str, status: int, *, stream: bool = True) -> None:
+    def _sample(
+        self,
+        mode: CacheMode,
+        reason: str,
+        api: Api,
+        clock: StreamClock | None,
+        outcome: str,
+        status: int,
+        *,
+        stream: bool = True,
+    ) -> None:
         decision = _DECISION.get()
         if decision is not None and clock is not None and clock.usage:
             self.auto.note_usage(decision, clock.usage)
@@ -382,12 +414,22 @@ class Gateway:
         if len(gaps) > SAMPLE_GAPS:
             step = len(gaps) / SAMPLE_GAPS
             gaps = [gaps[int(i * step)] for i in range(SAMPLE_GAPS)]
-        self._samples.append({
-            "seq": self._seq, "time": time.time(), "mode": mode, "route": reason, "api": api,
-            "ttft": clock.ttft if clock else None, "itl": array("d", gaps),
-            "itl_count": len(clock.itl) if clock else 0, "tokens": clock.tokens if clock else 0,
-            "outcome": outcome, "status": status, "stream": stream,
-        })
+        self._samples.append(
+            {
+                "seq": self._seq,
+                "time": time.time(),
+                "mode": mode,
+                "route": reason,
+                "api": api,
+                "ttft": clock.ttft if clock else None,
+                "itl": array("d", gaps),
+                "itl_count": len(clock.itl) if clock else 0,
+                "tokens": clock.tokens if clock else 0,
+                "outcome": outcome,
+                "status": status,
+                "stream": stream,
+            }
+        )
 
     def _check_host(self, request: web.BaseRequest) -> None:
         """A browser page on another site may reach a loopback port by a name it controls
@@ -406,8 +448,11 @@ class Gateway:
         if auth[:7].lower() == "bearer ":
             given = auth[7:].strip()
         if not hmac.compare_digest(given.encode("utf-8", "replace"), self._token):
-            raise _Answer(401, "missing or wrong local token: send the gateway's token as "
-                               "Authorization: Bearer (kvswitch gateway pin writes it for your clients)")
+            raise _Answer(
+                401,
+                "missing or wrong local token: send the gateway's token as "
+                "Authorization: Bearer (kvswitch gateway pin writes it for your clients)",
+            )
 
     def _mode_of(self, request: web.BaseRequest, from_path: str | None) -> tuple[str, str]:
         """The route asked for (a mode, or ``auto``) and how it was asked."""
@@ -437,8 +482,7 @@ class Gateway:
                     if len(body) > limit:
                         raise _Answer(413, f"the request body is larger than {limit} bytes", close=True)
         except TimeoutError:
-            raise _Answer(408, f"the request body did not arrive within {BODY_TIMEOUT:g} s",
-                          close=True) from None
+            raise _Answer(408, f"the request body did not arrive within {BODY_TIMEOUT:g} s", close=True) from None
         except web.RequestPayloadError as exc:
             raise _Answer(400, f"malformed request body: {first_line(exc)}", close=True) from None
         return bytes(body)
@@ -455,8 +499,9 @@ class Gateway:
                 out["Authorization"] = f"Bearer {s.upstream_key}"
         return out
 
-    async def _forward(self, request: web.BaseRequest, method: str, path: str, asked: str,
-                       reason: str, api: Api, t0: float) -> web.StreamResponse:
+    async def _forward(
+        self, request: web.BaseRequest, method: str, path: str, asked: str, reason: str, api: Api, t0: float
+    ) -> web.StreamResponse:
         s = self.settings
         m = self.metrics
         headers = self._upstream_headers(request)
@@ -472,8 +517,7 @@ class Gateway:
         try:
             body = await self._body(request) if method == "POST" else None
             if asked == "auto":
-                decision = self.auto.decide(api, body or b"", self.in_flight,
-                                            record=not path.endswith("/count_tokens"))
+                decision = self.auto.decide(api, body or b"", self.in_flight, record=not path.endswith("/count_tokens"))
                 _DECISION.set(decision)
                 mode, why, mode_value = decision.mode, str(decision.reason), decision.mode_header()
             else:
@@ -495,8 +539,13 @@ class Gateway:
                 url, body = self._chat_url(mode), translation.body
             m.overhead.labels(mode, api).observe(time.perf_counter() - t0)
             resp = await self._reach(method, url, body, headers, mode, api)
-            if (translation is None and body is not None and api in TRANSLATABLE
-                    and s.translate == "auto" and resp.status in LACKING_STATUS):
+            if (
+                translation is None
+                and body is not None
+                and api in TRANSLATABLE
+                and s.translate == "auto"
+                and resp.status in LACKING_STATUS
+            ):
                 # the upstream lacks this API (it generated nothing): from now on, translate
                 resp.release()
                 self._lacking.add((s.base(mode), api))
@@ -511,8 +560,7 @@ class Gateway:
                 if resp.status == 200 and content_type.startswith("text/event-stream"):
                     streaming = True
                     if translation is not None:
-                        return await self._stream_translated(request, resp, translation, mode, route,
-                                                             mode_value, t0)
+                        return await self._stream_translated(request, resp, translation, mode, route, mode_value, t0)
                     return await self._stream(request, resp, content_type, mode, route, api, mode_value, t0)
                 if translation is not None:
                     return await self._whole_translated(resp, translation, mode, route, mode_value, t0)
@@ -529,8 +577,7 @@ class Gateway:
             if not streaming and self._drain_over():
                 code = 503
                 m.outcomes.labels(mode, api, "timeout").inc()
-                response = self._error(api, 503, "the gateway is stopping; try again shortly",
-                                       close=True)
+                response = self._error(api, 503, "the gateway is stopping; try again shortly", close=True)
                 response.headers[REPLY_HEADER] = f"{mode}; reason={reason}" if not counted else mode_value
                 return response
             code = 499  # the client went away: the upstream request is closed with this task
@@ -544,8 +591,9 @@ class Gateway:
                 m.in_flight.labels(mode).dec()
             m.requests.labels(mode, "auto" if asked == "auto" else reason, api, str(code)).inc()
 
-    async def _reach(self, method: str, url: URL, body: bytes | None, headers: dict[str, str],
-                     mode: CacheMode, api: Api) -> aiohttp.ClientResponse:
+    async def _reach(
+        self, method: str, url: URL, body: bytes | None, headers: dict[str, str], mode: CacheMode, api: Api
+    ) -> aiohttp.ClientResponse:
         """The upstream's response head, or the error the client gets instead."""
         s, m = self.settings, self.metrics
         try:
@@ -555,12 +603,10 @@ class Gateway:
             if isinstance(exc, TimeoutError) and not isinstance(exc, aiohttp.ConnectionTimeoutError):
                 m.upstream_up.labels(mode).set(1)
                 m.outcomes.labels(mode, api, "timeout").inc()
-                raise _Answer(504, f"the {mode} upstream sent nothing within "
-                                   f"{s.first_byte_timeout:g} s") from None
+                raise _Answer(504, f"the {mode} upstream sent nothing within {s.first_byte_timeout:g} s") from None
             m.upstream_up.labels(mode).set(0)
             m.outcomes.labels(mode, api, "upstream_error").inc()
-            raise _Answer(502, f"the {mode} upstream ({_origin(url)}) cannot be reached: "
-                               f"{why(exc)}") from None
+            raise _Answer(502, f"the {mode} upstream ({_origin(url)}) cannot be reached: {why(exc)}") from None
         m.upstream_up.labels(mode).set(1)
         return resp
 
@@ -578,23 +624,34 @@ class Gateway:
         try:
             translation = start_translation(api, path, body)
         except (ValueError, UntranslatableError) as exc:
-            raise _Answer(400, f"{exc}; the {mode} upstream serves Chat Completions only, so this "
-                               "request must be translated") from None
+            raise _Answer(
+                400, f"{exc}; the {mode} upstream serves Chat Completions only, so this request must be translated"
+            ) from None
         if translation.notes:
             seen = (api, tuple(translation.notes))
             if seen not in self._noted and len(self._noted) < 256:
                 self._noted.add(seen)
-                _log.warning("%s request translated to Chat Completions for the %s upstream; not "
-                             "carried: %s", api, mode, "; ".join(translation.notes))
+                _log.warning(
+                    "%s request translated to Chat Completions for the %s upstream; not carried: %s",
+                    api,
+                    mode,
+                    "; ".join(translation.notes),
+                )
         return translation
 
     def _local_answer(self, translation: Translation, mode_value: str) -> web.Response:
-        return web.Response(body=json.dumps(translation.local).encode(), headers={
-            "Content-Type": "application/json", REPLY_HEADER: mode_value,
-            TRANSLATED_HEADER: translation.header()})
+        return web.Response(
+            body=json.dumps(translation.local).encode(),
+            headers={
+                "Content-Type": "application/json",
+                REPLY_HEADER: mode_value,
+                TRANSLATED_HEADER: translation.header(),
+            },
+        )
 
-    async def _whole_translated(self, resp: aiohttp.ClientResponse, tr: Translation, mode: CacheMode,
-                                reason: str, mode_value: str, t0: float) -> web.Response:
+    async def _whole_translated(
+        self, resp: aiohttp.ClientResponse, tr: Translation, mode: CacheMode, reason: str, mode_value: str, t0: float
+    ) -> web.Response:
         try:
             async with asyncio.timeout(self.settings.idle_timeout):
                 data = await read_capped(resp, _MAX_ANSWER)
@@ -604,43 +661,61 @@ class Gateway:
         text = data.decode("utf-8", "replace")
         if redact and redact.holds(text):
             text = redact.text(text)
-        headers = {"Content-Type": "application/json", REPLY_HEADER: mode_value,
-                   TRANSLATED_HEADER: tr.header()}
+        headers = {"Content-Type": "application/json", REPLY_HEADER: mode_value, TRANSLATED_HEADER: tr.header()}
         if "Retry-After" in resp.headers:
             headers["Retry-After"] = resp.headers["Retry-After"]
         if resp.status != 200:
             message = upstream_message(text.encode())
-            return web.Response(status=resp.status, headers=headers, body=error_body(
-                tr.api, resp.status, f"the {mode} upstream answered HTTP {resp.status}"
-                                     + (f": {message}" if message else "")))
+            return web.Response(
+                status=resp.status,
+                headers=headers,
+                body=error_body(
+                    tr.api,
+                    resp.status,
+                    f"the {mode} upstream answered HTTP {resp.status}" + (f": {message}" if message else ""),
+                ),
+            )
         try:
             chat = json.loads(text)
             if not isinstance(chat, dict):
                 raise ValueError("not a JSON object")
             answer = tr.translator.response(chat, tr.request)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise _Answer(502, f"the {mode} upstream's Chat Completions answer cannot be read: "
-                               f"{first_line(exc)}") from None
+            raise _Answer(
+                502, f"the {mode} upstream's Chat Completions answer cannot be read: {first_line(exc)}"
+            ) from None
         clock = StreamClock(t0)
         clock.whole(data)
         if clock.ttft is not None:
             self.metrics.ttft.labels(mode, tr.api).observe(clock.ttft)
         self.metrics.e2e.labels(mode, tr.api).observe(time.perf_counter() - t0)
-        self._sample(mode, reason, tr.api, clock, "ok" if clock.error is None else "inband_error", 200,
-                     stream=False)
+        self._sample(mode, reason, tr.api, clock, "ok" if clock.error is None else "inband_error", 200, stream=False)
         return web.Response(body=json.dumps(answer).encode(), headers=headers)
 
-    async def _stream_translated(self, request: web.BaseRequest, resp: aiohttp.ClientResponse,
-                                 tr: Translation, mode: CacheMode, reason: str, mode_value: str,
-                                 t0: float) -> web.StreamResponse:
+    async def _stream_translated(
+        self,
+        request: web.BaseRequest,
+        resp: aiohttp.ClientResponse,
+        tr: Translation,
+        mode: CacheMode,
+        reason: str,
+        mode_value: str,
+        t0: float,
+    ) -> web.StreamResponse:
         """A Chat Completions stream passed on in the client's API, event by event."""
         from kvswitch.probe.sse import SSEError, SSEParser
 
         s, m, api = self.settings, self.metrics, tr.api
-        out = web.StreamResponse(status=200, headers={
-            "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
-            REPLY_HEADER: mode_value, TRANSLATED_HEADER: tr.header(),
-        })
+        out = web.StreamResponse(
+            status=200,
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+                REPLY_HEADER: mode_value,
+                TRANSLATED_HEADER: tr.header(),
+            },
+        )
         clock = StreamClock(t0, max_line=s.max_sse_line)
         parser = SSEParser(max_line=s.max_sse_line)
         stream = tr.translator.stream(tr.request)
@@ -681,8 +756,9 @@ class Gateway:
         self._ended(mode, reason, api, clock, outcome, t0)
         return out
 
-    async def _read(self, read: Callable[[], Awaitable[bytes]], idle: _IdleWatch,
-                    mode: CacheMode) -> tuple[bytes, str, str]:
+    async def _read(
+        self, read: Callable[[], Awaitable[bytes]], idle: _IdleWatch, mode: CacheMode
+    ) -> tuple[bytes, str, str]:
         """The upstream's next bytes (``b""`` at its end or when it broke), with the stream's
         outcome and cause so far (``ok``, or why it ended)."""
         idle.since = time.perf_counter()
@@ -699,8 +775,7 @@ class Gateway:
         idle.since = None
         return chunk, "ok", ""
 
-    def _ended(self, mode: CacheMode, reason: str, api: Api, clock: StreamClock, outcome: str,
-               t0: float) -> None:
+    def _ended(self, mode: CacheMode, reason: str, api: Api, clock: StreamClock, outcome: str, t0: float) -> None:
         """A stream's end in the metrics and the samples."""
         m = self.metrics
         m.outcomes.labels(mode, api, outcome).inc()
@@ -737,8 +812,7 @@ class Gateway:
         task.uncancel()
         return True
 
-    async def _open(self, method: str, url: URL, body: bytes | None,
-                    headers: dict[str, str]) -> aiohttp.ClientResponse:
+    async def _open(self, method: str, url: URL, body: bytes | None, headers: dict[str, str]) -> aiohttp.ClientResponse:
         """The upstream's response head, within the first-byte timeout. A kept-alive connection
         the upstream had just closed (llama.cpp closes one after each stream) is retried once
         on a new one: the upstream never saw the request. A new connection the upstream hung
@@ -751,8 +825,9 @@ class Gateway:
         async with asyncio.timeout(self.settings.first_byte_timeout):
             reused: list[bool] = []
             try:
-                return await self._session.request(method, url, data=body, headers=headers,
-                                                   trace_request_ctx=reused, **route)
+                return await self._session.request(
+                    method, url, data=body, headers=headers, trace_request_ctx=reused, **route
+                )
             except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
                 if not reused:
                     raise
@@ -781,8 +856,17 @@ class Gateway:
             self._origin_options[key] = route
         return route
 
-    async def _whole(self, resp: aiohttp.ClientResponse, content_type: str, mode: CacheMode, reason: str,
-                     api: Api, mode_value: str, t0: float, path: str) -> web.Response:
+    async def _whole(
+        self,
+        resp: aiohttp.ClientResponse,
+        content_type: str,
+        mode: CacheMode,
+        reason: str,
+        api: Api,
+        mode_value: str,
+        t0: float,
+        path: str,
+    ) -> web.Response:
         try:
             async with asyncio.timeout(self.settings.idle_timeout):
                 data = await read_capped(resp, _MAX_ANSWER)
@@ -796,8 +880,11 @@ class Gateway:
         headers = {"Content-Type": content_type, REPLY_HEADER: mode_value}
         if resp.status >= 400 and api != "other" and not has_error_shape(api, data):
             # an upstream without this route, or an engine's own error page: the API's own shape
-            what = (f"the {mode} upstream has no {path} route" if resp.status in (404, 405, 501)
-                    else f"the {mode} upstream answered HTTP {resp.status}")
+            what = (
+                f"the {mode} upstream has no {path} route"
+                if resp.status in (404, 405, 501)
+                else f"the {mode} upstream answered HTTP {resp.status}"
+            )
             text = data.decode("utf-8", "replace").strip()[:300]
             data = error_body(api, resp.status, what + (f": {text}" if text else ""))
             headers["Content-Type"] = "application/json"
@@ -808,20 +895,34 @@ class Gateway:
                 self.metrics.ttft.labels(mode, api).observe(clock.ttft)
             self.metrics.e2e.labels(mode, api).observe(time.perf_counter() - t0)
             if api != "other":
-                self._sample(mode, reason, api, clock, "ok" if clock.error is None else "inband_error", 200,
-                             stream=False)
+                self._sample(
+                    mode, reason, api, clock, "ok" if clock.error is None else "inband_error", 200, stream=False
+                )
         if "Retry-After" in resp.headers:
             headers["Retry-After"] = resp.headers["Retry-After"]
         return web.Response(status=resp.status, body=data, headers=headers)
 
-    async def _stream(self, request: web.BaseRequest, resp: aiohttp.ClientResponse, content_type: str,
-                      mode: CacheMode, reason: str, api: Api, mode_value: str,
-                      t0: float) -> web.StreamResponse:
+    async def _stream(
+        self,
+        request: web.BaseRequest,
+        resp: aiohttp.ClientResponse,
+        content_type: str,
+        mode: CacheMode,
+        reason: str,
+        api: Api,
+        mode_value: str,
+        t0: float,
+    ) -> web.StreamResponse:
         s, m = self.settings, self.metrics
-        out = web.StreamResponse(status=200, headers={
-            "Content-Type": content_type, "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
-            REPLY_HEADER: mode_value,
-        })
+        out = web.StreamResponse(
+            status=200,
+            headers={
+                "Content-Type": content_type,
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+                REPLY_HEADER: mode_value,
+            },
+        )
         clock = StreamClock(t0, max_line=s.max_sse_line)
         scrub = _Scrubber(s.upstream_key)
         await out.prepare(request)
@@ -848,8 +949,10 @@ class Gateway:
                 await out.write(rest)
             clock.close()
             if outcome != "ok":
-                await out.write((b"" if tail.endswith(b"\n\n") else b"\n\n")
-                                + error_event(api, cause, "timeout" if outcome == "timeout" else "upstream_error"))
+                await out.write(
+                    (b"" if tail.endswith(b"\n\n") else b"\n\n")
+                    + error_event(api, cause, "timeout" if outcome == "timeout" else "upstream_error")
+                )
                 out.force_close()
             elif clock.error is not None:
                 outcome = "inband_error"
@@ -862,8 +965,9 @@ class Gateway:
         return out
 
 
-async def _note_reuse(session: aiohttp.ClientSession, ctx: SimpleNamespace,
-                      params: aiohttp.TraceConnectionReuseconnParams) -> None:
+async def _note_reuse(
+    session: aiohttp.ClientSession, ctx: SimpleNamespace, params: aiohttp.TraceConnectionReuseconnParams
+) -> None:
     """Marks a request sent on a pooled connection (its ``trace_request_ctx`` list)."""
     if isinstance(ctx.trace_request_ctx, list):
         ctx.trace_request_ctx.append(True)
@@ -893,7 +997,7 @@ _MODE_PREFIXES = tuple((route, f"/{route}/") for route in ROUTES)
 def _strip_mode(path: str) -> tuple[str | None, str]:
     for mode, prefix in _MODE_PREFIXES:
         if path.startswith(prefix):
-            return mode, path[len(prefix) - 1:]
+            return mode, path[len(prefix) - 1 :]
     return None, path
 
 
@@ -914,23 +1018,36 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m kvswitch.gateway.server",
         description="A gateway in front of two API bases, without kvswitch's config; the token "
-                    "comes from KVSWITCH_GATEWAY_TOKEN, an upstream key from KVSWITCH_UPSTREAM_KEY.")
+        "comes from KVSWITCH_GATEWAY_TOKEN, an upstream key from KVSWITCH_UPSTREAM_KEY.",
+    )
     ap.add_argument("--merged", required=True, help="the merged upstream's API base, http://host:port/v1")
     ap.add_argument("--split", required=True, help="the split upstream's API base")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--mode", choices=MODES, default="merged")
     ap.add_argument("--max-in-flight", type=int, default=64)
-    ap.add_argument("--translate", choices=("auto", "always", "never"), default="auto",
-                    help="Messages and Responses requests over Chat Completions: where the upstream "
-                         "lacks them (auto), always, or never")
+    ap.add_argument(
+        "--translate",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="Messages and Responses requests over Chat Completions: where the upstream "
+        "lacks them (auto), always, or never",
+    )
     return ap
 
 
 async def _serve(args: argparse.Namespace, token: str) -> None:
-    gateway = Gateway(GatewaySettings(
-        merged=args.merged, split=args.split, token=token,
-        upstream_key=os.environ.get("KVSWITCH_UPSTREAM_KEY") or None, mode=args.mode,
-        port=args.port, max_in_flight=args.max_in_flight, translate=args.translate))
+    gateway = Gateway(
+        GatewaySettings(
+            merged=args.merged,
+            split=args.split,
+            token=token,
+            upstream_key=os.environ.get("KVSWITCH_UPSTREAM_KEY") or None,
+            mode=args.mode,
+            port=args.port,
+            max_in_flight=args.max_in_flight,
+            translate=args.translate,
+        )
+    )
     await gateway.start()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -110,10 +110,12 @@ def ensure_token(config: Config) -> str:
         return token
     name = _env_name(config)
     if name is not None:
-        raise GatewayError(tr(
-            "${name} is not set: [gateway] token = \"env:{name}\" reads the gateway's token from it; "
-            "export {name}=A_LONG_RANDOM_VALUE, or set token = \"keyring\" to let kvswitch make one"
-        ).format(name=name))
+        raise GatewayError(
+            tr(
+                '${name} is not set: [gateway] token = "env:{name}" reads the gateway\'s token from it; '
+                'export {name}=A_LONG_RANDOM_VALUE, or set token = "keyring" to let kvswitch make one'
+            ).format(name=name)
+        )
     from kvswitch.keys import set_key
 
     token = new_token()

@@ -85,8 +85,9 @@ def start(api: Api, path: str, body: bytes) -> Translation:
     if api == "messages" and path.endswith("/count_tokens"):
         from kvswitch.gateway.translate.messages import count_tokens
 
-        return Translation(api, translator, request, b"", ["input_tokens: estimated as characters/4"],
-                           local=count_tokens(request))
+        return Translation(
+            api, translator, request, b"", ["input_tokens: estimated as characters/4"], local=count_tokens(request)
+        )
     done = translator.request(request)
     return Translation(api, translator, request, json.dumps(done.body).encode(), done.notes)
 

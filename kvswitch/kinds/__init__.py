@@ -61,7 +61,9 @@ CONFIG = "kvswitch"
 """The kind of kvswitch's own config file."""
 KVSWITCH_CONFIG_NAME = "kvswitch.toml"
 
-STRATEGY_FIELDS: tuple[str, ...] = tuple(f for f in COMMON_FIELDS if f.startswith(("cache.", "split.")) and f != "cache.mode")
+STRATEGY_FIELDS: tuple[str, ...] = tuple(
+    f for f in COMMON_FIELDS if f.startswith(("cache.", "split.")) and f != "cache.mode"
+)
 """The common names of a profile's KV-cache settings besides the mode."""
 REQUEST_FIELDS: tuple[str, ...] = tuple(f for f in COMMON_FIELDS if f.startswith("request."))
 """The common names of a profile's request options."""
@@ -69,8 +71,14 @@ REQUEST_FIELDS: tuple[str, ...] = tuple(f for f in COMMON_FIELDS if f.startswith
 _KINDS: dict[str, ClientKind] = {}
 _ALIASES: dict[str, str] = {}
 _BUILTIN = (
-    "own_config", "article_cline", "article_ccswitch",
-    "claude_code", "codex", "cline", "opencode", "qwen_code",
+    "own_config",
+    "article_cline",
+    "article_ccswitch",
+    "claude_code",
+    "codex",
+    "cline",
+    "opencode",
+    "qwen_code",
 )
 
 
@@ -156,9 +164,7 @@ def _parsed(fmt: str, text: str) -> Any:
         return None
 
 
-def detect_kind(
-    path: Path | None, text: str | None = None, *, data_for: Callable[[str], Any] | None = None
-) -> str:
+def detect_kind(path: Path | None, text: str | None = None, *, data_for: Callable[[str], Any] | None = None) -> str:
     """The kind of a file, by its path and content together: each kind scores how sure it
     is (:meth:`ClientKind.detect`) and the surest wins; a tie or no taker is an error.
     ``data_for(format)`` gives the text's values in a format (``None`` when it does not
@@ -180,9 +186,13 @@ def detect_kind(
     names = [k.id for _, k in scores if _ == scores[0][0]] if scores else []
     kinds = ", ".join(k.id for k in all_kinds())
     if names:
-        message = tr("cannot tell which kind of file this is (it could be any of {names}); name it with --kind ({kinds})")
+        message = tr(
+            "cannot tell which kind of file this is (it could be any of {names}); name it with --kind ({kinds})"
+        )
     else:
-        message = tr("cannot tell which kind of file this is (no client kind recognises it); name it with --kind ({kinds})")
+        message = tr(
+            "cannot tell which kind of file this is (no client kind recognises it); name it with --kind ({kinds})"
+        )
     raise UnknownKindError(
         message.format(names=", ".join(names), kinds=kinds),
         Location(path) if path is not None else None,

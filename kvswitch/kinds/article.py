@@ -49,8 +49,10 @@ def endpoints(cf: ConfigFile, d: ModeDefaults, base_path: KeyPath) -> tuple[str,
     base = value.rstrip("/") if isinstance(value, str) and value.strip() else None
     prefill, decode = d.prefill or base, d.decode or base
     if prefill is None or decode is None:
-        message = tr("split mode needs prefill and decode endpoints, and there is no profile, no remembered "
-                     "value and no {key} to take them from")
+        message = tr(
+            "split mode needs prefill and decode endpoints, and there is no profile, no remembered "
+            "value and no {key} to take them from"
+        )
         raise EditError(message.format(key=".".join(map(str, base_path))), cf.locate(base_path))
     return prefill, decode
 
@@ -104,7 +106,7 @@ class ArticleKind(ClientKind):
         want = desired_values(r.profile, r.mode, r.defaults)
         data = cf.data
         return [
-            field for field, path in self.form_fields(data, r.mode).items()
+            field
+            for field, path in self.form_fields(data, r.mode).items()
             if field in want and self.renders(field) and get_path(data, path) != want[field]
         ]
-

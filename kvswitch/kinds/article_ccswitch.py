@@ -73,8 +73,12 @@ class ArticleCCSwitch(ArticleKind):
 
     def lint(self, cf: ConfigFile, subject: Subject, mode: Any) -> Iterator[Finding]:
         if mode == "split" and get_path(cf.data, ("cache", "split")) is MISSING:
-            yield ("KVS110", tr("split mode without a [cache.split] table (prefill_base_url, decode_base_url)"),
-                   ("cache", "mode"), False)
+            yield (
+                "KVS110",
+                tr("split mode without a [cache.split] table (prefill_base_url, decode_base_url)"),
+                ("cache", "mode"),
+                False,
+            )
 
     def model(self) -> Any:
         from kvswitch.models import CCSwitchConfig

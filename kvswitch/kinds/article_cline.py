@@ -268,13 +268,18 @@ class ArticleCline(ArticleKind):
         ]
         if r.mode == "merged":
             body = [
-                ("mode", "merged"), ("chunkSize", d.chunk_size), ("kvCacheDtype", profile.cache.kv_cache_dtype),
+                ("mode", "merged"),
+                ("chunkSize", d.chunk_size),
+                ("kvCacheDtype", profile.cache.kv_cache_dtype),
                 ("enablePrefixCache", profile.cache.prefix_cache),
             ]
         else:
             body = [
-                ("mode", "split"), ("prefillEndpoint", d.prefill), ("decodeEndpoint", d.decode),
-                ("kvTransferProtocol", d.protocol), ("enablePrefixCache", profile.cache.prefix_cache),
+                ("mode", "split"),
+                ("prefillEndpoint", d.prefill),
+                ("decodeEndpoint", d.decode),
+                ("kvTransferProtocol", d.protocol),
+                ("enablePrefixCache", profile.cache.prefix_cache),
             ]
         lines += [f"        {j(k)}: {j(v)}{',' if i < len(body) - 1 else ''}" for i, (k, v) in enumerate(body)]
         lines += ["    }", "}"]

@@ -60,8 +60,13 @@ _CACHE_KEYS = ("chunk_size", "kv_cache_dtype", "prefix_cache")
 _SPLIT_KEYS = ("prefill_base_url", "decode_base_url", "transfer_protocol", "max_transfer_concurrency")
 _REQUEST_KEYS = ("temperature", "max_tokens", "stream", "timeout_seconds")
 COMMON_FIELDS: tuple[str, ...] = (
-    "provider.name", "provider.base_url", "provider.api_key", "provider.model", "cache.mode",
-    *(f"cache.{k}" for k in _CACHE_KEYS), *(f"split.{k}" for k in _SPLIT_KEYS),
+    "provider.name",
+    "provider.base_url",
+    "provider.api_key",
+    "provider.model",
+    "cache.mode",
+    *(f"cache.{k}" for k in _CACHE_KEYS),
+    *(f"split.{k}" for k in _SPLIT_KEYS),
     *(f"request.{k}" for k in _REQUEST_KEYS),
 )
 """The common names a field map may use (the parts of :class:`kvswitch.models.ClientConfig`)."""

@@ -27,8 +27,15 @@ __all__ = ["ClaudeCode"]
 
 _HEADERS = ("env", "ANTHROPIC_CUSTOM_HEADERS")
 _NAMES = ("settings.json", "settings.local.json")
-_OWN_KEYS = ("apiKeyHelper", "includeCoAuthoredBy", "enableAllProjectMcpServers", "statusLine",
-             "cleanupPeriodDays", "forceLoginMethod", "awsAuthRefresh")
+_OWN_KEYS = (
+    "apiKeyHelper",
+    "includeCoAuthoredBy",
+    "enableAllProjectMcpServers",
+    "statusLine",
+    "cleanupPeriodDays",
+    "forceLoginMethod",
+    "awsAuthRefresh",
+)
 """Top-level settings only Claude Code has (a file copied elsewhere is still told by them)."""
 _PERMISSIONS = ("allow", "deny", "ask", "defaultMode")
 
@@ -110,8 +117,9 @@ class ClaudeCode(RealKind):
         old = _lines(get_path(data, _HEADERS))
         lines = list(old)
         for name, value in want.items():
-            at = next((i for i, line in enumerate(lines)
-                       if line.partition(":")[0].strip().lower() == name.lower()), None)
+            at = next(
+                (i for i, line in enumerate(lines) if line.partition(":")[0].strip().lower() == name.lower()), None
+            )
             if at is None:
                 lines.append(f"{name}: {value}")
             elif lines[at].partition(":")[2].strip() != value:
@@ -149,8 +157,11 @@ def _lines(text: Any) -> list[str]:
 
 def _ours(lines: list[str]) -> list[int]:
     """The indexes of the ``X-Cache-Mode`` lines."""
-    return [i for i, line in enumerate(lines)
-            if (parts := line.partition(":"))[1] and parts[0].strip().lower() == MODE_HEADER.lower()]
+    return [
+        i
+        for i, line in enumerate(lines)
+        if (parts := line.partition(":"))[1] and parts[0].strip().lower() == MODE_HEADER.lower()
+    ]
 
 
 @cache

@@ -60,8 +60,12 @@ class Cline(RealKind):
         return (home / ".cline" / "data" / "settings" / "providers.json",)
 
     def detect(self, path: Path | None, data: Any) -> int:
-        if path is not None and path.name == "providers.json" and path.parent.name == "settings" \
-                and path.parent.parent.name == "data":
+        if (
+            path is not None
+            and path.name == "providers.json"
+            and path.parent.name == "settings"
+            and path.parent.parent.name == "data"
+        ):
             return 3
         if isinstance(data, dict) and isinstance(data.get("providers"), dict) and "lastUsedProvider" in data:
             return 2
@@ -97,9 +101,12 @@ class Cline(RealKind):
         headers = settings.get("headers")
         mode = headers.get(MODE_HEADER) if isinstance(headers, dict) else None
         return ClientSettings(
-            url, model=text_value(settings.get("model")), mode=mode if isinstance(mode, str) else None,
+            url,
+            model=text_value(settings.get("model")),
+            mode=mode if isinstance(mode, str) else None,
             headers=self.extra_headers(data, ("providers", provider, "settings", "headers")),
-            key=text_value(settings.get("apiKey")), provider=provider,
+            key=text_value(settings.get("apiKey")),
+            provider=provider,
         )
 
     def plan_mode(self, cf: ConfigFile, mode: Any, defaults: Any) -> Any:

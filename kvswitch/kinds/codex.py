@@ -29,8 +29,14 @@ __all__ = ["Codex"]
 _OURS: KeyPath = ("model_providers", PROVIDER_ID)
 _HEADERS: KeyPath = (*_OURS, "http_headers")
 _OWN_KEYS = (
-    "model_providers", "model_provider", "approval_policy", "sandbox_mode",
-    "model_reasoning_effort", "mcp_servers", "model_verbosity", "sandbox_workspace_write",
+    "model_providers",
+    "model_provider",
+    "approval_policy",
+    "sandbox_mode",
+    "model_reasoning_effort",
+    "mcp_servers",
+    "model_verbosity",
+    "sandbox_workspace_write",
 )
 """Settings only Codex has (at the top, or in a ``[profiles.NAME]`` table)."""
 
@@ -87,10 +93,13 @@ class Codex(RealKind):
             return None
         headers_path: KeyPath = ("model_providers", provider, "http_headers")
         return ClientSettings(
-            url, model=text_value(chosen.get("model", data.get("model"))),
-            headers=self.extra_headers(data, headers_path), mode=_header(table.get("http_headers")),
+            url,
+            model=text_value(chosen.get("model", data.get("model"))),
+            headers=self.extra_headers(data, headers_path),
+            mode=_header(table.get("http_headers")),
             key=text_value(table.get("experimental_bearer_token")),
-            key_env=text_value(table.get("env_key")), provider=provider,
+            key_env=text_value(table.get("env_key")),
+            provider=provider,
         )
 
     def cc_switch_data(self, settings: dict[str, Any], provider_id: str) -> Any:

@@ -102,14 +102,20 @@ class OpenCode(RealKind):
         if url is None:
             return None
         key = options.get("apiKey")
-        env = key[len("{env:"):-1].strip() if isinstance(key, str) and key.startswith("{env:") \
-            and key.endswith("}") else None
+        env = (
+            key[len("{env:") : -1].strip()
+            if isinstance(key, str) and key.startswith("{env:") and key.endswith("}")
+            else None
+        )
         headers = options.get("headers")
         mode = headers.get(MODE_HEADER) if isinstance(headers, dict) else None
         return ClientSettings(
-            url, model=text_value(model), mode=mode if isinstance(mode, str) else None,
+            url,
+            model=text_value(model),
+            mode=mode if isinstance(mode, str) else None,
             headers=self.extra_headers(data, ("provider", provider, "options", "headers")),
-            key=None if _is_reference(key) else text_value(key), key_env=env or None,
+            key=None if _is_reference(key) else text_value(key),
+            key_env=env or None,
             provider=provider,
         )
 
@@ -131,8 +137,12 @@ class OpenCode(RealKind):
             edits.append(Set((*_OURS, "name"), "kvswitch"))
         models = get_path(data, (*_OURS, "models"))
         if not isinstance(models, dict) or r.profile.model not in models:
-            edits.append(Set((*_OURS, "models", r.profile.model) if isinstance(models, dict) else (*_OURS, "models"),
-                             {} if isinstance(models, dict) else {r.profile.model: {}}))
+            edits.append(
+                Set(
+                    (*_OURS, "models", r.profile.model) if isinstance(models, dict) else (*_OURS, "models"),
+                    {} if isinstance(models, dict) else {r.profile.model: {}},
+                )
+            )
         key = get_path(data, (*_OPTIONS, "apiKey"))
         if r.key is None:  # the key stays in the environment
             want = f"{{env:{r.key_env}}}" if r.key_env else None

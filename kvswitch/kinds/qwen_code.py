@@ -43,7 +43,11 @@ class QwenCode(RealKind):
     def detect(self, path: Path | None, data: Any) -> int:
         if path is not None and path.name == "settings.json" and path.parent.name == ".qwen":
             return 3
-        if isinstance(data, dict) and isinstance(get_path(data, _AUTH), dict) and "selectedType" in data["security"]["auth"]:
+        if (
+            isinstance(data, dict)
+            and isinstance(get_path(data, _AUTH), dict)
+            and "selectedType" in data["security"]["auth"]
+        ):
             return 2
         return 0
 

@@ -113,8 +113,7 @@ class RealKind(ClientKind):
         headers = get_path(data, self.headers_path(data) if path is None else path)
         if not isinstance(headers, dict):
             return {}
-        return {str(k): v for k, v in headers.items()
-                if isinstance(v, str) and str(k).lower() != MODE_HEADER.lower()}
+        return {str(k): v for k, v in headers.items() if isinstance(v, str) and str(k).lower() != MODE_HEADER.lower()}
 
     def extra_header_edits(self, cf: ConfigFile, data: Any, want: dict[str, str]) -> list[Edit]:
         """Edits that make the file (``data``: as edited so far) send each header of
@@ -141,9 +140,11 @@ class RealKind(ClientKind):
             return None
         model_path, key_path = self.model_path(data), self.literal_key_path(data)
         return ClientSettings(
-            url, self.url_has_v1,
+            url,
+            self.url_has_v1,
             model=text_value(get_path(data, model_path)) if model_path is not None else None,
-            headers=self.extra_headers(data), mode=self.header(data),
+            headers=self.extra_headers(data),
+            mode=self.header(data),
             key=text_value(get_path(data, key_path)) if key_path is not None else None,
         )
 
@@ -203,8 +204,10 @@ class RealKind(ClientKind):
         d = defaults or ModeDefaults()
         url = self.mode_url(d, mode)
         if url is None:
-            message = tr("switching {client} needs the profile's URL for {mode} mode; register the file "
-                         "(kvswitch client add) so the active profile gives it")
+            message = tr(
+                "switching {client} needs the profile's URL for {mode} mode; register the file "
+                "(kvswitch client add) so the active profile gives it"
+            )
             raise EditError(message.format(client=self.product, mode=mode), cf.locate(()))
         data = cf.data
         if not isinstance(data, dict):
@@ -291,9 +294,6 @@ def _described(data: Any, node: dict[str, Any], root: dict[str, Any]) -> Any:
             out[key] = _described(value, known[key], root)
         elif isinstance(extra, dict):
             out[key] = _described(value, extra, root)  # a table of tables: providers by id
-        elif str(key).lower() in lowered or difflib.get_close_matches(
-            str(key), list(known), n=1, cutoff=NEAR_MISS
-        ):
+        elif str(key).lower() in lowered or difflib.get_close_matches(str(key), list(known), n=1, cutoff=NEAR_MISS):
             out[key] = value  # baseURL for baseUrl, ANTHROPIC_BASEURL…
     return out
-

@@ -135,11 +135,25 @@ class LlamaServer:
     def command(self) -> list[str]:
         """The child's command line."""
         cmd = [
-            self.python, "-m", "kvswitch.lab.llama",
-            "--model", str(self.model_path), "--host", self.host, "--port", str(self.port),
-            "--ctx-size", str(self.ctx_size), "--batch-size", str(self.n_batch),
-            "--ubatch-size", str(self.n_ubatch), "--parallel", str(self.parallel),
-            "--threads", str(self.threads),
+            self.python,
+            "-m",
+            "kvswitch.lab.llama",
+            "--model",
+            str(self.model_path),
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--ctx-size",
+            str(self.ctx_size),
+            "--batch-size",
+            str(self.n_batch),
+            "--ubatch-size",
+            str(self.n_ubatch),
+            "--parallel",
+            str(self.parallel),
+            "--threads",
+            str(self.threads),
         ]
         if self.threads_batch is not None:
             cmd += ["--threads-batch", str(self.threads_batch)]
@@ -189,7 +203,11 @@ class LlamaServer:
             self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self._proc = subprocess.Popen(
-            self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log, env=env,
+            self.command(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env=env,
             start_new_session=self.start_new_session,
         )
         self._finalizer = weakref.finalize(self, _kill, self._proc)
@@ -243,8 +261,9 @@ class LlamaServer:
     def __enter__(self) -> LlamaServer:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     # -- internals -------------------------------------------------------------------------
@@ -267,8 +286,10 @@ class LlamaServer:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise LlamaServerError(tr("no {line} line within {seconds} s").format(
-                    line=LISTENING, seconds=f"{self.startup_timeout:g}") + self._log_tail())
+                raise LlamaServerError(
+                    tr("no {line} line within {seconds} s").format(line=LISTENING, seconds=f"{self.startup_timeout:g}")
+                    + self._log_tail()
+                )
             try:
                 line = self._lines.get(timeout=min(left, 0.5))
             except queue.Empty:
@@ -277,8 +298,9 @@ class LlamaServer:
                 code = None
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     code = self._proc.wait(5) if self._proc is not None else None
-                raise LlamaServerError(tr("the server exited (status {status}) before listening").format(status=code)
-                                       + self._log_tail())
+                raise LlamaServerError(
+                    tr("the server exited (status {status}) before listening").format(status=code) + self._log_tail()
+                )
             url = line.split(" ", 1)[1].strip().rstrip("/")
             if urlsplit(url).port is None:
                 raise LlamaServerError(tr("unexpected {name} line: {line}").format(name=LISTENING, line=repr(line)))
@@ -303,8 +325,12 @@ class LlamaServer:
             finally:
                 conn.close()
             time.sleep(0.05)
-        raise LlamaServerError(tr("{url} not ready within {seconds} s ({last})").format(
-            url=f"{self.url}/health", seconds=f"{self.startup_timeout:g}", last=last) + self._log_tail())
+        raise LlamaServerError(
+            tr("{url} not ready within {seconds} s ({last})").format(
+                url=f"{self.url}/health", seconds=f"{self.startup_timeout:g}", last=last
+            )
+            + self._log_tail()
+        )
 
     def _log_tail(self, limit: int = 3000) -> str:
         text = ""
@@ -333,8 +359,9 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 
 # -- the child process ---------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m kvswitch.lab.llama", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m kvswitch.lab.llama", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("-m", "--model", required=True, help="the GGUF file to serve")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8080, help="0: any free port (see the LISTENING line)")
@@ -343,24 +370,43 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("-ub", "--ubatch-size", type=int, default=512, help="n_ubatch: physical micro-batch")
     ap.add_argument("-np", "--parallel", type=int, default=2, help="slots: requests served at once")
     ap.add_argument("-t", "--threads", type=int, default=2, help="CPU threads for decoding")
-    ap.add_argument("-tb", "--threads-batch", type=int, default=None, help="CPU threads for prefill (default: --threads)")
-    ap.add_argument("--poll", type=int, default=None,
-                    help="how hard idle compute threads spin for work, 0-100 (0: they sleep; llama.cpp: 50)")
+    ap.add_argument(
+        "-tb", "--threads-batch", type=int, default=None, help="CPU threads for prefill (default: --threads)"
+    )
+    ap.add_argument(
+        "--poll",
+        type=int,
+        default=None,
+        help="how hard idle compute threads spin for work, 0-100 (0: they sleep; llama.cpp: 50)",
+    )
     ap.add_argument("--threads-http", type=int, default=-1, help="HTTP worker threads (-1: llama.cpp's choice)")
     ap.add_argument("--metrics", action="store_true", help="serve Prometheus text on GET /metrics")
     ap.add_argument("--slot-save-path", default=None, help="directory for POST /slots/{id}?action=save|restore")
     ap.add_argument("--no-cont-batching", action="store_true", help="turn continuous batching off")
-    ap.add_argument("--no-cache-prompt", action="store_true", help="prefix reuse off by default (requests may still ask)")
-    ap.add_argument("--cache-ram", type=int, default=None,
-                    help="MiB of host memory for llama.cpp's prompt cache across slots (0: off)")
+    ap.add_argument(
+        "--no-cache-prompt", action="store_true", help="prefix reuse off by default (requests may still ask)"
+    )
+    ap.add_argument(
+        "--cache-ram",
+        type=int,
+        default=None,
+        help="MiB of host memory for llama.cpp's prompt cache across slots (0: off)",
+    )
     ap.add_argument("--no-slots", action="store_true", help="do not serve GET /slots")
     ap.add_argument("--alias", default=None, help="the model name /v1/models reports")
     ap.add_argument("--no-warmup", action="store_true", help="skip llama.cpp's warm-up decode at load")
     ap.add_argument("--verbosity", type=int, default=None, help="llama.cpp's log verbosity")
-    ap.add_argument("--cpus", default=None, type=_cpu_list,
-                    help="pin the server (all its threads) to these CPUs, e.g. 0 or 0,1 (Linux)")
-    ap.add_argument("--grammar", default=None,
-                    help="a GBNF grammar for every request that brings none of its own (llama-server's --grammar)")
+    ap.add_argument(
+        "--cpus",
+        default=None,
+        type=_cpu_list,
+        help="pin the server (all its threads) to these CPUs, e.g. 0 or 0,1 (Linux)",
+    )
+    ap.add_argument(
+        "--grammar",
+        default=None,
+        help="a GBNF grammar for every request that brings none of its own (llama-server's --grammar)",
+    )
     return ap
 
 
@@ -412,7 +458,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         params.verbosity = args.verbosity
     if args.grammar:
         params.sampling.grammar = xllamacpp.CommonGrammar(
-            xllamacpp.common_grammar_type.COMMON_GRAMMAR_TYPE_USER, args.grammar)
+            xllamacpp.common_grammar_type.COMMON_GRAMMAR_TYPE_USER, args.grammar
+        )
 
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -130,7 +130,8 @@ def require_lab() -> None:
     if missing:
         raise LabUnavailableError(
             tr("the lab needs the 'lab' extra ({missing} not installed): {install}").format(
-                missing=", ".join(missing), install=INSTALL_HINT)
+                missing=", ".join(missing), install=INSTALL_HINT
+            )
         )
 
 
@@ -151,9 +152,17 @@ class LabProcess:
     pidfile: Path | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"role": self.role, "pid": self.pid, "state": self.state, "reason": self.reason, "port": self.port,
-                "url": self.url, "healthy": self.healthy, "cpus": self.cpus,
-                "pidfile": str(self.pidfile) if self.pidfile else None}
+        return {
+            "role": self.role,
+            "pid": self.pid,
+            "state": self.state,
+            "reason": self.reason,
+            "port": self.port,
+            "url": self.url,
+            "healthy": self.healthy,
+            "cpus": self.cpus,
+            "pidfile": str(self.pidfile) if self.pidfile else None,
+        }
 
 
 @dataclass
@@ -186,18 +195,32 @@ class LabStatus:
         out: dict[str, str] = {}
         if self.port is not None:
             root = f"http://127.0.0.1:{self.port}"
-            out.update({"base_url": f"{root}/v1", "merged": f"{root}/merged/v1", "split": f"{root}/split/v1",
-                        "metrics": f"{root}/metrics", "handoffs": f"{root}/lab/handoffs"})
+            out.update(
+                {
+                    "base_url": f"{root}/v1",
+                    "merged": f"{root}/merged/v1",
+                    "split": f"{root}/split/v1",
+                    "metrics": f"{root}/metrics",
+                    "handoffs": f"{root}/lab/handoffs",
+                }
+            )
         for p in self.processes:
             if p.role in SERVERS and p.url:
                 out[f"{p.role}_server"] = p.url
         return out
 
     def as_dict(self) -> dict[str, Any]:
-        return {"running": self.running, "healthy": self.healthy, "directory": str(self.directory),
-                "preset": self.preset, "chunk_size": self.chunk_size, "port": self.port,
-                "answer_chars": self.answer_chars, "urls": self.urls(),
-                "processes": [p.as_dict() for p in self.processes]}
+        return {
+            "running": self.running,
+            "healthy": self.healthy,
+            "directory": str(self.directory),
+            "preset": self.preset,
+            "chunk_size": self.chunk_size,
+            "port": self.port,
+            "answer_chars": self.answer_chars,
+            "urls": self.urls(),
+            "processes": [p.as_dict() for p in self.processes],
+        }
 
 
 def status(*, check_health: bool = True) -> LabStatus:
@@ -213,8 +236,14 @@ def status(*, check_health: bool = True) -> LabStatus:
             proc.healthy = _healthy(proc.url)
         processes.append(proc)
     router = records.get("router", {})
-    return LabStatus(processes, lab_dir(), preset=router.get("preset"), chunk_size=router.get("chunk_size"),
-                     port=router.get("port"), answer_chars=_whole(router.get("answer_chars")))
+    return LabStatus(
+        processes,
+        lab_dir(),
+        preset=router.get("preset"),
+        chunk_size=router.get("chunk_size"),
+        port=router.get("port"),
+        answer_chars=_whole(router.get("answer_chars")),
+    )
 
 
 def _whole(value: Any) -> int:
@@ -257,8 +286,9 @@ def up(
     from kvswitch.lab.model import PRESETS
 
     if preset not in PRESETS:
-        raise LabError(tr("unknown preset {preset} (known: {known})").format(
-            preset=repr(preset), known=", ".join(sorted(PRESETS))))
+        raise LabError(
+            tr("unknown preset {preset} (known: {known})").format(preset=repr(preset), known=", ".join(sorted(PRESETS)))
+        )
     if not 0 < port < 65536:
         raise LabError(tr("port {port} is not a TCP port").format(port=port))
     if threads < 1:
@@ -266,25 +296,36 @@ def up(
     if chunk_size is not None and chunk_size < 1:
         raise LabError(tr("{option} must be at least 1").format(option="--chunk-size"))
     if answer_chars is not None and not 0 <= answer_chars <= MAX_ANSWER_CHARS:
-        raise LabError(tr("--answer-chars must be 0 (answers run to max_tokens) to {most}").format(
-            most=MAX_ANSWER_CHARS))
+        raise LabError(
+            tr("--answer-chars must be 0 (answers run to max_tokens) to {most}").format(most=MAX_ANSWER_CHARS)
+        )
     current = status()
     if current.running:
         result = UpResult(True, current)
         wanted = {"port": port, "preset": preset, "chunk size": chunk_size, "answer chars": answer_chars}
-        have = {"port": current.port, "preset": current.preset, "chunk size": current.chunk_size,
-                "answer chars": current.answer_chars}
+        have = {
+            "port": current.port,
+            "preset": current.preset,
+            "chunk size": current.chunk_size,
+            "answer chars": current.answer_chars,
+        }
         differ = [k for k, v in wanted.items() if v is not None and v != have[k]]
         if differ:
-            result.notes.append(tr("the running lab has {settings}; run kvswitch lab down first to change it").format(
-                settings=_listed([_setting(k, have[k]) for k in differ])))
+            result.notes.append(
+                tr("the running lab has {settings}; run kvswitch lab down first to change it").format(
+                    settings=_listed([_setting(k, have[k]) for k in differ])
+                )
+            )
         return result
     alive = [p for p in current.processes if p.state == "running"]
     if alive:
         names = describe(alive)
         missing = ", ".join(r for r in ROLES if r not in {p.role for p in alive})
-        raise LabError(tr("the lab is partly up: {running} run, {missing} do not; run kvswitch lab down first").format(
-            running=names, missing=missing))
+        raise LabError(
+            tr("the lab is partly up: {running} run, {missing} do not; run kvswitch lab down first").format(
+                running=names, missing=missing
+            )
+        )
     require_lab()
     cleared = list(current.processes)  # pidfiles of processes that are gone or not ours
     for p in cleared:
@@ -309,15 +350,21 @@ def up(
     try:
         urls: dict[str, str] = {}
         for role in SERVERS:
-            proc, url = _start_server(role, model, preset, chunk, threads, pins.get(role), startup_timeout,
-                                      answers)
+            proc, url = _start_server(role, model, preset, chunk, threads, pins.get(role), startup_timeout, answers)
             started.append((role, proc))
             urls[role] = url
             _write_pidfile(role, proc.pid, url=url, preset=preset, chunk_size=chunk, answer_chars=answers)
         proc = _start_router(port, urls, startup_timeout)
         started.append(("router", proc))
-        _write_pidfile("router", proc.pid, url=f"http://127.0.0.1:{port}", preset=preset, chunk_size=chunk,
-                       port=port, answer_chars=answers)
+        _write_pidfile(
+            "router",
+            proc.pid,
+            url=f"http://127.0.0.1:{port}",
+            preset=preset,
+            chunk_size=chunk,
+            port=port,
+            answer_chars=answers,
+        )
     except BaseException:
         for _role, proc in reversed(started):
             _stop_child(proc)
@@ -374,7 +421,7 @@ def _foreign_profile(provider: str) -> str:
     return tr(
         "a profile named '{name}' exists that the lab did not make (its provider is {provider}, the "
         "lab's is '{name}'); the lab leaves it alone and starts nothing. Rename it (kvswitch profile "
-        "rename {name} NEW-NAME) and run kvswitch lab up again, or set provider = \"{name}\" in it to "
+        'rename {name} NEW-NAME) and run kvswitch lab up again, or set provider = "{name}" in it to '
         "let the lab keep its URLs, model and key reference up to date"
     ).format(name=PROFILE, provider=repr(provider))
 
@@ -385,8 +432,11 @@ def _check_port_free(port: int) -> None:
         try:
             sock.bind(("127.0.0.1", port))
         except OSError as exc:
-            raise LabError(tr("port {port} on 127.0.0.1 is in use ({reason}); choose another with --port").format(
-                port=port, reason=exc.strerror)) from None
+            raise LabError(
+                tr("port {port} on 127.0.0.1 is in use ({reason}); choose another with --port").format(
+                    port=port, reason=exc.strerror
+                )
+            ) from None
 
 
 def _ensure_model(preset: str) -> tuple[Path, bool]:
@@ -414,26 +464,47 @@ def _pins(threads: int) -> dict[str, list[int]]:
     if len(cpus) < 2:
         return {}
     k = max(1, min(threads, len(cpus) // 2))
-    return {"prefill": cpus[:k], "decode": cpus[k:2 * k], "merged": cpus}
+    return {"prefill": cpus[:k], "decode": cpus[k : 2 * k], "merged": cpus}
 
 
-def _start_server(role: str, model: Path, preset: str, chunk: int, threads: int, cpus: list[int] | None,
-                  timeout: float, answer_chars: int = 0) -> tuple[subprocess.Popen[bytes], str]:
+def _start_server(
+    role: str,
+    model: Path,
+    preset: str,
+    chunk: int,
+    threads: int,
+    cpus: list[int] | None,
+    timeout: float,
+    answer_chars: int = 0,
+) -> tuple[subprocess.Popen[bytes], str]:
     from kvswitch.lab.llama import LlamaServer, LlamaServerError
 
     batch = chunk if role == "merged" else max(512, chunk)
     server = LlamaServer(
-        model, port=0, ctx_size=CTX_PER_SLOT * SLOTS, n_batch=batch, n_ubatch=batch, parallel=SLOTS,
-        threads=threads, metrics=True, slot_save_path=slot_dir() if role != "merged" else None,
-        alias=model_alias(preset), log_path=lab_dir() / f"{role}.log", startup_timeout=timeout, cpus=cpus,
-        start_new_session=True, grammar=answer_grammar(answer_chars) if answer_chars else None,
+        model,
+        port=0,
+        ctx_size=CTX_PER_SLOT * SLOTS,
+        n_batch=batch,
+        n_ubatch=batch,
+        parallel=SLOTS,
+        threads=threads,
+        metrics=True,
+        slot_save_path=slot_dir() if role != "merged" else None,
+        alias=model_alias(preset),
+        log_path=lab_dir() / f"{role}.log",
+        startup_timeout=timeout,
+        cpus=cpus,
+        start_new_session=True,
+        grammar=answer_grammar(answer_chars) if answer_chars else None,
     )
     try:
         server.start()
     except LlamaServerError as exc:
         if "libgomp" in str(exc):
-            text = tr("the {role} server did not start (install the system's OpenMP runtime: "
-                      "apt-get install libgomp1): {error}")
+            text = tr(
+                "the {role} server did not start (install the system's OpenMP runtime: "
+                "apt-get install libgomp1): {error}"
+            )
         else:
             text = tr("the {role} server did not start: {error}")
         raise LabError(text.format(role=role, error=exc)) from None
@@ -445,12 +516,31 @@ def _start_server(role: str, model: Path, preset: str, chunk: int, threads: int,
 
 def _start_router(port: int, urls: dict[str, str], timeout: float) -> subprocess.Popen[bytes]:
     log = lab_dir() / "router.log"
-    cmd = [sys.executable, "-m", "kvswitch.lab.router", "--port", str(port), "--merged", urls["merged"],
-           "--prefill", urls["prefill"], "--decode", urls["decode"], "--slot-dir", str(slot_dir())]
+    cmd = [
+        sys.executable,
+        "-m",
+        "kvswitch.lab.router",
+        "--port",
+        str(port),
+        "--merged",
+        urls["merged"],
+        "--prefill",
+        urls["prefill"],
+        "--decode",
+        urls["decode"],
+        "--slot-dir",
+        str(slot_dir()),
+    ]
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, start_new_session=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     finally:
         os.close(fd)
     _CHILDREN[proc.pid] = proc
@@ -458,14 +548,17 @@ def _start_router(port: int, urls: dict[str, str], timeout: float) -> subprocess
     url = f"http://127.0.0.1:{port}"
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise LabError(tr("the router exited (status {status}) while starting").format(status=proc.returncode)
-                           + _tail(log))
+            raise LabError(
+                tr("the router exited (status {status}) while starting").format(status=proc.returncode) + _tail(log)
+            )
         if _healthy(url, timeout=2.0):
             return proc
         time.sleep(0.05)
     _stop_child(proc)
-    raise LabError(tr("the router at {url} was not healthy within {seconds} s").format(
-        url=url, seconds=f"{timeout:g}") + _tail(log))
+    raise LabError(
+        tr("the router at {url} was not healthy within {seconds} s").format(url=url, seconds=f"{timeout:g}")
+        + _tail(log)
+    )
 
 
 def _tail(path: Path, limit: int = 2000) -> str:
@@ -644,8 +737,14 @@ def _pidfile(role: str) -> Path:
 def _write_pidfile(role: str, pid: int, **info: Any) -> None:
     from kvswitch.io import write_private
 
-    record = {"role": role, "pid": pid, "start_time": procs.start_time(pid), "cmdline_mark": MARK,
-              "written": time.time(), **info}
+    record = {
+        "role": role,
+        "pid": pid,
+        "start_time": procs.start_time(pid),
+        "cmdline_mark": MARK,
+        "written": time.time(),
+        **info,
+    }
     write_private(_pidfile(role), (json.dumps(record, indent=1) + "\n").encode())
 
 
@@ -658,7 +757,9 @@ def _read_pidfiles() -> dict[str, dict[str, Any]]:
         except FileNotFoundError:
             continue
         except OSError as exc:
-            out[role] = {"_error": tr("cannot read the pidfile {path}: {reason}").format(path=path, reason=exc.strerror)}
+            out[role] = {
+                "_error": tr("cannot read the pidfile {path}: {reason}").format(path=path, reason=exc.strerror)
+            }
             continue
         try:
             rec = json.loads(text)
@@ -684,8 +785,9 @@ def _identify(role: str, rec: dict[str, Any]) -> LabProcess:
     if "_error" in rec:
         return LabProcess(role, None, "stale", rec["_error"], pidfile=path)
     pid = int(rec["pid"])
-    proc = LabProcess(role, pid, "running", port=rec.get("port"), url=rec.get("url"),
-                      start_time=rec.get("start_time"), pidfile=path)
+    proc = LabProcess(
+        role, pid, "running", port=rec.get("port"), url=rec.get("url"), start_time=rec.get("start_time"), pidfile=path
+    )
     if proc.port is None and proc.url:
         with contextlib.suppress(ValueError):
             proc.port = int(str(proc.url).rsplit(":", 1)[1])
@@ -712,15 +814,17 @@ def _check(pid: int, start_time: Any) -> tuple[str, str | None]:
     if state in ("Z", "X"):
         return "gone", tr("process {pid} has exited").format(pid=pid)
     if not isinstance(start_time, int) or started != start_time:
-        return "stale", tr("pid {pid} now belongs to another process (its start time differs from the recorded "
-                           "one)").format(pid=pid)
+        return "stale", tr(
+            "pid {pid} now belongs to another process (its start time differs from the recorded one)"
+        ).format(pid=pid)
     try:
         cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return "gone", tr("no process {pid}").format(pid=pid)
     if MARK not in cmdline:
         return "stale", tr("pid {pid} is not a kvswitch lab process (its command line: {cmdline})").format(
-            pid=pid, cmdline=repr(cmdline[:80]))
+            pid=pid, cmdline=repr(cmdline[:80])
+        )
     return "running", None
 
 

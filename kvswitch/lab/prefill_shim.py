@@ -57,9 +57,7 @@ from kvswitch.http_serving import (
 
 __all__ = ["COMPLETIONS", "LISTENING", "PrefillShim", "PrefillShimError", "main", "prefill_body"]
 
-COMPLETIONS = frozenset(
-    {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/completion"}
-)
+COMPLETIONS = frozenset({"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/completion"})
 """The paths whose requests are turned into one-token, non-streamed prefills."""
 LISTENING = "LISTENING"
 _DROPPED = ("max_completion_tokens", "n_predict", "stream_options")
@@ -86,8 +84,9 @@ class PrefillShim:
     """The shim as an aiohttp server on ``host:port`` (``port=0``: any free port; :attr:`url`
     tells which once :meth:`start` returns) in front of ``upstream`` (``http://host:port``)."""
 
-    def __init__(self, upstream: str, *, host: str = "127.0.0.1", port: int = 0,
-                 upstream_timeout: float = 600.0) -> None:
+    def __init__(
+        self, upstream: str, *, host: str = "127.0.0.1", port: int = 0, upstream_timeout: float = 600.0
+    ) -> None:
         self.upstream = _origin(upstream)
         self.host = host
         self.port = port
@@ -178,8 +177,15 @@ async def _read_body(request: web.BaseRequest) -> bytes:
 
 def _origin(url: str) -> URL:
     parsed = URL(url)
-    if (parsed.scheme != "http" or not parsed.host or parsed.user is not None or parsed.password is not None
-            or parsed.path not in ("", "/") or parsed.query_string or parsed.fragment):
+    if (
+        parsed.scheme != "http"
+        or not parsed.host
+        or parsed.user is not None
+        or parsed.password is not None
+        or parsed.path not in ("", "/")
+        or parsed.query_string
+        or parsed.fragment
+    ):
         raise PrefillShimError(f"the prefill server must be a plain http://host:port URL, not {url!r}")
     return parsed.with_path("")
 
@@ -190,8 +196,11 @@ def _error(message: str, status: int, kind: str = "invalid_request_error") -> di
 
 # -- the process ---------------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m kvswitch.lab.prefill_shim", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m kvswitch.lab.prefill_shim",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--upstream", required=True, help="the llama.cpp prefill server, http://host:port")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0, help="0: any free port (see the LISTENING line)")

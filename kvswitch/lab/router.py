@@ -101,9 +101,7 @@ HANDOFF_PREFIX = "kvswitch-lab-"
 INSTANCES = ("merged", "prefill", "decode")
 MODES = ("merged", "split")
 LISTENING = "LISTENING"
-COMPLETIONS = frozenset(
-    {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions"}
-)
+COMPLETIONS = frozenset({"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions"})
 """The paths a completion request may have (after a ``/merged`` or ``/split`` prefix)."""
 HEAD_TIMEOUT = 10.0
 """Seconds a connection may take to send a whole request head (from its opening, or from the
@@ -154,23 +152,18 @@ class _Answer:
         return json.loads(self.body)
 
     def response(self) -> web.Response:
-        return web.Response(
-            status=self.status, body=self.body, headers={"Content-Type": self.content_type}
-        )
+        return web.Response(status=self.status, body=self.body, headers={"Content-Type": self.content_type})
 
 
 class _Refuse(asyncio.Protocol):
     """A connection past the cap: a 503, then closed, without reading it."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        body = json.dumps(
-            _error("the lab router has too many open connections; try again", 503)
-        ).encode()
+        body = json.dumps(_error("the lab router has too many open connections; try again", 503)).encode()
         assert isinstance(transport, asyncio.Transport)
         transport.write(
             b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\nConnection: close\r\nRetry-After: 1\r\n\r\n%b"
-            % (len(body), body)
+            b"Content-Length: %d\r\nConnection: close\r\nRetry-After: 1\r\n\r\n%b" % (len(body), body)
         )
         transport.close()
 
@@ -229,9 +222,7 @@ class _Stats:
     save: _Summary = field(default_factory=_Summary)
     restore: _Summary = field(default_factory=_Summary)
     decode_ttft: _Summary = field(default_factory=_Summary)
-    recent: collections.deque[Handoff] = field(
-        default_factory=lambda: collections.deque(maxlen=100)
-    )
+    recent: collections.deque[Handoff] = field(default_factory=lambda: collections.deque(maxlen=100))
     refused: int = 0
 
 
@@ -389,16 +380,12 @@ class Router:
                     if len(body) > _MAX_BODY:
                         raise _Refused(413, f"the request body is larger than {_MAX_BODY} bytes")
         except TimeoutError:
-            raise _Refused(
-                408, f"the request body did not arrive within {self.body_timeout:g} s"
-            ) from None
+            raise _Refused(408, f"the request body did not arrive within {self.body_timeout:g} s") from None
         except web.RequestPayloadError as exc:  # llhttp refused its framing (a bad chunk size…)
             raise _Refused(400, f"malformed request body: {first_line(exc)}") from None
         return bytes(body)
 
-    async def _dispatch(
-        self, request: web.BaseRequest, path: str, body: bytes
-    ) -> web.StreamResponse:
+    async def _dispatch(self, request: web.BaseRequest, path: str, body: bytes) -> web.StreamResponse:
         mode_from_path = None
         for mode in MODES:
             if path == f"/{mode}" or path.startswith(f"/{mode}/"):
@@ -418,19 +405,13 @@ class Router:
                         headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
                     )
                 if path in ("/v1/models", "/models"):
-                    answer = await self._call(
-                        "merged", "GET", path, None, _forward_headers(request.headers)
-                    )
+                    answer = await self._call("merged", "GET", path, None, _forward_headers(request.headers))
                     return answer.response()
                 if path == "/lab/handoffs":
                     return json_response(200, {"handoffs": [h.as_dict() for h in self.stats.recent]})
                 return json_response(404, _error(f"no route for GET {shown(path)}", 404))
             if method == "POST" and path in COMPLETIONS:
-                mode = (
-                    mode_from_path
-                    or request.headers.get("X-Cache-Mode", "merged").strip().lower()
-                    or "merged"
-                )
+                mode = mode_from_path or request.headers.get("X-Cache-Mode", "merged").strip().lower() or "merged"
                 if mode not in MODES:
                     return json_response(
                         400,
@@ -485,17 +466,11 @@ class Router:
         url = self._url(instance, path)
         if query:
             url = url.with_query(query)
-        limit = (
-            aiohttp.ClientTimeout(total=timeout) if timeout is not None else self._session.timeout
-        )
+        limit = aiohttp.ClientTimeout(total=timeout) if timeout is not None else self._session.timeout
         try:
-            async with self._session.request(
-                method, url, data=body, headers=headers, timeout=limit
-            ) as resp:
+            async with self._session.request(method, url, data=body, headers=headers, timeout=limit) as resp:
                 data = await read_capped(resp, _MAX_UPSTREAM_BODY)
-                return _Answer(
-                    resp.status, resp.headers.get("Content-Type", "application/json"), data
-                )
+                return _Answer(resp.status, resp.headers.get("Content-Type", "application/json"), data)
         except (aiohttp.ClientError, TimeoutError, AnswerTooLarge) as exc:
             raise _Upstream(f"{instance} server ({url}): {why(exc)}") from exc
 
@@ -518,14 +493,10 @@ class Router:
         )
 
     # -- merged ------------------------------------------------------------------------------
-    async def _merged(
-        self, path: str, request: web.BaseRequest, body: bytes
-    ) -> tuple[web.StreamResponse, bool]:
+    async def _merged(self, path: str, request: web.BaseRequest, body: bytes) -> tuple[web.StreamResponse, bool]:
         t0 = time.perf_counter()
         watch = StreamClock(t0)
-        response, status = await self._relay(
-            "merged", path, body, _forward_headers(request.headers), request, watch
-        )
+        response, status = await self._relay("merged", path, body, _forward_headers(request.headers), request, watch)
         if status == 200 and watch.ttft is not None:
             self.stats.ttft["merged"].observe(watch.ttft)
         return response, status == 200
@@ -605,9 +576,7 @@ class Router:
                     return len(slots)
         return 1
 
-    async def _split(
-        self, path: str, request: web.BaseRequest, raw: bytes
-    ) -> tuple[web.StreamResponse, bool]:
+    async def _split(self, path: str, request: web.BaseRequest, raw: bytes) -> tuple[web.StreamResponse, bool]:
         t0 = time.perf_counter()
         try:
             data = json.loads(raw or b"null")
@@ -790,9 +759,7 @@ class Router:
         st = self.stats
         lines: list[str] = []
 
-        def family(
-            name: str, kind: str, help_text: str, samples: Sequence[tuple[str, float]]
-        ) -> None:
+        def family(name: str, kind: str, help_text: str, samples: Sequence[tuple[str, float]]) -> None:
             lines.append(f"# HELP {name} {help_text}")
             lines.append(f"# TYPE {name} {kind}")
             lines.extend(f"{sample} {_num(value)}" for sample, value in samples)
@@ -886,13 +853,7 @@ class Router:
                 for i, (status, _) in zip(INSTANCES, answers, strict=True)
             ],
         )
-        lines += _relabel(
-            [
-                (i, text)
-                for i, (status, text) in zip(INSTANCES, answers, strict=True)
-                if status == 200
-            ]
-        )
+        lines += _relabel([(i, text) for i, (status, text) in zip(INSTANCES, answers, strict=True) if status == 200])
         return "\n".join(lines) + "\n"
 
 
@@ -915,8 +876,7 @@ def _origin(name: str, url: str) -> URL:
 def _forward_headers(headers: Any) -> dict[str, str]:
     """A client's headers as sent on to a server: hop-by-hop ones (and those ``Connection``
     names) and ``X-Cache-Mode`` dropped, no compression asked for."""
-    out = {k: v for k, v in forwarded_headers(headers).items()
-           if not k.lower().startswith("x-cache-mode")}
+    out = {k: v for k, v in forwarded_headers(headers).items() if not k.lower().startswith("x-cache-mode")}
     out["Accept-Encoding"] = "identity"
     return out
 
@@ -973,9 +933,7 @@ def _relabel(texts: Sequence[tuple[str, str]]) -> list[str]:
                     if entry[key] is None:
                         entry[key] = line
                 continue
-            name_end = min(
-                (i for i in (line.find("{"), line.find(" ")) if i >= 0), default=len(line)
-            )
+            name_end = min((i for i in (line.find("{"), line.find(" ")) if i >= 0), default=len(line))
             name = line[:name_end]
             label = f'instance="{instance}"'
             if line[name_end : name_end + 1] == "{":
@@ -1001,15 +959,11 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument(
-        "--port", type=int, default=18080, help="0: any free port (see the LISTENING line)"
-    )
+    ap.add_argument("--port", type=int, default=18080, help="0: any free port (see the LISTENING line)")
     ap.add_argument("--merged", required=True, help="the merged server, http://host:port")
     ap.add_argument("--prefill", required=True, help="the prefill server, http://host:port")
     ap.add_argument("--decode", required=True, help="the decode server, http://host:port")
-    ap.add_argument(
-        "--slot-dir", required=True, help="the --slot-save-path both split servers share"
-    )
+    ap.add_argument("--slot-dir", required=True, help="the --slot-save-path both split servers share")
     ap.add_argument("--prefill-slots", type=int, default=None, help="default: the server's /slots")
     ap.add_argument("--decode-slots", type=int, default=None, help="default: the server's /slots")
     ap.add_argument(

@@ -58,7 +58,8 @@ class ClineSettings(StrictModel):
 
     api_provider: str = Field("openai-compatible", alias="cline.apiProvider")
     open_ai_base_url: str | None = Field(
-        None, alias="cline.openAiBaseUrl",
+        None,
+        alias="cline.openAiBaseUrl",
         description="Bare address, no trailing slash (clients would join it into '//').",
     )
     open_ai_api_key: SecretStr | None = Field(None, alias="cline.openAiApiKey")

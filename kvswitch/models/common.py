@@ -26,6 +26,7 @@ __all__ = [
     "TransferProtocol",
 ]
 
+
 class StrictModel(BaseModel):
     """Base of every file model: strict types (no ``"512"`` for 512), unknown keys kept
     (lint reports them), and input values never echoed in error text (keys are secrets)."""
@@ -46,16 +47,11 @@ class ProviderSettings(StrictModel):
     name: str | None = Field(None, description="Provider name, for people.")
     base_url: str | None = Field(
         None,
-        description="Bare http(s) address: no trailing slash (clients would join it into '//'), "
-        "no query string.",
+        description="Bare http(s) address: no trailing slash (clients would join it into '//'), no query string.",
         examples=["https://taotoken.net/api"],
     )
-    api_key: SecretStr | None = Field(
-        None, description="API key; better kept in the OS keyring (kvswitch key set)."
-    )
-    model: str | None = Field(
-        None, description="Model id as the provider lists it (another name fails with 404)."
-    )
+    api_key: SecretStr | None = Field(None, description="API key; better kept in the OS keyring (kvswitch key set).")
+    model: str | None = Field(None, description="Model id as the provider lists it (another name fails with 404).")
 
 
 class CacheSettings(StrictModel):
@@ -72,9 +68,7 @@ class CacheSettings(StrictModel):
         description="Tokens per prefill chunk in merged mode; a multiple of 64, 512-1024 "
         "suits most 7B models. Ignored in split mode.",
     )
-    kv_cache_dtype: str = Field(
-        "auto", description="KV cache data type; auto lets the backend choose."
-    )
+    kv_cache_dtype: str = Field("auto", description="KV cache data type; auto lets the backend choose.")
     prefix_cache: bool = Field(True, description="Reuse cached prefixes; on in both modes.")
 
 
@@ -83,12 +77,8 @@ class SplitSettings(StrictModel):
 
     prefill_base_url: str | None = Field(None, description="Prefill instance (http/https).")
     decode_base_url: str | None = Field(None, description="Decode instance (http/https).")
-    transfer_protocol: TransferProtocol = Field(
-        "layer-wise", description="layer-wise overlaps transfer with compute."
-    )
-    max_transfer_concurrency: int = Field(
-        4, description="KV layers transferred in parallel; 1-8, 4 is a stable start."
-    )
+    transfer_protocol: TransferProtocol = Field("layer-wise", description="layer-wise overlaps transfer with compute.")
+    max_transfer_concurrency: int = Field(4, description="KV layers transferred in parallel; 1-8, 4 is a stable start.")
 
 
 class RequestOptions(StrictModel):

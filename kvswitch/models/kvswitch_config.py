@@ -41,9 +41,7 @@ appended (S-07, S-21); ``includes-v1``: the base ends in ``/v1``."""
 class MergedProfile(StrictModel):
     """Settings that only matter in merged mode."""
 
-    url: str | None = Field(
-        None, description="The merged instance: clients use it in merged mode (default: base_url)."
-    )
+    url: str | None = Field(None, description="The merged instance: clients use it in merged mode (default: base_url).")
     chunk_size: int = Field(512, ge=1, description="Prefill chunk in tokens, a multiple of 64.")
 
 
@@ -76,17 +74,14 @@ class AutoRoute(StrictModel):
     ``split_from_tokens``, or ``busy_split_from_tokens`` while ``busy_in_flight`` requests are
     being served; else merged."""
 
-    split_from_tokens: int = Field(
-        LONG_PROMPT, ge=1, description="New prompt tokens from which a request goes split."
-    )
+    split_from_tokens: int = Field(LONG_PROMPT, ge=1, description="New prompt tokens from which a request goes split.")
     busy_in_flight: int = Field(
         HIGH_CONCURRENCY, ge=1, description="Requests in flight from which load counts as heavy."
     )
     busy_split_from_tokens: int = Field(
         SHORT_PROMPT,
         ge=1,
-        description="New prompt tokens from which a request goes split under heavy load "
-        "(at most split_from_tokens).",
+        description="New prompt tokens from which a request goes split under heavy load (at most split_from_tokens).",
     )
     sticky: bool = Field(
         True,
@@ -99,8 +94,10 @@ class AutoRoute(StrictModel):
         if self.busy_split_from_tokens > self.split_from_tokens:
             from kvswitch.i18n import tr
 
-            message = tr("busy_split_from_tokens ({busy}) is above split_from_tokens ({threshold}): under load "
-                         "the threshold only goes down")
+            message = tr(
+                "busy_split_from_tokens ({busy}) is above split_from_tokens ({threshold}): under load "
+                "the threshold only goes down"
+            )
             raise ValueError(message.format(busy=self.busy_split_from_tokens, threshold=self.split_from_tokens))
         return self
 
@@ -126,9 +123,7 @@ class Profile(StrictModel):
     auto: AutoRoute = Field(
         default_factory=AutoRoute, description="When the gateway's auto route sends a request split."
     )
-    mode_header: bool = Field(
-        True, description="Clients that take extra headers send X-Cache-Mode: merged|split."
-    )
+    mode_header: bool = Field(True, description="Clients that take extra headers send X-Cache-Mode: merged|split.")
     headers: dict[str, str] = Field(
         default_factory=dict,
         description="Extra headers the clients send (never a key: keys live in the keyring).",

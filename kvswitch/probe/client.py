@@ -80,12 +80,25 @@ class RequestResult:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "mode": self.mode, "ok": self.ok, "error": self.error, "status": self.status,
-            "connect": self.connect, "ttfb": self.ttfb, "first_event": self.first_event,
-            "ttft": self.ttft, "ttfot": self.ttfot, "e2e": self.e2e, "tpot": self.tpot,
-            "itl": self.itl, "token_events": self.token_events, "output_tokens": self.output_tokens,
-            "prompt_tokens": self.prompt_tokens, "cached_tokens": self.cached_tokens,
-            "server_prompt_ms": self.server_prompt_ms, "done": self.done, "background": self.background,
+            "mode": self.mode,
+            "ok": self.ok,
+            "error": self.error,
+            "status": self.status,
+            "connect": self.connect,
+            "ttfb": self.ttfb,
+            "first_event": self.first_event,
+            "ttft": self.ttft,
+            "ttfot": self.ttfot,
+            "e2e": self.e2e,
+            "tpot": self.tpot,
+            "itl": self.itl,
+            "token_events": self.token_events,
+            "output_tokens": self.output_tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
+            "server_prompt_ms": self.server_prompt_ms,
+            "done": self.done,
+            "background": self.background,
         }
 
 
@@ -168,9 +181,14 @@ async def stream_chat(
             marks["t0"] = now
 
     request = client.build_request(
-        "POST", url, json=body, headers={**headers, "Accept": "text/event-stream", "Accept-Encoding": "identity"},
-        extensions={"trace": trace, "timeout": {"connect": stall_timeout, "read": stall_timeout,
-                                                "write": stall_timeout, "pool": stall_timeout}},
+        "POST",
+        url,
+        json=body,
+        headers={**headers, "Accept": "text/event-stream", "Accept-Encoding": "identity"},
+        extensions={
+            "trace": trace,
+            "timeout": {"connect": stall_timeout, "read": stall_timeout, "write": stall_timeout, "pool": stall_timeout},
+        },
     )
     fallback_t0 = time.perf_counter()
     parser = SSEParser()
@@ -255,7 +273,8 @@ async def stream_chat(
             result.token_events += 1
             if result.token_events > most_tokens:
                 result.error = tr("the server sent more than {count} token events for max_tokens {asked}").format(
-                    count=most_tokens, asked=asked)
+                    count=most_tokens, asked=asked
+                )
                 return False
             if result.ttft is None:
                 result.ttft = at
@@ -276,8 +295,11 @@ async def stream_chat(
         result.error = tr("no complete answer within {seconds} s").format(seconds=f"{total_timeout:g}")
     except httpx.ReadTimeout as exc:
         stall = f"{stall_timeout:g}"
-        result.error = (tr("stalled: no complete response head within {seconds} s").format(seconds=stall)
-                        if "head" in str(exc) else tr("stalled: no data for {seconds} s").format(seconds=stall))
+        result.error = (
+            tr("stalled: no complete response head within {seconds} s").format(seconds=stall)
+            if "head" in str(exc)
+            else tr("stalled: no data for {seconds} s").format(seconds=stall)
+        )
     except httpx.ConnectTimeout:
         result.error = tr("cannot connect within {seconds} s").format(seconds=f"{stall_timeout:g}")
     except httpx.ConnectError as exc:

@@ -94,11 +94,20 @@ class GpuSampler:
                 reasons.append(tr("{instance}: nvidia-smi not found").format(instance=instance))
                 continue
             try:
-                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                                        text=True, bufsize=1)
+                proc = subprocess.Popen(
+                    cmd,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    stdin=subprocess.DEVNULL,
+                    text=True,
+                    bufsize=1,
+                )
             except OSError as exc:
-                reasons.append(tr("{instance}: cannot run {program} ({reason})").format(
-                    instance=instance, program=cmd[0], reason=exc.strerror))
+                reasons.append(
+                    tr("{instance}: cannot run {program} ({reason})").format(
+                        instance=instance, program=cmd[0], reason=exc.strerror
+                    )
+                )
                 continue
             reader = _Reader(instance, proc, threading.Thread(target=lambda: None))
             reader.thread = threading.Thread(target=self._read, args=(reader,), daemon=True)
@@ -197,8 +206,11 @@ class GpuSampler:
             total = next((s.total_mib for s in samples if s.uuid == uuid and s.total_mib is not None), None)
             instances = sorted({s.instance for s in samples if s.uuid == uuid})
             out[uuid] = {
-                "instance": ",".join(instances), "baseline_mib": base, "peak_mib": peak,
-                "delta_mib": (peak - base) if peak is not None and base is not None else None, "total_mib": total,
+                "instance": ",".join(instances),
+                "baseline_mib": base,
+                "peak_mib": peak,
+                "delta_mib": (peak - base) if peak is not None and base is not None else None,
+                "total_mib": total,
             }
         return out
 
@@ -228,8 +240,9 @@ def per_process(smi: str = "nvidia-smi", prefix: Sequence[str] = ()) -> list[dic
     except (OSError, subprocess.TimeoutExpired) as exc:
         return tr("n/a: {reason}").format(reason=exc)
     if out.returncode != 0:
-        return tr("n/a: {reason}").format(reason=tr("{program} exited {code}").format(
-            program=cmd[len(prefix)], code=out.returncode))
+        return tr("n/a: {reason}").format(
+            reason=tr("{program} exited {code}").format(program=cmd[len(prefix)], code=out.returncode)
+        )
     rows = []
     for line in out.stdout.splitlines():
         parts = [p.strip() for p in line.split(",")]

@@ -18,19 +18,37 @@ from kvswitch.i18n import tr
 __all__ = ["INTERESTING", "MetricsSnapshot", "metrics_url", "parse_metrics", "scrape"]
 
 INTERESTING: dict[str, tuple[str, ...]] = {
-    "kv_cache_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage",
-                       "llamacpp:kv_cache_usage_ratio"),
-    "prefix_cache_hits": ("vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits_total",
-                          "llamacpp:prompt_tokens_cached_total"),
+    "kv_cache_usage": (
+        "vllm:kv_cache_usage_perc",
+        "vllm:gpu_cache_usage_perc",
+        "sglang:token_usage",
+        "llamacpp:kv_cache_usage_ratio",
+    ),
+    "prefix_cache_hits": (
+        "vllm:prefix_cache_hits_total",
+        "vllm:prefix_cache_hits",
+        "vllm:gpu_prefix_cache_hits_total",
+        "llamacpp:prompt_tokens_cached_total",
+    ),
     # llama.cpp has no "queries" series: its prompt_tokens_total counts only what was prefilled
-    "prefix_cache_queries": ("vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries",
-                             "vllm:gpu_prefix_cache_queries_total"),
+    "prefix_cache_queries": (
+        "vllm:prefix_cache_queries_total",
+        "vllm:prefix_cache_queries",
+        "vllm:gpu_prefix_cache_queries_total",
+    ),
     "sglang_cache_hit_rate": ("sglang:cache_hit_rate",),
-    "split_transfers": ("vllm:nixl_xfer_time_seconds_count", "vllm:nixl_num_transfers_total",
-                        "sglang:kv_transfer_total", "kvswitch_lab:kv_handoffs_total"),
+    "split_transfers": (
+        "vllm:nixl_xfer_time_seconds_count",
+        "vllm:nixl_num_transfers_total",
+        "sglang:kv_transfer_total",
+        "kvswitch_lab:kv_handoffs_total",
+    ),
     "prompt_tokens": ("vllm:prompt_tokens_total", "sglang:prompt_tokens_total", "llamacpp:prompt_tokens_total"),
-    "generation_tokens": ("vllm:generation_tokens_total", "sglang:generation_tokens_total",
-                          "llamacpp:tokens_predicted_total"),
+    "generation_tokens": (
+        "vllm:generation_tokens_total",
+        "sglang:generation_tokens_total",
+        "llamacpp:tokens_predicted_total",
+    ),
     "requests_running": ("vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing"),
 }
 """Report name → the metric names engines use for it (first found wins)."""
@@ -96,18 +114,19 @@ async def scrape(client: Any, base_url: str, headers: dict[str, str], timeout: f
                 async for chunk in response.aiter_bytes():  # decoded: a gzip bomb meets the cap too
                     body += chunk
                     if len(body) > MAX_METRICS_BYTES:
-                        return MetricsSnapshot(error=tr("{url}: over {mib} MiB").format(
-                            url=url, mib=MAX_METRICS_BYTES // (1024 * 1024)))
+                        return MetricsSnapshot(
+                            error=tr("{url}: over {mib} MiB").format(url=url, mib=MAX_METRICS_BYTES // (1024 * 1024))
+                        )
     except TimeoutError:
-        return MetricsSnapshot(error=tr("{url}: no complete answer within {seconds} s").format(
-            url=url, seconds=f"{timeout * 2:g}"))
+        return MetricsSnapshot(
+            error=tr("{url}: no complete answer within {seconds} s").format(url=url, seconds=f"{timeout * 2:g}")
+        )
     except httpx.HTTPError as exc:
         return MetricsSnapshot(error=f"{url}: {type(exc).__name__}")
     try:
         return MetricsSnapshot(parse_metrics(body.decode("utf-8", "replace")))
     except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
-        return MetricsSnapshot(error=tr("{url}: not Prometheus text ({reason})").format(
-            url=url, reason=str(exc)[:200]))
+        return MetricsSnapshot(error=tr("{url}: not Prometheus text ({reason})").format(url=url, reason=str(exc)[:200]))
 
 
 def deltas(before: MetricsSnapshot, after: MetricsSnapshot) -> dict[str, float | None]:
@@ -119,8 +138,10 @@ def deltas(before: MetricsSnapshot, after: MetricsSnapshot) -> dict[str, float |
             out[name] = b
         else:
             out[name] = (b - a) if a is not None and b is not None else None
-    if out["prefix_cache_queries"] is None and after.pick("prefix_cache_hits") is not None and any(
-        k.startswith("llamacpp:prompt_tokens_total") for k in after.values
+    if (
+        out["prefix_cache_queries"] is None
+        and after.pick("prefix_cache_hits") is not None
+        and any(k.startswith("llamacpp:prompt_tokens_total") for k in after.values)
     ):
         # llama.cpp counts prefilled and cached prompt tokens apart: the queries are both
         hits, prefilled = out["prefix_cache_hits"], out["prompt_tokens"]

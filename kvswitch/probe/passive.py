@@ -148,39 +148,56 @@ def _fetch(client: Any, s: PassiveSettings, since: int) -> dict[str, Any]:
     url = samples_url(s.gateway)
     where = _shown(url.removesuffix("/samples"))
     try:
-        with client.stream("GET", url, params={"since": str(since)},
-                           headers={"Authorization": f"Bearer {s.token}", "Accept-Encoding": "identity"}) as resp:
+        with client.stream(
+            "GET",
+            url,
+            params={"since": str(since)},
+            headers={"Authorization": f"Bearer {s.token}", "Accept-Encoding": "identity"},
+        ) as resp:
             body = bytearray()
             if resp.status_code == 200:
                 for chunk in resp.iter_raw():
                     body += chunk
                     if len(body) > MAX_ANSWER:
-                        raise PassiveError(tr("the gateway at {url} sent more than {mib} MiB of samples").format(
-                            url=where, mib=MAX_ANSWER >> 20))
+                        raise PassiveError(
+                            tr("the gateway at {url} sent more than {mib} MiB of samples").format(
+                                url=where, mib=MAX_ANSWER >> 20
+                            )
+                        )
     except httpx.HTTPError as exc:
         from kvswitch.redact import Redactor
 
         why = Redactor([s.token]).text(str(exc) or type(exc).__name__)[:200]
-        raise PassiveError(tr("no gateway answers at {url}: {reason} (kvswitch gateway status shows whether "
-                              "one runs)").format(url=where, reason=why)) from None
+        raise PassiveError(
+            tr("no gateway answers at {url}: {reason} (kvswitch gateway status shows whether one runs)").format(
+                url=where, reason=why
+            )
+        ) from None
     status = resp.status_code
     if status == 401:
-        raise PassiveError(tr("the gateway at {url} refused the token (HTTP 401): it runs with another token "
-                              "than kvswitch's config gives (kvswitch gateway token)").format(url=where))
+        raise PassiveError(
+            tr(
+                "the gateway at {url} refused the token (HTTP 401): it runs with another token "
+                "than kvswitch's config gives (kvswitch gateway token)"
+            ).format(url=where)
+        )
     if status == 404:
-        raise PassiveError(tr("the server at {url} has no /samples route: not a kvswitch gateway, or one older "
-                              "than the passive probe (restart it: kvswitch gateway stop, then start it again)")
-                           .format(url=where))
+        raise PassiveError(
+            tr(
+                "the server at {url} has no /samples route: not a kvswitch gateway, or one older "
+                "than the passive probe (restart it: kvswitch gateway stop, then start it again)"
+            ).format(url=where)
+        )
     if status != 200:
-        raise PassiveError(tr("the gateway at {url} answered GET /samples with HTTP {status}").format(
-            url=where, status=status))
+        raise PassiveError(
+            tr("the gateway at {url} answered GET /samples with HTTP {status}").format(url=where, status=status)
+        )
     data = samples_answer(bytes(body))
     if data is None:
-        raise PassiveError(tr("the answer of GET /samples at {url} is not a kvswitch gateway's samples").format(
-            url=where))
+        raise PassiveError(
+            tr("the answer of GET /samples at {url} is not a kvswitch gateway's samples").format(url=where)
+        )
     return data
-
-
 
 
 _WORD = re.compile(r"[a-z][a-z_]{0,39}")
@@ -196,15 +213,25 @@ def _valid(x: Any) -> bool:
     if not isinstance(x, dict) or not _int(x.get("seq")) or x.get("mode") not in MODES:
         return False
     ttft, itl = x.get("ttft"), x.get("itl")
-    return (_word(x.get("api")) and _word(x.get("outcome")) and _word(x.get("route", "default"))
-            and _number(x.get("time"))
-            and (ttft is None or (_number(ttft) and ttft >= 0))
-            and isinstance(itl, list) and all(_number(g) and g >= 0 for g in itl)
-            and _int(x.get("tokens", 0)) and _int(x.get("itl_count", 0)))
+    return (
+        _word(x.get("api"))
+        and _word(x.get("outcome"))
+        and _word(x.get("route", "default"))
+        and _number(x.get("time"))
+        and (ttft is None or (_number(ttft) and ttft >= 0))
+        and isinstance(itl, list)
+        and all(_number(g) and g >= 0 for g in itl)
+        and _int(x.get("tokens", 0))
+        and _int(x.get("itl_count", 0))
+    )
 
 
-def watch(s: PassiveSettings, *, cancel: threading.Event | None = None,
-          progress: Callable[[Watched, float | None], None] | None = None) -> Watched:
+def watch(
+    s: PassiveSettings,
+    *,
+    cancel: threading.Event | None = None,
+    progress: Callable[[Watched, float | None], None] | None = None,
+) -> Watched:
     """Read the gateway's samples over the window: every poll, the answers that ended since the
     last; ``cancel`` ends the window early (one last read). ``progress(watched, seconds_left)``
     after each read. Raises :class:`PassiveError` when the gateway cannot be read."""
@@ -339,7 +366,8 @@ def build_passive_report(w: Watched, s: PassiveSettings) -> dict[str, Any]:
         figures = _figures(mine)
         modes[mode] = {
             "url": s.upstreams.get(mode) or gateway,
-            "routed_by": tr("the gateway ({routes})").format(routes=how) if mine
+            "routed_by": tr("the gateway ({routes})").format(routes=how)
+            if mine
             else tr("the gateway (no requests in the window)"),
             "key": "none",
             **figures,
@@ -347,59 +375,100 @@ def build_passive_report(w: Watched, s: PassiveSettings) -> dict[str, Any]:
             "metrics": None,
             "ttft_samples_ms": _ms([x["ttft"] for x in mine if _timed(x)]),
             "routes": dict(routes),
-            "apis": {api: {k: v for k, v in _figures([x for x in mine if x["api"] == api]).items()
-                           if k in ("requests", "failures", "failure_causes", "ttft_ms", "itl_ms", "tpot_ms",
-                                    "output_tokens")}
-                     for api in sorted({x["api"] for x in mine})},
+            "apis": {
+                api: {
+                    k: v
+                    for k, v in _figures([x for x in mine if x["api"] == api]).items()
+                    if k in ("requests", "failures", "failure_causes", "ttft_ms", "itl_ms", "tpot_ms", "output_tokens")
+                }
+                for api in sorted({x["api"] for x in mine})
+            },
         }
     comparison: dict[str, Any] = {}
     if "merged" in modes and "split" in modes:
         ci = ratio_interval(modes["split"]["ttft_samples_ms"], modes["merged"]["ttft_samples_ms"])
         if ci:
             comparison["ttft_median_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
-        itl = {m: _ms([g for x in w.samples if x["mode"] == m and x["outcome"] == "ok" for g in x["itl"]])
-               for m in ("split", "merged")}
+        itl = {
+            m: _ms([g for x in w.samples if x["mode"] == m and x["outcome"] == "ok" for g in x["itl"]])
+            for m in ("split", "merged")
+        }
         if itl["split"] and itl["merged"] and percentile(itl["merged"], 99) > 0:
             ci = ratio_interval(itl["split"], itl["merged"], stat="p99")
             if ci:
                 comparison["itl_p99_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
     notes = [tr(PASSIVE_NOTE), tr(GATEWAY_TTFT)]
-    notes += [tr("{mode}: no requests in the window, so nothing to show or compare for it").format(mode=m)
-              for m in s.modes if not modes[m]["requests"]]
+    notes += [
+        tr("{mode}: no requests in the window, so nothing to show or compare for it").format(mode=m)
+        for m in s.modes
+        if not modes[m]["requests"]
+    ]
     whole = sum(1 for x in w.samples if x.get("stream") is False)
     if whole:
-        notes.append(ntr("{count} answer was not streamed: counted, but not in TTFT (its time is the whole "
-                         "answer's)",
-                         "{count} answers were not streamed: counted, but not in TTFT (their time is the whole "
-                         "answer's)", whole).format(count=whole))
+        notes.append(
+            ntr(
+                "{count} answer was not streamed: counted, but not in TTFT (its time is the whole answer's)",
+                "{count} answers were not streamed: counted, but not in TTFT (their time is the whole answer's)",
+                whole,
+            ).format(count=whole)
+        )
     if w.cancelled:
         notes.append(tr("the window was ended early, after {seconds} s").format(seconds=f"{w.ended - w.began:.0f}"))
     if w.others:
-        notes.append(ntr("{count} answer of other modes or APIs left out",
-                         "{count} answers of other modes or APIs left out", w.others).format(count=w.others))
+        notes.append(
+            ntr(
+                "{count} answer of other modes or APIs left out",
+                "{count} answers of other modes or APIs left out",
+                w.others,
+            ).format(count=w.others)
+        )
     if w.lost:
-        notes.append(ntr("up to {count} answer that ended in the window was no longer kept when read "
-                         "(the gateway keeps only its latest answers)",
-                         "up to {count} answers that ended in the window were no longer kept when read "
-                         "(the gateway keeps only its latest answers)", w.lost).format(count=w.lost))
+        notes.append(
+            ntr(
+                "up to {count} answer that ended in the window was no longer kept when read "
+                "(the gateway keeps only its latest answers)",
+                "up to {count} answers that ended in the window were no longer kept when read "
+                "(the gateway keeps only its latest answers)",
+                w.lost,
+            ).format(count=w.lost)
+        )
     if w.restarts:
-        notes.append(tr("the gateway restarted during the window ({count}×): answers of the one before "
-                        "that were not yet read are missing").format(count=w.restarts))
+        notes.append(
+            tr(
+                "the gateway restarted during the window ({count}×): answers of the one before "
+                "that were not yet read are missing"
+            ).format(count=w.restarts)
+        )
     if w.malformed:
-        notes.append(ntr("{count} entry of the gateway's answer was not a sample and was left out",
-                         "{count} entries of the gateway's answer were not samples and were left out",
-                         w.malformed).format(count=w.malformed))
+        notes.append(
+            ntr(
+                "{count} entry of the gateway's answer was not a sample and was left out",
+                "{count} entries of the gateway's answer were not samples and were left out",
+                w.malformed,
+            ).format(count=w.malformed)
+        )
     window = "past" if s.past else "next"
     report = {
         "kvswitch_probe": REPORT_VERSION,
         "time": iso_utc(w.ended or w.began),
         "settings": {
-            "passive": True, "gateway": gateway, "base_url": gateway, "model": None, "modes": list(s.modes),
-            "apis": list(s.apis) or "all", "window_s": s.window, "look": window, "requests_per_mode": s.requests,
+            "passive": True,
+            "gateway": gateway,
+            "base_url": gateway,
+            "model": None,
+            "modes": list(s.modes),
+            "apis": list(s.apis) or "all",
+            "window_s": s.window,
+            "look": window,
+            "requests_per_mode": s.requests,
             "began": iso_utc(w.began - (s.window or 0.0) if s.past else w.began),
             "ended": iso_utc(w.ended or w.began),
             "seconds": round((s.window or 0.0) if s.past else (w.ended or w.began) - w.began, 1),
-            "runs": None, "warmup": None, "concurrency": None, "background": 0, "cache_bust": False,
+            "runs": None,
+            "warmup": None,
+            "concurrency": None,
+            "background": 0,
+            "cache_bust": False,
             "key": "none",
         },
         "cancelled": w.cancelled,
@@ -414,8 +483,12 @@ def build_passive_report(w: Watched, s: PassiveSettings) -> dict[str, Any]:
     return finite(Redactor([s.token]).data(report))  # type: ignore[no-any-return]
 
 
-def run_passive(s: PassiveSettings, *, cancel: threading.Event | None = None,
-                progress: Callable[[Watched, float | None], None] | None = None) -> dict[str, Any]:
+def run_passive(
+    s: PassiveSettings,
+    *,
+    cancel: threading.Event | None = None,
+    progress: Callable[[Watched, float | None], None] | None = None,
+) -> dict[str, Any]:
     """:func:`watch`, then :func:`build_passive_report`; :class:`NoTrafficError` (saying what the
     window was) when no answer of the chosen modes and APIs passed."""
     w = watch(s, cancel=cancel, progress=progress)
@@ -430,12 +503,19 @@ def run_passive(s: PassiveSettings, *, cancel: threading.Event | None = None,
         apis, modes = "/".join(s.apis), "/".join(s.modes)
         partial = tuple(s.modes) != MODES
         if s.apis:
-            what = (tr("no {apis} requests in {modes} mode").format(apis=apis, modes=modes) if partial
-                    else tr("no {apis} requests").format(apis=apis))
+            what = (
+                tr("no {apis} requests in {modes} mode").format(apis=apis, modes=modes)
+                if partial
+                else tr("no {apis} requests").format(apis=apis)
+            )
         else:
             what = tr("no requests in {modes} mode").format(modes=modes) if partial else tr("no requests")
         other = tr(" ({count} of other modes or APIs did)").format(count=w.others) if w.others else ""
-        raise NoTrafficError(tr("{what} passed through the gateway at {url} {span}{other}: nothing to measure. "
-                                "Send traffic through it (clients pinned with kvswitch gateway pin), or widen "
-                                "--window").format(what=what, url=_shown(gateway), span=span, other=other))
+        raise NoTrafficError(
+            tr(
+                "{what} passed through the gateway at {url} {span}{other}: nothing to measure. "
+                "Send traffic through it (clients pinned with kvswitch gateway pin), or widen "
+                "--window"
+            ).format(what=what, url=_shown(gateway), span=span, other=other)
+        )
     return report

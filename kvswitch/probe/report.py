@@ -14,9 +14,23 @@ from kvswitch.i18n import N_, tr
 from kvswitch.probe.stats import percentile, ratio_interval, summarize
 from kvswitch.times import iso_utc
 
-__all__ = ["REPORT_VERSION", "TIMELINE_POINTS", "TTFT_DEFINITION", "build_report", "combine_reports", "dumps",
-           "export_report", "finite", "gpu_timeline", "history_path", "iso_utc", "load_history", "normalize_report",
-           "save_history", "unwrap"]
+__all__ = [
+    "REPORT_VERSION",
+    "TIMELINE_POINTS",
+    "TTFT_DEFINITION",
+    "build_report",
+    "combine_reports",
+    "dumps",
+    "export_report",
+    "finite",
+    "gpu_timeline",
+    "history_path",
+    "iso_utc",
+    "load_history",
+    "normalize_report",
+    "save_history",
+    "unwrap",
+]
 
 REPORT_VERSION = 2
 """The report's ``kvswitch_probe`` version. 2: times are ISO 8601 UTC (``…Z``) and
@@ -116,7 +130,9 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
             "e2e_ms": summarize(_ms([r.e2e for r in ok if r.e2e is not None])).as_dict(),
             "connect_ms": summarize(_ms([r.connect for r in ok if r.connect is not None])).as_dict(),
             "output_tokens": sum((r.output_tokens if r.output_tokens is not None else r.token_events) for r in ok),
-            "cached_tokens": sum(r.cached_tokens or 0 for r in ok) if any(r.cached_tokens is not None for r in ok) else None,
+            "cached_tokens": sum(r.cached_tokens or 0 for r in ok)
+            if any(r.cached_tokens is not None for r in ok)
+            else None,
             "server_prompt_ms": summarize([r.server_prompt_ms for r in ok if r.server_prompt_ms is not None]).as_dict(),
             "background_itl_ms": summarize(_ms(raw["background_itl"][mode])).as_dict(),
             "gpu_memory": memory,
@@ -129,8 +145,12 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
         ci = ratio_interval(t_split, t_merged)
         if ci:
             comparison["ttft_median_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
-        itl_s = [g * 1000 for r in results if r.mode == "split" and r.ok for g in r.itl] or raw["background_itl"]["split"]
-        itl_m = [g * 1000 for r in results if r.mode == "merged" and r.ok for g in r.itl] or raw["background_itl"]["merged"]
+        itl_s = [g * 1000 for r in results if r.mode == "split" and r.ok for g in r.itl] or raw["background_itl"][
+            "split"
+        ]
+        itl_m = [g * 1000 for r in results if r.mode == "merged" and r.ok for g in r.itl] or raw["background_itl"][
+            "merged"
+        ]
         if itl_s and itl_m and percentile(itl_m, 99) > 0:
             ci = ratio_interval(itl_s, itl_m, stat="p99")
             if ci:
@@ -140,19 +160,30 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
         notes.append(tr(MEMORY_NOTE))
         shared = gpu.shared_gpus()
         if shared:
-            notes.append(tr("prefill and decode instances report the same GPU ({gpus}): they are only logically "
-                            "split, so memory will not drop").format(gpus=", ".join(shared)))
+            notes.append(
+                tr(
+                    "prefill and decode instances report the same GPU ({gpus}): they are only logically "
+                    "split, so memory will not drop"
+                ).format(gpus=", ".join(shared))
+            )
     urls = {r.url for r in raw["routes"].values()}
-    moved = [m for m in s.modes
-             if isinstance(modes[m]["metrics"], dict) and (modes[m]["metrics"].get("split_transfers") or 0) > 0]
+    moved = [
+        m
+        for m in s.modes
+        if isinstance(modes[m]["metrics"], dict) and (modes[m]["metrics"].get("split_transfers") or 0) > 0
+    ]
     verified: bool | None = None
     if "split" in modes and moved == ["split"]:
         verified = True
         notes.append(tr("routing verified: the split path's KV-transfer counter moved only while split ran"))
     elif len(urls) == 1 and len(s.modes) > 1:
         verified = False
-        notes.append(tr("routing unverified: both modes went to one URL and nothing in the backend's /metrics "
-                        "or responses tells them apart — the numbers may compare a mode with itself"))
+        notes.append(
+            tr(
+                "routing unverified: both modes went to one URL and nothing in the backend's /metrics "
+                "or responses tells them apart — the numbers may compare a mode with itself"
+            )
+        )
     if s.cache_bust:
         notes.append(tr("each prompt starts with a unique nonce, so the prefix cache cannot serve it"))
     else:
@@ -163,11 +194,20 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
         "kvswitch_probe": REPORT_VERSION,
         "time": iso_utc(time.time()),
         "settings": {
-            "base_url": s.base_url, "model": s.model, "modes": list(s.modes), "routing": s.routing,
-            "runs": s.runs, "warmup": s.warmup, "concurrency": s.concurrency, "background": s.background,
-            "prompt": tr("one fixed question × 8") if s.article_prompt
+            "base_url": s.base_url,
+            "model": s.model,
+            "modes": list(s.modes),
+            "routing": s.routing,
+            "runs": s.runs,
+            "warmup": s.warmup,
+            "concurrency": s.concurrency,
+            "background": s.background,
+            "prompt": tr("one fixed question × 8")
+            if s.article_prompt
             else tr("about {count} tokens").format(count=s.prompt_tokens),
-            "max_tokens": s.max_tokens, "cache_bust": s.cache_bust, "key": "set" if s.api_key else "none",
+            "max_tokens": s.max_tokens,
+            "cache_bust": s.cache_bust,
+            "key": "set" if s.api_key else "none",
         },
         "cancelled": raw["cancelled"],
         "routing_verified": verified,
@@ -206,26 +246,48 @@ def combine_reports(reports: list[Any]) -> dict[str, Any]:
     modes: dict[str, Any] = {}
     for i, r in enumerate(reports, 1):
         if not isinstance(r, dict) or not isinstance(r.get("modes"), dict) or not isinstance(r.get("settings"), dict):
-            raise ValueError(tr("report {number} is not a kvswitch probe report (no modes or settings)").format(
-                number=i))
+            raise ValueError(
+                tr("report {number} is not a kvswitch probe report (no modes or settings)").format(number=i)
+            )
         for mode, data in r["modes"].items():
             samples = data.get("ttft_samples_ms") if isinstance(data, dict) else None
             if not isinstance(samples, list) or not all(
-                    isinstance(x, int | float) and not isinstance(x, bool) for x in samples):
-                raise ValueError(tr("report {number}: mode {mode} has no list of TTFT samples").format(
-                    number=i, mode=repr(str(mode)[:40])))
+                isinstance(x, int | float) and not isinstance(x, bool) for x in samples
+            ):
+                raise ValueError(
+                    tr("report {number}: mode {mode} has no list of TTFT samples").format(
+                        number=i, mode=repr(str(mode)[:40])
+                    )
+                )
             modes[str(mode)] = {**data, "ttft_samples_ms": [x for x in samples if math.isfinite(x)]}
-    combined = {**reports[-1], "modes": modes, "comparison": {}, "kvswitch_probe": REPORT_VERSION,
-                "routing_verified": None}
-    combined["settings"] = {**reports[0]["settings"], "modes": list(modes),
-                            "combined_from": [r.get("time") for r in reports]}
+    combined = {
+        **reports[-1],
+        "modes": modes,
+        "comparison": {},
+        "kvswitch_probe": REPORT_VERSION,
+        "routing_verified": None,
+    }
+    combined["settings"] = {
+        **reports[0]["settings"],
+        "modes": list(modes),
+        "combined_from": [r.get("time") for r in reports],
+    }
     if "merged" in modes and "split" in modes:
         ci = ratio_interval(modes["split"]["ttft_samples_ms"], modes["merged"]["ttft_samples_ms"])
         if ci:
             combined["comparison"]["ttft_median_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
     notes = [n for r in reports for n in _list(r.get("notes")) if isinstance(n, str)]
-    combined["notes"] = list(dict.fromkeys([*notes, tr(
-        "modes were measured one after the other, not interleaved: a drift over time counts against one of them")]))
+    combined["notes"] = list(
+        dict.fromkeys(
+            [
+                *notes,
+                tr(
+                    "modes were measured one after the other, not interleaved: a drift over time counts against one "
+                    "of them"
+                ),
+            ]
+        )
+    )
     return finite(combined)  # type: ignore[no-any-return]
 
 

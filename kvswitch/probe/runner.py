@@ -19,12 +19,48 @@ from kvswitch.probe.client import RequestResult, chat_body, stream_chat
 from kvswitch.probe.gpu import GpuSampler
 from kvswitch.probe.metrics import MetricsSnapshot, deltas, scrape
 
-__all__ = ["ARTICLE_PROMPT", "ProbeSettings", "Route", "chat_url", "estimate", "make_prompt", "resolve_routes", "run_probe"]
+__all__ = [
+    "ARTICLE_PROMPT",
+    "ProbeSettings",
+    "Route",
+    "chat_url",
+    "estimate",
+    "make_prompt",
+    "resolve_routes",
+    "run_probe",
+]
 
 ARTICLE_PROMPT = "请用 200 字解释 Transformer 中 KV Cache 的作用。" * 8
 """The source article's long prompt: one question repeated 8 times (S-21)."""
 
-_WORDS = ["cache", "prefill", "decode", "token", "batch", "chunk", "layer", "model", "server", "prompt", "stream", "memory", "transfer", "latency", "request", "engine", "kernel", "tensor", "vector", "matrix", "attention", "head", "query", "key", "value", "block"]
+_WORDS = [
+    "cache",
+    "prefill",
+    "decode",
+    "token",
+    "batch",
+    "chunk",
+    "layer",
+    "model",
+    "server",
+    "prompt",
+    "stream",
+    "memory",
+    "transfer",
+    "latency",
+    "request",
+    "engine",
+    "kernel",
+    "tensor",
+    "vector",
+    "matrix",
+    "attention",
+    "head",
+    "query",
+    "key",
+    "value",
+    "block",
+]
 
 Routing = Literal["auto", "header", "endpoint", "switch"]
 
@@ -126,8 +162,10 @@ def resolve_routes(s: ProbeSettings) -> dict[str, Route]:
 def make_prompt(s: ProbeSettings, nonce: str | None) -> str:
     """The prompt: the article's (S-21) or about ``prompt_tokens`` words; a cache-busting
     nonce goes at the very start, where prefix caches match (S-28)."""
-    body = ARTICLE_PROMPT if s.article_prompt else " ".join(
-        _WORDS[(i * 7 + s.seed) % len(_WORDS)] for i in range(max(1, s.prompt_tokens))
+    body = (
+        ARTICLE_PROMPT
+        if s.article_prompt
+        else " ".join(_WORDS[(i * 7 + s.seed) % len(_WORDS)] for i in range(max(1, s.prompt_tokens)))
     )
     return f"[{nonce}] {body}" if nonce else body
 
@@ -137,8 +175,9 @@ def estimate(s: ProbeSettings) -> tuple[int, int, list[str]]:
     per_mode = s.warmup + s.runs * s.concurrency
     prompt = len(ARTICLE_PROMPT) if s.article_prompt else s.prompt_tokens  # ≈ one token per CJK character
     requests = per_mode * len(s.modes) + s.background * s.runs * len(s.modes)
-    tokens = per_mode * len(s.modes) * (prompt + s.max_tokens) + \
-        s.background * s.runs * len(s.modes) * (prompt + s.background_max_tokens)
+    tokens = per_mode * len(s.modes) * (prompt + s.max_tokens) + s.background * s.runs * len(s.modes) * (
+        prompt + s.background_max_tokens
+    )
     routes = resolve_routes(s)
     remote = sorted({urlsplit(r.url).hostname or "" for r in routes.values() if not is_loopback_url(r.url)})
     return requests, tokens, remote
@@ -161,8 +200,10 @@ async def run_probe(
     import httpx
 
     routes = resolve_routes(s)
-    limits = httpx.Limits(max_connections=max(4, (s.concurrency + s.background) * 2),
-                          max_keepalive_connections=max(4, (s.concurrency + s.background) * 2))
+    limits = httpx.Limits(
+        max_connections=max(4, (s.concurrency + s.background) * 2),
+        max_keepalive_connections=max(4, (s.concurrency + s.background) * 2),
+    )
     gpu = GpuSampler(interval_ms=s.gpu_interval_ms, prefixes=s.gpu_prefixes, smi=s.smi)
     if s.gpu:
         gpu.start()
@@ -193,17 +234,32 @@ async def run_probe(
         async def one(mode: str, *, background: bool = False, on_token: Any = None) -> RequestResult:
             route = routes[mode]
             nonce = uuid.uuid4().hex[:12] if s.cache_bust else None
-            body = chat_body(s.model, make_prompt(s, nonce), s.background_max_tokens if background else s.max_tokens,
-                             extra=s.extra_body)
-            return await stream_chat(client, route.url, body, route.headers, mode=mode, background=background,
-                                     stall_timeout=s.stall_timeout, total_timeout=s.request_timeout, on_token=on_token,
-                                     redact=redact.text)
+            body = chat_body(
+                s.model,
+                make_prompt(s, nonce),
+                s.background_max_tokens if background else s.max_tokens,
+                extra=s.extra_body,
+            )
+            return await stream_chat(
+                client,
+                route.url,
+                body,
+                route.headers,
+                mode=mode,
+                background=background,
+                stall_timeout=s.stall_timeout,
+                total_timeout=s.request_timeout,
+                on_token=on_token,
+                redact=redact.text,
+            )
 
         async def batch(mode: str, record: bool) -> None:
             started = asyncio.Event()
             bg_tasks = []
             for _ in range(s.background if record else 0):
-                task = asyncio.create_task(one(mode, background=True, on_token=_itl_sink(background_itl[mode], started)))
+                task = asyncio.create_task(
+                    one(mode, background=True, on_token=_itl_sink(background_itl[mode], started))
+                )
                 task.add_done_callback(lambda _t: started.set())  # a background stream that fails at once
                 bg_tasks.append(task)
             if bg_tasks:
@@ -212,7 +268,8 @@ async def run_probe(
             before = await _scrape(client, routes[mode], s) if record else None
             t_start = time.perf_counter()
             outs = await _unless_cancelled(
-                asyncio.gather(*(one(mode) for _ in range(s.concurrency if record else 1))), cancel, bg_tasks)
+                asyncio.gather(*(one(mode) for _ in range(s.concurrency if record else 1))), cancel, bg_tasks
+            )
             t_end = time.perf_counter()
             for task in bg_tasks:
                 task.cancel()
@@ -235,8 +292,11 @@ async def run_probe(
                         switcher(mode)
                     await batch(mode, record=False)
             blocks = s.routing == "switch"
-            order = ([(m, i) for m in s.modes for i in range(s.runs)] if blocks else
-                     [(m, i) for i in range(s.runs) for m in _rotate(s.modes, i)])
+            order = (
+                [(m, i) for m in s.modes for i in range(s.runs)]
+                if blocks
+                else [(m, i) for i in range(s.runs) for m in _rotate(s.modes, i)]
+            )
             current = None
             for mode, _ in order:
                 if _is_set(cancel):
@@ -257,8 +317,15 @@ async def run_probe(
             processes[instance] = per_process(s.smi, prefix)
 
     return {
-        "settings": s, "routes": routes, "results": results, "windows": windows, "scraped": scraped,
-        "background_itl": background_itl, "gpu": gpu, "baseline_until": t_baseline, "cancelled": cancelled,
+        "settings": s,
+        "routes": routes,
+        "results": results,
+        "windows": windows,
+        "scraped": scraped,
+        "background_itl": background_itl,
+        "gpu": gpu,
+        "baseline_until": t_baseline,
+        "cancelled": cancelled,
         "gpu_processes": processes,
     }
 

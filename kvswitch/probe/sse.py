@@ -40,8 +40,7 @@ class SSEEvent:
 class SSEParser:
     """Feed bytes as they arrive; get the events completed so far."""
 
-    __slots__ = ("_data", "_event", "_max_event", "_max_line", "_pending", "_size", "_skip_lf", "_started",
-                 "comments")
+    __slots__ = ("_data", "_event", "_max_event", "_max_line", "_pending", "_size", "_skip_lf", "_started", "comments")
 
     def __init__(self, *, max_line: int = MAX_LINE, max_event: int = MAX_EVENT) -> None:
         self._max_line, self._max_event = max_line, max_event
@@ -59,8 +58,9 @@ class SSEParser:
             # the open line goes on: nothing to scan again (a long line costs linear time)
             if len(self._pending) + len(chunk) > self._max_line:
                 self._pending = b""
-                raise SSEError(tr("a line longer than {kib} KiB without a line break").format(
-                    kib=self._max_line // 1024))
+                raise SSEError(
+                    tr("a line longer than {kib} KiB without a line break").format(kib=self._max_line // 1024)
+                )
             if not isinstance(self._pending, bytearray):
                 self._pending = bytearray(self._pending)
             self._pending += chunk
@@ -99,8 +99,7 @@ class SSEParser:
         self._pending = buf[start:] if start else buf
         if len(self._pending) > self._max_line:
             self._pending = b""
-            raise SSEError(tr("a line longer than {kib} KiB without a line break").format(
-                kib=self._max_line // 1024))
+            raise SSEError(tr("a line longer than {kib} KiB without a line break").format(kib=self._max_line // 1024))
         return out
 
     def close(self) -> list[SSEEvent]:
@@ -128,8 +127,9 @@ class SSEParser:
             self._size += len(value) + 1
             if self._size > self._max_event:
                 self._data, self._size = [], 0
-                raise SSEError(tr("an event longer than {kib} KiB without a blank line").format(
-                    kib=self._max_event // 1024))
+                raise SSEError(
+                    tr("an event longer than {kib} KiB without a blank line").format(kib=self._max_event // 1024)
+                )
             self._data.append(value)
         elif field == "event":
             self._event = value[:256]

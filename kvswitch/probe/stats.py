@@ -34,8 +34,14 @@ class Summary:
     mean: float | None = None
 
     def as_dict(self) -> dict[str, float | int | None]:
-        return {"count": self.count, "min": self.min, "median": self.median, "p90": self.p90,
-                "p99": self.p99, "mean": self.mean}
+        return {
+            "count": self.count,
+            "min": self.min,
+            "median": self.median,
+            "p90": self.p90,
+            "p99": self.p99,
+            "mean": self.mean,
+        }
 
 
 def summarize(values: Sequence[float]) -> Summary:
@@ -43,14 +49,23 @@ def summarize(values: Sequence[float]) -> Summary:
     if not values:
         return Summary(0)
     return Summary(
-        len(values), min(values), statistics.median(values), percentile(values, 90),
-        percentile(values, 99), statistics.fmean(values),
+        len(values),
+        min(values),
+        statistics.median(values),
+        percentile(values, 90),
+        percentile(values, 99),
+        statistics.fmean(values),
     )
 
 
 def ratio_interval(
-    num: Sequence[float], den: Sequence[float], *, stat: str = "median", resamples: int = 2000,
-    confidence: float = 0.95, seed: int = 20261202,
+    num: Sequence[float],
+    den: Sequence[float],
+    *,
+    stat: str = "median",
+    resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 20261202,
 ) -> tuple[float, float, float] | None:
     """``stat(num) / stat(den)`` and its percentile-bootstrap interval (both samples resampled
     independently, seeded so a report can be reproduced); ``None`` when either is empty."""

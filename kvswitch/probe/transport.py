@@ -83,9 +83,20 @@ class _Conn:
 class _Body(httpx.AsyncByteStream):
     """The response body: chunked, sized or until close; stamps each socket read."""
 
-    def __init__(self, transport: StampedTransport, key: tuple[str, str, int], conn: _Conn, rest: bytes,
-                 length: int | None, chunked: bool, keep: bool, reads: list[float], timeout: float | None,
-                 request: httpx.Request, max_body: int = MAX_BODY) -> None:
+    def __init__(
+        self,
+        transport: StampedTransport,
+        key: tuple[str, str, int],
+        conn: _Conn,
+        rest: bytes,
+        length: int | None,
+        chunked: bool,
+        keep: bool,
+        reads: list[float],
+        timeout: float | None,
+        request: httpx.Request,
+        max_body: int = MAX_BODY,
+    ) -> None:
         self._t, self._key, self._conn = transport, key, conn
         self._max_body, self._got = max_body, 0
         self._buf = rest
@@ -108,8 +119,7 @@ class _Body(httpx.AsyncByteStream):
         self._got += n
         if self._got > self._max_body:
             self._keep = False
-            raise BadResponse(f"the response body is over {self._max_body // (1024 * 1024)} MiB",
-                              request=self._request)
+            raise BadResponse(f"the response body is over {self._max_body // (1024 * 1024)} MiB", request=self._request)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         if self._chunked:
@@ -195,8 +205,9 @@ class StampedTransport(httpx.AsyncBaseTransport):
     Proxies and certificates follow :mod:`kvswitch.network`, read from ``environ`` (default: the
     process environment, as it is now); ``verify=False`` checks no certificate at all."""
 
-    def __init__(self, *, verify: bool = True, max_body: int = MAX_BODY,
-                 environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, *, verify: bool = True, max_body: int = MAX_BODY, environ: Mapping[str, str] | None = None
+    ) -> None:
         from kvswitch.network import CA_VARIABLES, PROXY_VARIABLES
 
         self._max_body = max_body
@@ -248,13 +259,14 @@ class StampedTransport(httpx.AsyncBaseTransport):
         for name, value in request.headers.multi_items():
             if any(c in value or c in name for c in "\r\n\0"):
                 # a key with a stray newline must not become a second header
-                raise httpx.LocalProtocolError(tr("header {name} holds a line break; nothing was sent")
-                                               .format(name=repr(name)))
+                raise httpx.LocalProtocolError(
+                    tr("header {name} holds a line break; nothing was sent").format(name=repr(name))
+                )
             if value != value.strip(" \t"):  # as h11 refuses it: a pasted key with a space around it
-                raise httpx.LocalProtocolError(tr("header {name} has whitespace around its value; nothing was sent")
-                                               .format(name=repr(name)))
-            if name.lower() not in ("host", "content-length", "transfer-encoding", "connection",
-                                    "proxy-authorization"):
+                raise httpx.LocalProtocolError(
+                    tr("header {name} has whitespace around its value; nothing was sent").format(name=repr(name))
+                )
+            if name.lower() not in ("host", "content-length", "transfer-encoding", "connection", "proxy-authorization"):
                 head.append(f"{name}: {value}")
         if proxy is not None and scheme == "http" and proxy.authorization:
             head.append(f"Proxy-Authorization: {proxy.authorization}")
@@ -263,8 +275,9 @@ class StampedTransport(httpx.AsyncBaseTransport):
         # a kept-alive connection the server has closed meanwhile (llama.cpp closes after every
         # stream while advertising keep-alive) gets one retry on a fresh connection
         for attempt in (1, 2):
-            conn, connect = await self._connection(key, host, port, scheme, connect_timeout, request,
-                                                   fresh=attempt == 2, proxy=proxy)
+            conn, connect = await self._connection(
+                key, host, port, scheme, connect_timeout, request, fresh=attempt == 2, proxy=proxy
+            )
             reused = connect is None
             sent = time.perf_counter()
             try:
@@ -289,8 +302,9 @@ class StampedTransport(httpx.AsyncBaseTransport):
                         buf += data
             except TimeoutError:
                 conn.close()
-                raise httpx.ReadTimeout(_HEAD_TIMEOUT if buf else "no response within the read timeout",
-                                        request=request) from None
+                raise httpx.ReadTimeout(
+                    _HEAD_TIMEOUT if buf else "no response within the read timeout", request=request
+                ) from None
             except OSError as exc:
                 conn.close()
                 if reused and attempt == 1 and not buf:
@@ -310,16 +324,27 @@ class StampedTransport(httpx.AsyncBaseTransport):
         except ValueError as exc:
             conn.close()
             raise BadResponse(str(exc), request=request) from None
-        stream = _Body(self, key, conn, buf[end + 4 :], length, chunked, keep, reads, read_timeout, request,
-                       self._max_body)
+        stream = _Body(
+            self, key, conn, buf[end + 4 :], length, chunked, keep, reads, read_timeout, request, self._max_body
+        )
         return httpx.Response(
-            status, headers=[(k.strip(), v.strip()) for k, v in headers], stream=stream,
+            status,
+            headers=[(k.strip(), v.strip()) for k, v in headers],
+            stream=stream,
             extensions={"kvswitch.sent": sent, "kvswitch.reads": reads, "kvswitch.connect": connect},
         )
 
     async def _connection(
-        self, key: tuple[str, str, int], host: str, port: int, scheme: str, timeout: float | None,
-        request: httpx.Request, *, fresh: bool, proxy: Proxy | None = None,
+        self,
+        key: tuple[str, str, int],
+        host: str,
+        port: int,
+        scheme: str,
+        timeout: float | None,
+        request: httpx.Request,
+        *,
+        fresh: bool,
+        proxy: Proxy | None = None,
     ) -> tuple[_Conn, float | None]:
         """A kept-alive connection (connect time None) or a new one (its connect time): direct, to
         the proxy (http), or tunnelled through the proxy (https)."""
@@ -345,17 +370,26 @@ class StampedTransport(httpx.AsyncBaseTransport):
         except TimeoutError:
             if writer is not None:
                 writer.close()
-            message = (tr("cannot connect to {address} in time") if proxy is None
-                       else tr("cannot connect to {address} through the proxy {proxy} in time"))
-            raise httpx.ConnectTimeout(message.format(address=where, proxy=proxy.shown if proxy else ""),
-                                       request=request) from None
+            message = (
+                tr("cannot connect to {address} in time")
+                if proxy is None
+                else tr("cannot connect to {address} through the proxy {proxy} in time")
+            )
+            raise httpx.ConnectTimeout(
+                message.format(address=where, proxy=proxy.shown if proxy else ""), request=request
+            ) from None
         except OSError as exc:
             if writer is not None:
                 writer.close()
-            message = (tr("cannot connect to {address}: {reason}") if proxy is None
-                       else tr("cannot connect to {address} through the proxy {proxy}: {reason}"))
-            raise httpx.ConnectError(message.format(address=where, proxy=proxy.shown if proxy else "",
-                                                    reason=_os_reason(exc)), request=request) from exc
+            message = (
+                tr("cannot connect to {address}: {reason}")
+                if proxy is None
+                else tr("cannot connect to {address} through the proxy {proxy}: {reason}")
+            )
+            raise httpx.ConnectError(
+                message.format(address=where, proxy=proxy.shown if proxy else "", reason=_os_reason(exc)),
+                request=request,
+            ) from exc
         except httpx.ConnectError:
             if writer is not None:
                 writer.close()
@@ -380,8 +414,9 @@ def _authority(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-async def _tunnel(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, authority: str, proxy: Proxy,
-                  request: httpx.Request) -> None:
+async def _tunnel(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, authority: str, proxy: Proxy, request: httpx.Request
+) -> None:
     """Ask the proxy for a tunnel to ``authority`` (``CONNECT``); returns once it answers 2xx."""
     lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
     if proxy.authorization:
@@ -391,14 +426,21 @@ async def _tunnel(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, au
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-        raise httpx.ConnectError(tr("the proxy {proxy} closed the connection instead of opening a tunnel to "
-                                    "{address}").format(proxy=proxy.shown, address=authority),
-                                 request=request) from None
+        raise httpx.ConnectError(
+            tr("the proxy {proxy} closed the connection instead of opening a tunnel to {address}").format(
+                proxy=proxy.shown, address=authority
+            ),
+            request=request,
+        ) from None
     m = _STATUS.fullmatch(head.split(b"\r\n", 1)[0])
     if m is None or not 200 <= int(m.group(1)) < 300:
         status = f"HTTP {m.group(1).decode()}" if m else head[:40].decode("latin-1")
-        raise httpx.ConnectError(tr("the proxy {proxy} refused a tunnel to {address} ({status})").format(
-            proxy=proxy.shown, address=authority, status=status), request=request)
+        raise httpx.ConnectError(
+            tr("the proxy {proxy} refused a tunnel to {address} ({status})").format(
+                proxy=proxy.shown, address=authority, status=status
+            ),
+            request=request,
+        )
 
 
 def _head(block: bytes) -> tuple[int, list[tuple[str, str]], int | None, bool, bool]:

@@ -19,8 +19,8 @@ split requests to a server without a split deployment (``split_capable=False``) 
 article's S-25. ``api_key`` makes any other key a 401, and a path with ``//`` is a 401 too
 (the trailing-slash case of S-24). ``GET /v1/models`` lists ``model``; ``GET /metrics``
 counts requests per mode in Prometheus text; ``GET /stamps`` returns the stamps as JSON, each
-with the request's ``X-Request-Id``, and ``GET /closes`` the close stamps (for clients in another process: ``perf_counter`` is the
-system-wide monotonic clock on Linux).
+with the request's ``X-Request-Id``, and ``GET /closes`` the close stamps (for clients in another process:
+``perf_counter`` is the system-wide monotonic clock on Linux).
 
 Run it on its own: ``python -m kvswitch.testing.sse_server --port 8765 --ttft-ms 300``.
 """
@@ -175,34 +175,58 @@ class SSEServer:
             with contextlib.suppress(Exception):
                 writer.close()
 
-    async def _send(self, writer: asyncio.StreamWriter, status: int, body: bytes, ctype: str = "application/json") -> None:
-        reason = {200: "OK", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
+    async def _send(
+        self, writer: asyncio.StreamWriter, status: int, body: bytes, ctype: str = "application/json"
+    ) -> None:
+        reason = {
+            200: "OK",
+            401: "Unauthorized",
+            404: "Not Found",
+            429: "Too Many Requests",
+            500: "Internal Server Error",
+        }
         writer.write(
             f"HTTP/1.1 {status} {reason.get(status, 'Error')}\r\nContent-Type: {ctype}\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+            f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
         )
         await writer.drain()
 
     async def _route(
-        self, method: str, target: str, headers: dict[str, str], body: bytes, writer: asyncio.StreamWriter, received: float,
+        self,
+        method: str,
+        target: str,
+        headers: dict[str, str],
+        body: bytes,
+        writer: asyncio.StreamWriter,
+        received: float,
     ) -> bool:
         reader = self._readers.get(writer)
         path = target.split("?", 1)[0]
         self.auth_log.append((path, headers.get("authorization", "")))
         if "//" in path:
-            await self._send(writer, 401, _err("invalid api key (the path has '//': a base URL with a trailing slash?)", 401))
+            await self._send(
+                writer, 401, _err("invalid api key (the path has '//': a base URL with a trailing slash?)", 401)
+            )
             return True
         if method == "GET" and path.endswith("/models"):
             if not self._authorized(headers):
                 await self._send(writer, 401, _err("invalid api key", 401))
                 return True
-            await self._send(writer, 200, json.dumps({"object": "list", "data": [{"id": self.model, "object": "model"}]}).encode())
+            await self._send(
+                writer, 200, json.dumps({"object": "list", "data": [{"id": self.model, "object": "model"}]}).encode()
+            )
             return True
         if method == "GET" and path == "/metrics":
             text = "".join(
                 f'kvswitch_test_requests_total{{mode="{m}"}} {n}\n' for m, n in sorted(self.requests.items())
             )
-            await self._send(writer, 200, ("# TYPE kvswitch_test_requests_total counter\n" + text).encode(), "text/plain; version=0.0.4")
+            await self._send(
+                writer,
+                200,
+                ("# TYPE kvswitch_test_requests_total counter\n" + text).encode(),
+                "text/plain; version=0.0.4",
+            )
             return True
         if method == "GET" and path == "/stamps":
             data = [[st.request_id, st.received, st.first_content, st.mode] for st in self.stamps]
@@ -245,8 +269,12 @@ class SSEServer:
         return scenario != "stall"
 
     async def _close_watch(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: dict[str, Any],
-        headers: dict[str, str], received: float,
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        request: dict[str, Any],
+        headers: dict[str, str],
+        received: float,
     ) -> None:
         """The ``close-watch`` scenario: stream as ``ok`` (but nothing before ``ttft_ms``) while
         reading the connection; its end (EOF or reset) is the client's close: stamp it, stop."""
@@ -296,7 +324,12 @@ class SSEServer:
         return headers.get("authorization", "") == f"Bearer {self.api_key}"
 
     async def _stream(
-        self, writer: asyncio.StreamWriter, request: dict[str, Any], mode: str, scenario: str, received: float,
+        self,
+        writer: asyncio.StreamWriter,
+        request: dict[str, Any],
+        mode: str,
+        scenario: str,
+        received: float,
         request_id: str = "",
     ) -> None:
         eol = b"\r\n" if scenario == "crlf" else b"\n"
@@ -349,10 +382,24 @@ class SSEServer:
                     await asyncio.sleep(itl)
         await event(chunk({}, "length"))
         prompt = request.get("messages", [{}])[-1].get("content", "") if request.get("messages") else ""
-        usage = {"prompt_tokens": len(str(prompt).split()), "completion_tokens": 0 if scenario == "no-token" else n,
-                 "total_tokens": 0, "prompt_tokens_details": {"cached_tokens": 0}}
-        await event(b"data: " + json.dumps({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [],
-                                            "usage": usage, "timings": {"prompt_ms": ttft * 1000}}).encode())
+        usage = {
+            "prompt_tokens": len(str(prompt).split()),
+            "completion_tokens": 0 if scenario == "no-token" else n,
+            "total_tokens": 0,
+            "prompt_tokens_details": {"cached_tokens": 0},
+        }
+        await event(
+            b"data: "
+            + json.dumps(
+                {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion.chunk",
+                    "choices": [],
+                    "usage": usage,
+                    "timings": {"prompt_ms": ttft * 1000},
+                }
+            ).encode()
+        )
         self.stamps.append(Stamp(received, first_content, mode, scenario, request_id))
         if scenario != "no-done":
             await event(b"data: [DONE]")
@@ -360,16 +407,25 @@ class SSEServer:
         await writer.drain()
 
 
-_SSE_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
-             b"Cache-Control: no-cache\r\n\r\n")
+_SSE_HEAD = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+    b"Cache-Control: no-cache\r\n\r\n"
+)
 
 
 def _chat_chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> bytes:
     """One Chat Completions stream event's ``data:`` line (without its blank line)."""
-    return b"data: " + json.dumps({
-        "id": "chatcmpl-test", "object": "chat.completion.chunk", "model": model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }).encode()
+    return (
+        b"data: "
+        + json.dumps(
+            {
+                "id": "chatcmpl-test",
+                "object": "chat.completion.chunk",
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+        ).encode()
+    )
 
 
 def _chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
@@ -393,8 +449,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="test-model")
     ap.add_argument("--scenario", default="ok", help="the scenario of requests without X-Test-Scenario")
     args = ap.parse_args(argv)
-    server = SSEServer(ttft_ms=args.ttft_ms, itl_ms=args.itl_ms, tokens=args.tokens, port=args.port,
-                       split_ttft_ms=args.split_ttft_ms, model=args.model, scenario=args.scenario)
+    server = SSEServer(
+        ttft_ms=args.ttft_ms,
+        itl_ms=args.itl_ms,
+        tokens=args.tokens,
+        port=args.port,
+        split_ttft_ms=args.split_ttft_ms,
+        model=args.model,
+        scenario=args.scenario,
+    )
     server.start()
     import sys
 

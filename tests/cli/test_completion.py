@@ -71,8 +71,14 @@ printf '%s\n' "${COMPREPLY[@]}"
 def bash_complete(env: dict[str, str], tmp_path: Path, line: str) -> list[str]:
     path = tmp_path / "kvswitch.bash"
     path.write_text(script("bash"))
-    out = subprocess.run(["bash", "--norc", "--noprofile", "-c", BASH_ASK, "bash", str(path), line],
-                         env=env, capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", BASH_ASK, "bash", str(path), line],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return [w.strip() for w in out.stdout.splitlines() if w.strip()]
 
 
@@ -81,7 +87,11 @@ def test_bash_completes_commands_profiles_and_clients(env: dict[str, str], tmp_p
     assert bash_complete(env, tmp_path, "kvswitch sw") == ["switch"]
     assert sorted(bash_complete(env, tmp_path, "kvswitch profile use ")) == ["llamacpp", "vllm"]
     assert sorted(bash_complete(env, tmp_path, "kvswitch key get ")) == ["llamacpp", "vllm"]
-    assert sorted(bash_complete(env, tmp_path, "kvswitch switch --client ")) == ["article-ccswitch", "article-cline", "work"]
+    assert sorted(bash_complete(env, tmp_path, "kvswitch switch --client ")) == [
+        "article-ccswitch",
+        "article-cline",
+        "work",
+    ]
     assert str(cline_file()) in bash_complete(env, tmp_path, "kvswitch client remove ")
     assert "claude-code" in bash_complete(env, tmp_path, "kvswitch client add --kind cl")
 
@@ -92,8 +102,14 @@ def test_bash_completes_commands_profiles_and_clients(env: dict[str, str], tmp_p
 def fish_complete(env: dict[str, str], tmp_path: Path, line: str) -> list[str]:
     path = tmp_path / "kvswitch.fish"
     path.write_text(script("fish"))
-    out = subprocess.run(["fish", "--no-config", "-c", f"source {path}; complete -C '{line}'"],
-                         env=env, capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        ["fish", "--no-config", "-c", f"source {path}; complete -C '{line}'"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return [w.split("\t")[0] for w in out.stdout.splitlines() if w.strip()]
 
 
@@ -148,9 +164,11 @@ def zsh_complete(env: dict[str, str], tmp_path: Path, line: str) -> tuple[str, s
     path.write_text(script("zsh"))
     term = Terminal(env)
     try:
-        term.send(f"PS1='> '; autoload -U compinit; compinit -u -D; source {path}; "
-                  "show-buffer() { zle -M \"BUF<$BUFFER>\" }; zle -N show-buffer; bindkey '^X^P' show-buffer; "
-                  "echo READY''NOW\n")
+        term.send(
+            f"PS1='> '; autoload -U compinit; compinit -u -D; source {path}; "
+            "show-buffer() { zle -M \"BUF<$BUFFER>\" }; zle -N show-buffer; bindkey '^X^P' show-buffer; "
+            "echo READY''NOW\n"
+        )
         term.expect(r"READYNOW")
         term.seen = ""
         term.send(line + "\t\x18\x10")  # TAB, then Ctrl-X Ctrl-P shows the line
@@ -175,8 +193,10 @@ def test_zsh_completes_commands_profiles_and_clients(env: dict[str, str], tmp_pa
 def test_lint_does_not_load_completion_or_other_commands(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     path.write_text('{"cline.openAiModelId": "m"}')
-    code = ("import sys; from kvswitch.cli import main; rc = main(['lint', '--kind', 'article-cline', sys.argv[1]]); "
-            "print(sorted(m for m in sys.modules if m.startswith(('argcomplete', 'kvswitch.cli.', 'pydantic'))))")
+    code = (
+        "import sys; from kvswitch.cli import main; rc = main(['lint', '--kind', 'article-cline', sys.argv[1]]); "
+        "print(sorted(m for m in sys.modules if m.startswith(('argcomplete', 'kvswitch.cli.', 'pydantic'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
     loaded = out.stdout.splitlines()[-1]
     assert "argcomplete" not in loaded and "pydantic" not in loaded
@@ -188,9 +208,18 @@ def test_completing_never_runs_the_command(env: dict[str, str], tmp_path: Path) 
     line = "kvswitch switch split"
     out = subprocess.run(
         [str(BIN / "kvswitch"), "switch", "split"],
-        env={**env, "_ARGCOMPLETE": "1", "_ARGCOMPLETE_SHELL": "bash", "COMP_LINE": line,
-             "COMP_POINT": str(len(line)), "_ARGCOMPLETE_STDOUT_FILENAME": str(answer)},
-        capture_output=True, text=True, timeout=120, check=False,
+        env={
+            **env,
+            "_ARGCOMPLETE": "1",
+            "_ARGCOMPLETE_SHELL": "bash",
+            "COMP_LINE": line,
+            "COMP_POINT": str(len(line)),
+            "_ARGCOMPLETE_STDOUT_FILENAME": str(answer),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     assert "split" in answer.read_text()

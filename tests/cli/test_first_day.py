@@ -61,9 +61,7 @@ def _spellings(tmp_path: Path) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("spelling", ["symlink", "dot-dot"])
-def test_client_add_refuses_a_file_registered_under_another_spelling(
-    tmp_path: Path, spelling: str
-) -> None:
+def test_client_add_refuses_a_file_registered_under_another_spelling(tmp_path: Path, spelling: str) -> None:
     init()
     other = _spellings(tmp_path)[spelling]
     before = config_file().read_bytes()
@@ -101,9 +99,7 @@ def test_client_add_stores_the_path_without_dot_dot(tmp_path: Path) -> None:
     init("--no-cline")
     target = tmp_path / "proj" / ".vscode" / "settings.json"
     target.parent.mkdir(parents=True)
-    target.write_text(
-        cline_file().read_text() if cline_file().exists() else '{"cline.openAiModelId": "m"}\n'
-    )
+    target.write_text(cline_file().read_text() if cline_file().exists() else '{"cline.openAiModelId": "m"}\n')
     spelled = target.parent / ".." / ".vscode" / "settings.json"
     assert cli("client", "add", str(spelled)).rc == 0
     assert config_data()["clients"][-1]["path"] == str(target)

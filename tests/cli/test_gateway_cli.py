@@ -44,8 +44,7 @@ def test_pin_renders_the_changes_and_the_masked_export_line() -> None:
     assert token is not None
     assert f"{codex}: " in pinned.out and "pinned 2 clients" in pinned.out
     assert f"Codex reads the gateway's token from ${TOKEN_VARIABLE}; set it where you start it:" in pinned.out
-    assert (f'  export {TOKEN_VARIABLE}="$(kvswitch gateway token --reveal)"   # {token[:3]}…{token[-4:]}'
-            in pinned.out)
+    assert f'  export {TOKEN_VARIABLE}="$(kvswitch gateway token --reveal)"   # {token[:3]}…{token[-4:]}' in pinned.out
     assert "the gateway is not running: start it with kvswitch gateway --detach" in pinned.out
     for text in (dry.out, dry.err, pinned.out, pinned.err):
         assert token not in text and KEY_A not in text
@@ -87,13 +86,16 @@ def test_status_without_a_gateway_names_the_pinned_clients() -> None:
     assert "pinned clients, which need it: " in st.out and ".codex/config.toml" in st.out
 
 
-@pytest.mark.parametrize("argv", [
-    ("gateway", "run", "--port", "70000"),
-    ("gateway", "--port", "-1"),
-    ("gateway", "run", "--port", "x"),
-    ("gateway", "sideways"),
-    ("gateway", "status", "--format", "yaml"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("gateway", "run", "--port", "70000"),
+        ("gateway", "--port", "-1"),
+        ("gateway", "run", "--port", "x"),
+        ("gateway", "sideways"),
+        ("gateway", "status", "--format", "yaml"),
+    ],
+)
 def test_usage_errors_exit_2(argv: tuple[str, ...]) -> None:
     got = cli(*argv)
     assert got.rc == 2, got

@@ -63,8 +63,7 @@ def test_json_lists_what_was_skipped_and_why(db: Path) -> None:
 def test_one_provider_by_name_with_its_key(db: Path) -> None:
     from kvswitch.keys import get_key
 
-    r = cli("import", "--from", "cc-switch", "--app", "codex", "--provider", "Local vLLM",
-            "--profile", "work", "--key")
+    r = cli("import", "--from", "cc-switch", "--app", "codex", "--provider", "Local vLLM", "--profile", "work", "--key")
     assert r.rc == 0, r.err
     assert list(config_data()["profiles"]) == ["work"]
     assert get_key("work") == ccs.KEYS["codex"]

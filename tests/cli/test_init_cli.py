@@ -77,10 +77,15 @@ def test_init_with_a_key_writes_the_articles_files(kv: Run, memory_keyring: dict
     assert cc == {  # S-16, S-17
         "provider": {"name": "taotoken", "base_url": "https://taotoken.net/api", "api_key": KEY, "model": "m"},
         "cache": {
-            "mode": "merged", "chunk_size": 512, "kv_cache_dtype": "auto", "prefix_cache": True,
+            "mode": "merged",
+            "chunk_size": 512,
+            "kv_cache_dtype": "auto",
+            "prefix_cache": True,
             "split": {
-                "prefill_base_url": "https://taotoken.net/api", "decode_base_url": "https://taotoken.net/api",
-                "transfer_protocol": "layer-wise", "max_transfer_concurrency": 4,
+                "prefill_base_url": "https://taotoken.net/api",
+                "decode_base_url": "https://taotoken.net/api",
+                "transfer_protocol": "layer-wise",
+                "max_transfer_concurrency": 4,
             },
         },
         "request": {"temperature": 0.2, "max_tokens": 2048, "stream": True, "timeout_seconds": 120},
@@ -102,7 +107,8 @@ def test_init_config_holds_a_reference_never_the_key(kv: Run) -> None:
     assert prof["base_url"] == "https://taotoken.net/api" and prof["model"] == "m"
     assert prof["url_convention"] == "append-v1"
     assert [(c["path"], c["kind"]) for c in data["clients"]] == [
-        (str(cline_file()), "article-cline"), (str(ccswitch_file()), "article-ccswitch"),
+        (str(cline_file()), "article-cline"),
+        (str(ccswitch_file()), "article-ccswitch"),
     ]
     assert perms(config_file()) == 0o600
     assert kv("lint", str(config_file())) == 0
@@ -112,8 +118,11 @@ def test_init_in_split_mode_writes_the_split_form(kv: Run) -> None:
     assert kv("init", "--preset", "vllm", "--model", "m", "--mode", "split", "--no-key") == 0
     block = json5.loads(cline_file().read_text())["cline.cacheStrategy"]
     assert block == {  # S-12
-        "mode": "split", "prefillEndpoint": "http://127.0.0.1:8000/v1", "decodeEndpoint": "http://127.0.0.1:8000/v1",
-        "kvTransferProtocol": "layer-wise", "enablePrefixCache": True,
+        "mode": "split",
+        "prefillEndpoint": "http://127.0.0.1:8000/v1",
+        "decodeEndpoint": "http://127.0.0.1:8000/v1",
+        "kvTransferProtocol": "layer-wise",
+        "enablePrefixCache": True,
     }
     assert tomllib.loads(ccswitch_file().read_text())["cache"]["mode"] == "split"
     assert config()["mode"] == "split"
@@ -242,8 +251,10 @@ def test_a_client_file_in_a_git_work_tree_never_gets_the_key(
 ) -> None:
     repo = git_repo(tmp_path / "project")
     settings = repo / ".vscode" / "settings.json"  # its directory does not exist yet
-    assert kv("init", "--preset", "taotoken", "--model", "m", "--key-stdin", "--cline", str(settings),
-              stdin=KEY + "\n") == 0
+    assert (
+        kv("init", "--preset", "taotoken", "--model", "m", "--key-stdin", "--cline", str(settings), stdin=KEY + "\n")
+        == 0
+    )
     assert settings.exists() and KEY not in settings.read_text()
     assert "cline.openAiApiKey" not in json5.loads(settings.read_text())
     assert f"created {settings}\n" in kv.out
@@ -260,14 +271,29 @@ def test_allow_key_in_repo_lets_a_registered_client_have_it(kv: Run, tmp_path: P
     repo = git_repo(tmp_path / "project")
     guarded = repo / "a" / "settings.json"
     allowed = repo / "b" / "settings.json"
-    assert kv("init", "--preset", "taotoken", "--model", "m", "--key-stdin", "--cline", str(guarded),
-              "--no-ccswitch", stdin=KEY + "\n") == 0
+    assert (
+        kv(
+            "init",
+            "--preset",
+            "taotoken",
+            "--model",
+            "m",
+            "--key-stdin",
+            "--cline",
+            str(guarded),
+            "--no-ccswitch",
+            stdin=KEY + "\n",
+        )
+        == 0
+    )
     allowed.parent.mkdir()
     shutil.copy(FIXTURES / "cline" / "article.json", allowed)
     os.chmod(allowed, 0o644)
     # `--nudge command --command true` only works around the known `client add` dest clash
     # (tests/cli/test_profile_cli.py::test_client_add_without_a_nudge_command)
-    assert kv("client", "add", str(allowed), "--allow-key-in-repo", "--nudge", "command", "--command", "true") == 0, kv.err
+    assert kv("client", "add", str(allowed), "--allow-key-in-repo", "--nudge", "command", "--command", "true") == 0, (
+        kv.err
+    )
     entry = next(c for c in config()["clients"] if c["path"] == str(allowed))
     assert entry["allow_key_in_repo"] is True
     assert kv("profile", "use", "taotoken") == 0

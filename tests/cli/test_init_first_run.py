@@ -49,7 +49,7 @@ class Session:
     def expect(self, text: str, limit: float = 120.0) -> None:
         """Read until ``text`` appears after the last answer (a bound, not a timing)."""
         end = time.monotonic() + limit
-        while text not in self.transcript[self.mark:]:
+        while text not in self.transcript[self.mark :]:
             if time.monotonic() > end or not self._read(0.5):
                 raise AssertionError(f"never asked {text!r}; the terminal showed: {self.transcript!r}")
         self.mark = self.transcript.index(text, self.mark) + len(text)
@@ -104,8 +104,10 @@ def test_init_on_a_terminal_asks_where_the_model_and_the_key_which_is_not_echoed
 def test_init_on_a_terminal_offers_the_endpoint_a_client_here_already_uses() -> None:
     codex = Path(os.environ["HOME"]) / ".codex" / "config.toml"
     codex.parent.mkdir(parents=True)
-    codex.write_text('model = "qwen3-coder"\nmodel_provider = "local"\n\n[model_providers.local]\n'
-                     'name = "local"\nbase_url = "http://127.0.0.1:8123/v1"\n')
+    codex.write_text(
+        'model = "qwen3-coder"\nmodel_provider = "local"\n\n[model_providers.local]\n'
+        'name = "local"\nbase_url = "http://127.0.0.1:8123/v1"\n'
+    )
     term = Session(["init", "--no-key"], env_with())
     term.expect("1. 'http://127.0.0.1:8123/v1' (what Codex uses now)")
     term.expect("A number, a preset name or a URL: ")
@@ -116,7 +118,10 @@ def test_init_on_a_terminal_offers_the_endpoint_a_client_here_already_uses() -> 
     assert "API key" not in term.transcript  # --no-key answered that question
     profile = config()["profiles"]["default"]  # type: ignore[index]
     assert (profile["base_url"], profile["url_convention"], profile["model"]) == (
-        "http://127.0.0.1:8123/v1", "includes-v1", "qwen3-coder")
+        "http://127.0.0.1:8123/v1",
+        "includes-v1",
+        "qwen3-coder",
+    )
 
 
 def test_a_wrong_answer_is_asked_again_and_flags_answer_their_questions() -> None:
@@ -148,8 +153,14 @@ def test_bare_init_without_a_terminal_names_the_flags_and_writes_nothing() -> No
 def test_bare_init_without_a_terminal_in_chinese() -> None:
     import subprocess
 
-    out = subprocess.run([sys.executable, "-m", "kvswitch", "init"], env={**os.environ, "KVSWITCH_LANG": "zh-CN"},
-                         capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "kvswitch", "init"],
+        env={**os.environ, "KVSWITCH_LANG": "zh-CN"},
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     assert out.returncode == 2
     last = out.stderr.splitlines()[-1]
     assert CJK.search(last) and "--preset NAME" in last and "--model MODEL" in last and "--key-env NAME" in last
@@ -193,14 +204,25 @@ def test_without_a_keyring_what_init_wrote_with_key_env_keeps_working() -> None:
     env = env_with(PYTHON_KEYRING_BACKEND=NO_KEYRING, MY_KEY=KEY)
 
     def kv(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "kvswitch", *argv], env=env, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "kvswitch", *argv],
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
 
     init = kv("init", "--preset", "vllm", "--model", "m", "--key-env", "MY_KEY")
     assert init.returncode == 0, init.stderr
     assert config()["profiles"]["vllm"]["key"] == "env:MY_KEY"  # type: ignore[index]
-    for argv in (["switch", "split"], ["status"], ["lint", str(config_file()), str(cline_file())],
-                 ["profile", "use", "vllm"], ["switch", "merged"]):
+    for argv in (
+        ["switch", "split"],
+        ["status"],
+        ["lint", str(config_file()), str(cline_file())],
+        ["profile", "use", "vllm"],
+        ["switch", "merged"],
+    ):
         done = kv(*argv)
         assert done.returncode == 0, (argv, done.stdout, done.stderr)
         assert KEY not in done.stdout + done.stderr

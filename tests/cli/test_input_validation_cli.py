@@ -57,9 +57,7 @@ def test_init_refuses_a_bad_base_url_and_writes_nothing(url: str) -> None:
     assert not config_file().exists() and not cline_file().exists()
 
 
-@pytest.mark.parametrize(
-    "name", ["", "a\nb", "\x1b[31mred", "../../x", ".", "..", "x" * 5000, "a b", "a\u200bb"]
-)
+@pytest.mark.parametrize("name", ["", "a\nb", "\x1b[31mred", "../../x", ".", "..", "x" * 5000, "a b", "a\u200bb"])
 @pytest.mark.parametrize("how", ["init", "add", "rename"])
 def test_a_profile_name_kvswitch_does_not_allow_is_refused_everywhere(name: str, how: str) -> None:
     if how != "init":
@@ -74,9 +72,7 @@ def test_a_profile_name_kvswitch_does_not_allow_is_refused_everywhere(name: str,
     assert result.rc == 2, result
     said = result.out + result.err
     message = said.rsplit(": error: ", 1)[-1]  # after the command's usage
-    assert (
-        "profile name" in message and "\x1b" not in said and "\u200b" not in said and len(message) < 400
-    )
+    assert "profile name" in message and "\x1b" not in said and "\u200b" not in said and len(message) < 400
     if before is None:
         assert not config_file().exists()
     else:
@@ -93,22 +89,16 @@ def test_a_name_in_any_script_is_a_name() -> None:
 def test_client_names_follow_the_same_rule() -> None:
     init()
     path = cline_file()
-    result = cli(
-        "client", "add", str(path.parent / "other.json"), "--kind", "cline", "--name", "\x1b[2J"
-    )
+    result = cli("client", "add", str(path.parent / "other.json"), "--kind", "cline", "--name", "\x1b[2J")
     assert result.rc == 2 and "client name" in result.err and "\x1b" not in result.err, result
 
 
 def test_profile_edit_normalises_what_lint_would_fix_and_says_so() -> None:
     init()
-    result = cli(
-        "profile", "edit", "A", "--base-url", "http://127.0.0.1:8000/v1/", "--chunk-size", "700"
-    )
+    result = cli("profile", "edit", "A", "--base-url", "http://127.0.0.1:8000/v1/", "--chunk-size", "700")
     assert result.rc == 0, result
     profile = config_data()["profiles"]["A"]
-    assert (
-        profile["base_url"] == "http://127.0.0.1:8000/v1" and profile["merged"]["chunk_size"] == 704
-    )
+    assert profile["base_url"] == "http://127.0.0.1:8000/v1" and profile["merged"]["chunk_size"] == 704
     assert "KVS201" in result.err and "KVS101" in result.err and "it becomes 704" in result.err
     assert cli("lint", str(config_file())).rc == 0
 
@@ -153,9 +143,7 @@ def test_probe_and_doctor_refuse_a_bad_address_before_any_connection(
     assert tried == []
 
 
-@pytest.mark.parametrize(
-    "key", ["sk-abc\u200bdefghijklmnop", "sk-abc\ufeffdefghijklmnop", "sk-abc\u00a0defghijklmnop"]
-)
+@pytest.mark.parametrize("key", ["sk-abc\u200bdefghijklmnop", "sk-abc\ufeffdefghijklmnop", "sk-abc\u00a0defghijklmnop"])
 def test_a_key_with_an_invisible_character_is_never_stored(key: str) -> None:
     init()
     before = snapshot()
@@ -174,15 +162,9 @@ def test_a_key_with_an_invisible_character_in_the_environment_is_a_clear_error(
 
     monkeypatch.setenv("ZWSP_KEY", "sk-abc\u200bdefghijklmnop")
     init()
-    extra = (
-        ["--runs", "1", "--warmup", "0", "--no-gpu", "--no-metrics", "--no-history"]
-        if command == "probe"
-        else []
-    )
+    extra = ["--runs", "1", "--warmup", "0", "--no-gpu", "--no-metrics", "--no-history"] if command == "probe" else []
     with SSEServer(ttft_ms=1, itl_ms=1, tokens=2, model="m") as server:
-        result = cli(
-            command, "--base-url", server.url, "--model", "m", "--api-key-env", "ZWSP_KEY", *extra
-        )
+        result = cli(command, "--base-url", server.url, "--model", "m", "--api-key-env", "ZWSP_KEY", *extra)
     said = result.out + result.err
     assert result.rc in (0, 1), result  # probe: refused; doctor: the key is named in its auth check
     assert "Traceback" not in said and "internal error" not in said
@@ -215,9 +197,17 @@ def test_a_hostile_file_name_is_shown_escaped_in_errors(tmp_path: Path) -> None:
     assert result.rc == 2 and "\x1b" not in result.err and "x\\x1b[31m.json" in result.err, result
 
 
-@pytest.mark.parametrize("url", ["file:///etc/passwd", "javascript:alert(1)", "http://127.0.0.1:99999/v1",
-                                 "http://127.0.0.1:9/v1?x=1", "http://u:p@127.0.0.1:9/v1",
-                                 "http://127.0.0.1:9/v1\r\nX: 1"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "http://127.0.0.1:99999/v1",
+        "http://127.0.0.1:9/v1?x=1",
+        "http://u:p@127.0.0.1:9/v1",
+        "http://127.0.0.1:9/v1\r\nX: 1",
+    ],
+)
 def test_probe_refuses_a_bad_endpoint_url_before_any_connection(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     def no_connect(self: socket.socket, address: object) -> None:
         raise AssertionError(f"connected to {address}")

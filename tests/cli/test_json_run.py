@@ -68,9 +68,24 @@ def server() -> Any:
 
 # -- probe ------------------------------------------------------------------------------------------
 
+
 def test_probe_prints_its_report_in_the_envelope_and_keeps_a_bare_line(server: SSEServer) -> None:
-    r = cli("probe", "--base-url", server.url, "--model", "test-model", "--runs", "2", "--warmup", "0",
-            "--max-tokens", "2", "--no-gpu", "--format", "json")
+    r = cli(
+        "probe",
+        "--base-url",
+        server.url,
+        "--model",
+        "test-model",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--max-tokens",
+        "2",
+        "--no-gpu",
+        "--format",
+        "json",
+    )
     assert r.rc == 0, r.err
     report = envelope(r.out, "probe", ok=True)
     assert set(report["modes"]) == {"merged", "split"} and report["kvswitch_probe"] == 2
@@ -82,24 +97,59 @@ def test_probe_prints_its_report_in_the_envelope_and_keeps_a_bare_line(server: S
 
 def test_a_probe_with_failures_is_not_ok() -> None:
     with SSEServer(ttft_ms=5, tokens=2, scenario="http-429") as srv:
-        r = cli("probe", "--base-url", srv.url, "--model", "test-model", "--mode", "merged", "--runs", "1",
-                "--warmup", "0", "--no-gpu", "--no-history", "--format", "json")
+        r = cli(
+            "probe",
+            "--base-url",
+            srv.url,
+            "--model",
+            "test-model",
+            "--mode",
+            "merged",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--no-gpu",
+            "--no-history",
+            "--format",
+            "json",
+        )
     assert r.rc == 1
     report = envelope(r.out, "probe", ok=False)
     assert report["modes"]["merged"]["failures"] == 1
 
 
 def test_combine_reads_an_envelope_and_an_older_bare_report(server: SSEServer, tmp_path: Path) -> None:
-    r = cli("probe", "--base-url", server.url, "--model", "test-model", "--mode", "split", "--runs", "3",
-            "--warmup", "0", "--max-tokens", "2", "--no-gpu", "--no-history", "--format", "json")
+    r = cli(
+        "probe",
+        "--base-url",
+        server.url,
+        "--model",
+        "test-model",
+        "--mode",
+        "split",
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+        "--max-tokens",
+        "2",
+        "--no-gpu",
+        "--no-history",
+        "--format",
+        "json",
+    )
     assert r.rc == 0, r.err
     (tmp_path / "split.json").write_text(r.out, encoding="utf-8")
     old = {  # as kvswitch wrote it before the envelope: a bare report, local time with an offset
-        "kvswitch_probe": 1, "time": "2026-01-02T03:04:05+0100",
+        "kvswitch_probe": 1,
+        "time": "2026-01-02T03:04:05+0100",
         "settings": {"base_url": server.url, "model": "test-model", "modes": ["merged"], "runs": 3},
-        "modes": {"merged": {"requests": 3, "failures": 0, "ttft_ms": {"median": 5.0},
-                             "ttft_samples_ms": [5.0, 5.5, 6.0]}},
-        "comparison": {}, "notes": [],
+        "modes": {
+            "merged": {"requests": 3, "failures": 0, "ttft_ms": {"median": 5.0}, "ttft_samples_ms": [5.0, 5.5, 6.0]}
+        },
+        "comparison": {},
+        "notes": [],
     }
     (tmp_path / "merged.json").write_text(json.dumps(old), encoding="utf-8")
     r = cli("probe", "--combine", str(tmp_path / "merged.json"), str(tmp_path / "split.json"), "--format", "json")
@@ -112,6 +162,7 @@ def test_combine_reads_an_envelope_and_an_older_bare_report(server: SSEServer, t
 
 
 # -- engine-flags ----------------------------------------------------------------------------------------
+
 
 def test_engine_flags_json_and_a_refusal_that_is_not_ok() -> None:
     init(preset="vllm", model="Qwen/Qwen2.5-7B-Instruct", profile="lab")
@@ -129,6 +180,7 @@ def test_engine_flags_json_and_a_refusal_that_is_not_ok() -> None:
 
 # -- lab ---------------------------------------------------------------------------------------------
 
+
 def test_lab_status_when_nothing_runs() -> None:
     r = cli("lab", "status", "--format", "json")
     assert r.rc == 1
@@ -142,8 +194,15 @@ def test_lab_status_gives_each_running_process_its_start_in_utc(monkeypatch: pyt
 
     me = os.getpid()
     procs_now = [
-        manage.LabProcess("router", me, "running", port=18080, url="http://127.0.0.1:18080", healthy=True,
-                          start_time=procs.start_time(me)),
+        manage.LabProcess(
+            "router",
+            me,
+            "running",
+            port=18080,
+            url="http://127.0.0.1:18080",
+            healthy=True,
+            start_time=procs.start_time(me),
+        ),
         manage.LabProcess("merged", 999_999_999, "gone", reason="not running"),
     ]
     monkeypatch.setattr(manage, "status", lambda: manage.LabStatus(procs_now, Path("lab"), port=18080))
@@ -174,6 +233,7 @@ def test_lab_up_is_enveloped_and_a_profile_error_is_not_ok(monkeypatch: pytest.M
 
 # -- gateway status -------------------------------------------------------------------------------------
 
+
 def test_gateway_status_when_none_runs() -> None:
     r = cli("gateway", "status", "--format", "json")
     assert r.rc == 1
@@ -183,9 +243,15 @@ def test_gateway_status_when_none_runs() -> None:
 def test_gateway_status_gives_its_start_in_utc(monkeypatch: pytest.MonkeyPatch) -> None:
     from kvswitch.gateway import control
 
-    info = control.GatewayInfo(pid=4242, url="http://127.0.0.1:18090", mode="split", profile="p",
-                               started=1767225600.5, upstreams={"merged": "http://m/v1", "split": "http://s/v1"},
-                               requests={"split": 3})
+    info = control.GatewayInfo(
+        pid=4242,
+        url="http://127.0.0.1:18090",
+        mode="split",
+        profile="p",
+        started=1767225600.5,
+        upstreams={"merged": "http://m/v1", "split": "http://s/v1"},
+        requests={"split": 3},
+    )
     monkeypatch.setattr(control, "running", lambda: info)
     r = cli("gateway", "status", "--format", "json")
     assert r.rc == 0, r.err
@@ -195,6 +261,7 @@ def test_gateway_status_gives_its_start_in_utc(monkeypatch: pytest.MonkeyPatch) 
 
 
 # -- client detect and import ------------------------------------------------------------------------------
+
 
 def test_client_detect_json() -> None:
     r = cli("client", "detect", "--format", "json")

@@ -65,7 +65,13 @@ def test_switch_json_says_per_file_what_changed_and_where_the_backup_is() -> Non
     assert (data["mode"], data["dry_run"], data["scope"], data["switched"]) == ("split", False, "all", 2)
     assert [f["path"] for f in data["files"]] == [str(cline_file()), str(ccswitch_file())]
     for f, kind in zip(data["files"], ("article-cline", "article-ccswitch"), strict=True):
-        assert (f["kind"], f["old_mode"], f["new_mode"], f["changed"], f["diff"]) == (kind, "merged", "split", True, None)
+        assert (f["kind"], f["old_mode"], f["new_mode"], f["changed"], f["diff"]) == (
+            kind,
+            "merged",
+            "split",
+            True,
+            None,
+        )
         assert f["backup"] and Path(f["backup"]).is_file()
         assert f["takes_effect"] in ("now", "next session", "next start")
     assert data["gateway"] == {"running": False, "told": False, "pinned_clients": False}
@@ -107,8 +113,11 @@ def test_a_failed_switch_still_prints_one_envelope_with_the_error(tmp_path: Path
 def test_a_refused_switch_carries_the_codes(tmp_path: Path) -> None:
     path = tmp_path / "cc-switch" / "config.toml"
     path.parent.mkdir()
-    path.write_text('[provider]\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\n\n[cache]\n'
-                    'mode = "merged"\nchunk_size = "512"\n', encoding="utf-8")
+    path.write_text(
+        '[provider]\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\n\n[cache]\n'
+        'mode = "merged"\nchunk_size = "512"\n',
+        encoding="utf-8",
+    )
     data = report(cli("switch", "split", str(path), "--format", "json"), "switch", rc=1)
     assert (data["error"]["code"], data["error"]["codes"]) == ("KVS002", ["KVS002"])
     assert "nothing was written" in data["error"]["message"]
@@ -117,8 +126,11 @@ def test_a_refused_switch_carries_the_codes(tmp_path: Path) -> None:
 def test_switch_json_diffs_mask_keys(tmp_path: Path) -> None:
     path = tmp_path / "cc-switch" / "config.toml"
     path.parent.mkdir()
-    path.write_text(f'[provider]\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\napi_key = "{KEY_A}"\n\n'
-                    f'[cache]\nmode = "merged"  # {KEY_A}\n', encoding="utf-8")
+    path.write_text(
+        f'[provider]\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\napi_key = "{KEY_A}"\n\n'
+        f'[cache]\nmode = "merged"  # {KEY_A}\n',
+        encoding="utf-8",
+    )
     result = cli("switch", "split", str(path), "--dry-run", "--format", "json")
     (shown,) = report(result, "switch")["files"]
     assert KEY_A not in result.out and MASK_A in shown["diff"]
@@ -178,7 +190,10 @@ def test_profile_list_and_show_json() -> None:
     by_name = {p["name"]: p for p in data["profiles"]}
     assert list(by_name) == ["A", "B"]
     assert (by_name["A"]["active"], by_name["A"]["key"], by_name["A"]["base_url"]) == (
-        True, "keyring", "https://taotoken.net/api")
+        True,
+        "keyring",
+        "https://taotoken.net/api",
+    )
     assert (by_name["B"]["active"], by_name["B"]["key"], by_name["B"]["model"]) == (False, "env:B_KEY", "llama")
     assert by_name["B"]["merged_url"] and by_name["B"]["split_url"]
     shown = report(cli("profile", "show", "B", "--format", "json"), "profile show")
@@ -191,7 +206,9 @@ def test_client_list_json() -> None:
     init()
     data = report(cli("client", "list", "--format", "json"), "client list")
     assert [(c["path"], c["kind"], c["exists"]) for c in data["clients"]] == [
-        (str(cline_file()), "article-cline", True), (str(ccswitch_file()), "article-ccswitch", True)]
+        (str(cline_file()), "article-cline", True),
+        (str(ccswitch_file()), "article-ccswitch", True),
+    ]
     assert all(c["nudge"] == "none" and c["mode"] is None and c["route"] == "direct" for c in data["clients"])
     assert cli("switch", "split", "--client", "article-cline").rc == 0
     own = report(cli("client", "list", "--format", "json"), "client list")
@@ -207,10 +224,22 @@ def test_key_get_json_holds_only_the_masked_key(monkeypatch: pytest.MonkeyPatch)
     assert cli("profile", "add", "B", "--preset", "vllm", "--model", "m", "--key", "env:B_KEY").rc == 0
     results = [cli("key", "get", name, "--format", "json") for name in ("A", "B")]
     stored, from_env = (report(r, "key get") for r in results)
-    assert stored == {"profile": "A", "reference": "keyring", "present": True, "masked": MASK_A,
-                      "stored_in": "keyring", "variable": None}
-    assert from_env == {"profile": "B", "reference": "env:B_KEY", "present": True, "masked": MASK_B,
-                        "stored_in": "environment", "variable": "B_KEY"}
+    assert stored == {
+        "profile": "A",
+        "reference": "keyring",
+        "present": True,
+        "masked": MASK_A,
+        "stored_in": "keyring",
+        "variable": None,
+    }
+    assert from_env == {
+        "profile": "B",
+        "reference": "env:B_KEY",
+        "present": True,
+        "masked": MASK_B,
+        "stored_in": "environment",
+        "variable": "B_KEY",
+    }
     reveal = cli("key", "get", "A", "--reveal", "--format", "json")
     assert report(reveal, "key get", rc=2)["error"]["type"] == "UsageError"
     monkeypatch.delenv("B_KEY")

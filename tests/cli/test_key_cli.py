@@ -40,7 +40,9 @@ def test_set_from_stdin_then_get_masked(kv: Run, memory_keyring: dict[tuple[str,
     assert kv.out == KEY + "\n"
 
 
-def test_set_without_a_trailing_newline_and_with_stdin_flag(kv: Run, memory_keyring: dict[tuple[str, str], str]) -> None:
+def test_set_without_a_trailing_newline_and_with_stdin_flag(
+    kv: Run, memory_keyring: dict[tuple[str, str], str]
+) -> None:
     assert kv("key", "set", "taotoken", "--stdin", stdin=KEY) == 0
     assert memory_keyring[(service_name(), "taotoken")] == KEY
 
@@ -65,9 +67,7 @@ def test_set_replaces_the_key(kv: Run, memory_keyring: dict[tuple[str, str], str
         "",
     ],
 )
-def test_set_refuses_bad_keys_and_stores_nothing(
-    kv: Run, bad: str, memory_keyring: dict[tuple[str, str], str]
-) -> None:
+def test_set_refuses_bad_keys_and_stores_nothing(kv: Run, bad: str, memory_keyring: dict[tuple[str, str], str]) -> None:
     assert kv("key", "set", "taotoken", stdin=bad + "\n") == 1
     assert memory_keyring == {}
     printed = kv.out + kv.err
@@ -109,8 +109,9 @@ def test_key_usage_errors(kv: Run) -> None:
     assert kv("key", "show", "taotoken") == 2
 
 
-def test_an_env_profile_refuses_key_set(kv: Run, monkeypatch: pytest.MonkeyPatch,
-                                        memory_keyring: dict[tuple[str, str], str]) -> None:
+def test_an_env_profile_refuses_key_set(
+    kv: Run, monkeypatch: pytest.MonkeyPatch, memory_keyring: dict[tuple[str, str], str]
+) -> None:
     assert kv("profile", "add", "envprof", "--preset", "vllm", "--model", "q", "--key", "env:KVS_CLI_KEY") == 0
     assert kv("key", "set", "envprof", stdin=KEY + "\n") == 1
     assert "env:KVS_CLI_KEY" in kv.err and "not the keyring" in kv.err

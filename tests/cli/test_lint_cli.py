@@ -44,7 +44,9 @@ def test_errors_exit_1_with_path_line_col(tmp_path: Path, capsys: pytest.Capture
     assert main(["lint", str(path)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert f"{path}:2:28: KVS201 warning: base URL ends with '/'" in out[0]
-    assert out[1].startswith(f"{path}:5:17: KVS002 error: cline.cacheStrategy.mode: Input should be 'merged' or 'split' (got 'both')")
+    assert out[1].startswith(
+        f"{path}:5:17: KVS002 error: cline.cacheStrategy.mode: Input should be 'merged' or 'split' (got 'both')"
+    )
     assert out[2].startswith(f"{path}:6:22: KVS101 warning: chunk_size 500 is not a multiple of 64; it becomes 512")
     assert out[-1] == "1 error, 2 warnings in 1 file (2 fixable with --fix)"
 
@@ -63,8 +65,15 @@ def test_json_report_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         assert {"path", "line", "column", "code", "severity", "message"} <= set(item)
         assert item["path"] == str(path)
     assert items[2] | {"message": ""} == {
-        "path": str(path), "line": 6, "column": 22, "code": "KVS101", "severity": "warning",
-        "message": "", "key": "cline.cacheStrategy.chunkSize", "fixable": True, "fixed": False,
+        "path": str(path),
+        "line": 6,
+        "column": 22,
+        "code": "KVS101",
+        "severity": "warning",
+        "message": "",
+        "key": "cline.cacheStrategy.chunkSize",
+        "fixable": True,
+        "fixed": False,
     }
 
 

@@ -42,8 +42,9 @@ def bad(tmp_path: Path) -> Path:
 def zh(*argv: str) -> subprocess.CompletedProcess[str]:
     """``kvswitch ARGV`` in a subprocess, in Chinese."""
     env = {**os.environ, "KVSWITCH_LANG": "zh-CN"}
-    return subprocess.run([sys.executable, "-m", "kvswitch", *argv], env=env, capture_output=True, text=True,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kvswitch", *argv], env=env, capture_output=True, text=True, check=False
+    )
 
 
 # -- GitHub Actions ---------------------------------------------------------------------------
@@ -53,8 +54,10 @@ def test_github_format_is_one_workflow_command_per_finding(bad: Path) -> None:
     result = cli("lint", "--format", "github", "--kind", "article-cline", str(bad))
     assert result.rc == 1
     lines = result.out.splitlines()
-    assert lines[0] == (f"::warning file={bad},line=2,col=28,title=KVS201::base URL ends with '/': clients join it "
-                        "into '//' and authentication breaks; it becomes 'https://taotoken.net/api'")
+    assert lines[0] == (
+        f"::warning file={bad},line=2,col=28,title=KVS201::base URL ends with '/': clients join it "
+        "into '//' and authentication breaks; it becomes 'https://taotoken.net/api'"
+    )
     assert lines[1].startswith(f"::error file={bad},line=6,col=17,title=KVS002::cline.cacheStrategy.mode: ")
     assert lines[2].startswith(f"::warning file={bad},line=7,col=22,title=KVS101::chunk_size 500")
     assert len(lines) == 3  # no summary line: only annotations
@@ -106,7 +109,8 @@ def test_sarif_format_has_one_run_rules_for_the_codes_and_located_results(bad: P
     first = next(r for r in run["results"] if r["ruleId"] == "KVS002")
     assert first["level"] == "error"
     assert first["locations"][0]["physicalLocation"] == {
-        "artifactLocation": {"uri": bad.as_uri()}, "region": {"startLine": 6, "startColumn": 17},
+        "artifactLocation": {"uri": bad.as_uri()},
+        "region": {"startLine": 6, "startColumn": 17},
     }
     assert KEY not in result.out
 
@@ -115,7 +119,9 @@ def test_sarif_of_a_clean_file_has_no_results_and_relative_paths_stay_relative()
     assert sarif_report([])["runs"][0]["results"] == []
     log = sarif_report([Diagnostic("KVS201", Severity.WARNING, "m", Path("a dir/s.json"), 1, 2)])
     check_sarif(log)
-    assert log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "a%20dir/s.json"
+    assert (
+        log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "a%20dir/s.json"
+    )
 
 
 def test_github_and_sarif_in_chinese_keep_codes_levels_and_fields(bad: Path) -> None:

@@ -49,8 +49,24 @@ RUNS: dict[str, tuple[str, list[str]]] = {
     "import": ("import", ["import", "--from", "cc-switch", "--db", "{db}", "--dry-run"]),
     "key get": ("key get", ["key", "get", "lab"]),
     "watch": ("watch", ["watch", "--once"]),
-    "probe": ("probe", ["probe", "--base-url", "{url}", "--model", "test-model", "--mode", "merged", "--runs", "2",
-                        "--warmup", "0", "--no-gpu", "--no-history"]),
+    "probe": (
+        "probe",
+        [
+            "probe",
+            "--base-url",
+            "{url}",
+            "--model",
+            "test-model",
+            "--mode",
+            "merged",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--no-gpu",
+            "--no-history",
+        ],
+    ),
     "doctor": ("doctor", ["doctor", "--skip", "nvidia-smi", "--skip", "same-gpu", "--timeout", "5"]),
     "advise": ("advise", ["advise", "--prompt-tokens", "4000", "--concurrency", "2"]),
     "lab up": ("lab up", ["lab", "up"]),
@@ -66,49 +82,118 @@ BEFORE: dict[str, list[list[str]]] = {"restore": [["switch", "split"]], "restore
 
 DataPath = tuple[str | int, ...]
 BROKEN: dict[str, list[tuple[DataPath, Any]]] = {
-    "switch": [(("mode",), "both"), (("scope",), "some"), (("files", 0, "takes_effect"), "tomorrow"),
-               (("files", 0, "nudge", "ok"), "yes"), (("gateway", "told"), "yes"),
-               (("files", 0, "api_key"), "x"), (("warnings", 0), f"wrote {KEY}")],
+    "switch": [
+        (("mode",), "both"),
+        (("scope",), "some"),
+        (("files", 0, "takes_effect"), "tomorrow"),
+        (("files", 0, "nudge", "ok"), "yes"),
+        (("gateway", "told"), "yes"),
+        (("files", 0, "api_key"), "x"),
+        (("warnings", 0), f"wrote {KEY}"),
+    ],
     "switch --dry-run": [(("files", 0, "diff"), f'+  "cline.openAiApiKey": "{KEY}"'), (("dry_run",), "yes")],
-    "status": [(("mode",), "both"), (("clients", 0, "key"), KEY), (("clients", 0, "route"), "tunnel"),
-               (("clients", 0, "shadow"), 1), (("key_variables", 0), {"name": "KVSWITCH_KEY_LAB"}),
-               (("clients", 0, "last_write"), "2026-12-03 14:05:09")],
-    "restore": [(("backups", 0, "created"), "yesterday"), (("backups", 0, "size"), -1),
-                (("backups", 0, "bytes"), "x"), (("path",), "")],
-    "restore a backup": [(("restored", "created"), "2026-12-03T14:05:09+01:00"), (("replaced_backup",), 3),
-                         (("restored", "key"), KEY)],
-    "profile list": [(("profiles", 0, "key"), KEY), (("profiles", 0, "key"), "plaintext"), (("active",), 1),
-                     (("profiles", 0, "mode"), "split")],
-    "profile show": [(("key",), KEY), (("split", "transfer_protocol"), "bulk"), (("merged", "chunk_size"), 0),
-                     (("api_key",), "x"), (("headers", "Authorization"), f"Bearer {KEY}")],
-    "client list": [(("clients", 0, "nudge"), "poke"), (("clients", 0, "mode"), "both"),
-                    (("clients", 0, "key"), "keyring")],
-    "client detect": [(("clients", 0, "found"), "no"), (("cc_switch", "exists"), None),
-                      (("clients", 0, "endpoint"), f"http://127.0.0.1:8080/?key={KEY}"), (("registered_now",), "all")],
-    "import": [(("profiles", 0, "key"), KEY), (("profiles", 0, "url_convention"), "v2"),
-               (("skipped", 0, "why"), "x"), (("dry_run",), None)],
-    "key get": [(("masked",), KEY), (("masked",), "sk-SCHEMAT…cdef"), (("stored_in",), "file"),
-                (("reference",), "plaintext")],
-    "watch": [(("events", 0, "kind"), "exploded"), (("events", 0, "time"), "now"), (("once",), False),
-              (("events", 0, "message"), f"saw {KEY}"), (("problems",), -1)],
-    "probe": [(("kvswitch_probe",), 1), (("settings", "key"), KEY), (("modes", "merged", "ttft_ms", "count"), "two"),
-              (("modes", "both"), {"requests": 0, "failures": 0, "ttft_ms": {"count": 0}, "ttft_samples_ms": []}),
-              (("comparison", "ttft_median_ratio"), {"split/merged": 1.0, "ci95": [1.0]}), (("time",), 1700000000)],
-    "doctor": [(("checks", 0, "name"), "vibes"), (("checks", 0, "status"), "ok"), (("target", "key"), KEY),
-               (("counts", "pass"), -1), (("checks", 0, "source"), "the article")],
-    "advise": [(("mode",), "both"), (("reasons",), []), (("reasons", 0, "source"), "blog"),
-               (("scores", "auto"), 1), (("kv_cache_dtype",), "int8")],
+    "status": [
+        (("mode",), "both"),
+        (("clients", 0, "key"), KEY),
+        (("clients", 0, "route"), "tunnel"),
+        (("clients", 0, "shadow"), 1),
+        (("key_variables", 0), {"name": "KVSWITCH_KEY_LAB"}),
+        (("clients", 0, "last_write"), "2026-12-03 14:05:09"),
+    ],
+    "restore": [
+        (("backups", 0, "created"), "yesterday"),
+        (("backups", 0, "size"), -1),
+        (("backups", 0, "bytes"), "x"),
+        (("path",), ""),
+    ],
+    "restore a backup": [
+        (("restored", "created"), "2026-12-03T14:05:09+01:00"),
+        (("replaced_backup",), 3),
+        (("restored", "key"), KEY),
+    ],
+    "profile list": [
+        (("profiles", 0, "key"), KEY),
+        (("profiles", 0, "key"), "plaintext"),
+        (("active",), 1),
+        (("profiles", 0, "mode"), "split"),
+    ],
+    "profile show": [
+        (("key",), KEY),
+        (("split", "transfer_protocol"), "bulk"),
+        (("merged", "chunk_size"), 0),
+        (("api_key",), "x"),
+        (("headers", "Authorization"), f"Bearer {KEY}"),
+    ],
+    "client list": [
+        (("clients", 0, "nudge"), "poke"),
+        (("clients", 0, "mode"), "both"),
+        (("clients", 0, "key"), "keyring"),
+    ],
+    "client detect": [
+        (("clients", 0, "found"), "no"),
+        (("cc_switch", "exists"), None),
+        (("clients", 0, "endpoint"), f"http://127.0.0.1:8080/?key={KEY}"),
+        (("registered_now",), "all"),
+    ],
+    "import": [
+        (("profiles", 0, "key"), KEY),
+        (("profiles", 0, "url_convention"), "v2"),
+        (("skipped", 0, "why"), "x"),
+        (("dry_run",), None),
+    ],
+    "key get": [
+        (("masked",), KEY),
+        (("masked",), "sk-SCHEMAT…cdef"),
+        (("stored_in",), "file"),
+        (("reference",), "plaintext"),
+    ],
+    "watch": [
+        (("events", 0, "kind"), "exploded"),
+        (("events", 0, "time"), "now"),
+        (("once",), False),
+        (("events", 0, "message"), f"saw {KEY}"),
+        (("problems",), -1),
+    ],
+    "probe": [
+        (("kvswitch_probe",), 1),
+        (("settings", "key"), KEY),
+        (("modes", "merged", "ttft_ms", "count"), "two"),
+        (("modes", "both"), {"requests": 0, "failures": 0, "ttft_ms": {"count": 0}, "ttft_samples_ms": []}),
+        (("comparison", "ttft_median_ratio"), {"split/merged": 1.0, "ci95": [1.0]}),
+        (("time",), 1700000000),
+    ],
+    "doctor": [
+        (("checks", 0, "name"), "vibes"),
+        (("checks", 0, "status"), "ok"),
+        (("target", "key"), KEY),
+        (("counts", "pass"), -1),
+        (("checks", 0, "source"), "the article"),
+    ],
+    "advise": [
+        (("mode",), "both"),
+        (("reasons",), []),
+        (("reasons", 0, "source"), "blog"),
+        (("scores", "auto"), 1),
+        (("kv_cache_dtype",), "int8"),
+    ],
     "lab up": [(("profile",), "created"), (("status", "running"), "yes"), (("cleared", 0), {"role": "router"})],
     "lab status": [(("healthy",), None), (("urls", "router"), 1), (("processes", 0), {"role": "router"})],
     "gateway status": [(("running",), True), (("pid",), 4242), (("pinned",), "all")],
-    "engine-flags": [(("engine",), "trt"), (("commands", 0, "role"), "worker2"), (("caveats", 0, "level"), "fatal"),
-                     (("commands", 0, "env", "OPENAI_API_KEY"), KEY), (("commands", 0, "argv", 0), 7)],
+    "engine-flags": [
+        (("engine",), "trt"),
+        (("commands", 0, "role"), "worker2"),
+        (("caveats", 0, "level"), "fatal"),
+        (("commands", 0, "env", "OPENAI_API_KEY"), KEY),
+        (("commands", 0, "argv", 0), 7),
+    ],
 }
 """Per run: changes to its real ``data`` (a path into it and the value put there), each of which
 the schema must reject at that path or at the object that holds it."""
 
 
-def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+def _leaves(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     if not subs:
         yield " ".join(path), parser
@@ -169,8 +254,20 @@ def setup(server: SSEServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     from kvswitch.lab import manage
     from tests.ccswitch_db import build
 
-    assert cli("init", "--profile", "lab", "--base-url", server.url, "--model", "test-model",
-               "--key-stdin", stdin=KEY + "\n").rc == 0
+    assert (
+        cli(
+            "init",
+            "--profile",
+            "lab",
+            "--base-url",
+            server.url,
+            "--model",
+            "test-model",
+            "--key-stdin",
+            stdin=KEY + "\n",
+        ).rc
+        == 0
+    )
     monkeypatch.setattr(manage, "up", lambda **_: manage.UpResult(True, manage.status(check_health=False)))
     return {"url": server.url, "cline": str(cline_file()), "db": str(build(tmp_path / "cc-switch.db"))}
 
@@ -185,8 +282,10 @@ def run_json(name: str, setup: dict[str, str]) -> tuple[int, dict[str, Any]]:
     try:
         doc: dict[str, Any] = json.loads(result.out)
     except json.JSONDecodeError:
-        pytest.fail(f"`kvswitch {' '.join(argv)} --format json` printed no JSON (exit {result.rc}): "
-                    f"{result.out[:300]!r} {result.err[:300]!r}")
+        pytest.fail(
+            f"`kvswitch {' '.join(argv)} --format json` printed no JSON (exit {result.rc}): "
+            f"{result.out[:300]!r} {result.err[:300]!r}"
+        )
     return result.rc, doc
 
 
@@ -223,8 +322,10 @@ def test_every_json_command_has_an_invocation_here() -> None:
 def test_every_command_the_schema_knows_is_run_and_broken_here() -> None:
     known = SCHEMA["allOf"][0]["else"]["properties"]["command"]["enum"]
     assert sorted(known) == sorted({command for command, _ in RUNS.values()})
-    parts = {rule["if"]["properties"]["command"]["const"]: rule["then"]["properties"]["data"]["$ref"]
-             for rule in SCHEMA["allOf"][0]["else"]["allOf"]}
+    parts = {
+        rule["if"]["properties"]["command"]["const"]: rule["then"]["properties"]["data"]["$ref"]
+        for rule in SCHEMA["allOf"][0]["else"]["allOf"]
+    }
     assert sorted(parts) == sorted(known)
     assert all(ref.removeprefix("#/$defs/") in SCHEMA["$defs"] for ref in parts.values())
     assert sorted(BROKEN) == sorted(RUNS)
@@ -253,7 +354,7 @@ def test_the_tight_part_rejects_a_broken_real_output(name: str, setup: dict[str,
         errors = list(validator().iter_errors(bad))
         where = ["data", *path]
         at = [list(e.absolute_path) for e in errors]
-        assert any(p[:len(where)] == where or p == where[:-1] for p in at), (path, value, at)
+        assert any(p[: len(where)] == where or p == where[:-1] for p in at), (path, value, at)
 
 
 def test_a_new_field_is_not_a_breaking_change_but_a_key_in_it_is_rejected(setup: dict[str, str]) -> None:
@@ -273,8 +374,13 @@ def test_a_failure_keeps_data_error_for_every_command(setup: dict[str, str]) -> 
     assert error["message"] and error["exit_code"] == result.rc
     for command in ("status", "doctor", "probe", "lab up", "no such command"):  # any command may fail
         assert problems({**doc, "command": command}) == []
-    for path, value in [(("error", "message"), ""), (("error", "exit_code"), 7), (("error", "code"), "E1"),
-                        (("error", "where"), "x"), (("error", "message"), f"bad key {KEY}")]:
+    for path, value in [
+        (("error", "message"), ""),
+        (("error", "exit_code"), 7),
+        (("error", "code"), "E1"),
+        (("error", "where"), "x"),
+        (("error", "message"), f"bad key {KEY}"),
+    ]:
         assert problems(put(doc, ("data", *path), value)), (path, value)
     assert problems({**doc, "ok": True})
 
@@ -283,18 +389,36 @@ def test_a_running_lab_and_gateway_fit_their_parts(setup: dict[str, str]) -> Non
     """Nothing runs in the test setup: the running shapes, as the lab's pidfiles and the gateway's
     status give them, are checked here."""
     _, lab = run_json("lab status", setup)
-    process = {"role": "router", "pid": 4242, "state": "running", "reason": None, "port": 18080,
-               "url": "http://127.0.0.1:18080", "healthy": True, "cpus": [0, 1], "pidfile": "state/lab/router.pid",
-               "started_at": "2026-12-03T14:05:09Z"}
+    process = {
+        "role": "router",
+        "pid": 4242,
+        "state": "running",
+        "reason": None,
+        "port": 18080,
+        "url": "http://127.0.0.1:18080",
+        "healthy": True,
+        "cpus": [0, 1],
+        "pidfile": "state/lab/router.pid",
+        "started_at": "2026-12-03T14:05:09Z",
+    }
     running = put(lab, ("data", "processes"), [process])
     assert problems(running) == []
     assert problems(put(running, ("data", "processes", 0, "state"), "zombie"))
     assert problems(put(running, ("data", "processes", 0, "started_at"), "today"))
     _, gateway = run_json("gateway status", setup)
-    status = {"running": True, "pinned": ["cline"], "url": "http://127.0.0.1:18090", "pid": 4242, "mode": "split",
-              "route": "auto", "profile": "lab", "upstreams": {"merged": "http://127.0.0.1:8080/v1",
-                                                                "split": "http://127.0.0.1:8081/v1"},
-              "in_flight": 0, "requests": {"merged": 3, "split": 1}, "started": "2026-12-03T14:05:09Z"}
+    status = {
+        "running": True,
+        "pinned": ["cline"],
+        "url": "http://127.0.0.1:18090",
+        "pid": 4242,
+        "mode": "split",
+        "route": "auto",
+        "profile": "lab",
+        "upstreams": {"merged": "http://127.0.0.1:8080/v1", "split": "http://127.0.0.1:8081/v1"},
+        "in_flight": 0,
+        "requests": {"merged": 3, "split": 1},
+        "started": "2026-12-03T14:05:09Z",
+    }
     up = {**gateway, "ok": True, "data": status}
     assert problems(up) == []
     assert problems(put(up, ("data", "route"), "random"))
@@ -318,11 +442,22 @@ def test_lint_json_is_the_list_of_diagnostics(tmp_path: Path) -> None:
 
 
 GOOD_ADVICE: dict[str, Any] = {
-    "mode": "split", "chunk_size": None, "prefix_cache": True, "kv_cache_dtype": "auto", "decided_by": "rules",
-    "measurement": None, "reasons": [{"n": 1, "text": "Long prompts.", "source": "docs/background.md#when-split-pays"}],
+    "mode": "split",
+    "chunk_size": None,
+    "prefix_cache": True,
+    "kv_cache_dtype": "auto",
+    "decided_by": "rules",
+    "measurement": None,
+    "reasons": [{"n": 1, "text": "Long prompts.", "source": "docs/background.md#when-split-pays"}],
     "next_steps": ["kvswitch switch split"],
-    "workload": {"prompt_tokens": 4000, "concurrency": None, "gpus": 2, "ttft_slo_ms": None, "prefix_reuse": None,
-                 "workload": None},
+    "workload": {
+        "prompt_tokens": 4000,
+        "concurrency": None,
+        "gpus": 2,
+        "ttft_slo_ms": None,
+        "prefix_reuse": None,
+        "workload": None,
+    },
     "scores": {"merged": 0, "split": 2},
 }
 
@@ -341,13 +476,20 @@ GOOD_ADVICE: dict[str, Any] = {
     ],
 )
 def test_the_schema_rejects_what_is_not_the_envelope(doc: dict[str, Any], problem: str) -> None:
-    good = {"kvswitch": "0.1.0", "format": 1, "command": "advise", "ok": True,
-            "generated_at": "2026-12-03T14:05:09Z", "data": GOOD_ADVICE}
+    good = {
+        "kvswitch": "0.1.0",
+        "format": 1,
+        "command": "advise",
+        "ok": True,
+        "generated_at": "2026-12-03T14:05:09Z",
+        "data": GOOD_ADVICE,
+    }
     assert list(validator().iter_errors(good)) == []
     errors = list(validator().iter_errors({**good, **doc}))
     assert errors, problem
-    assert any(problem in (str(list(e.absolute_path)) + e.message) or problem in json.dumps(e.instance)
-               for e in errors), [e.message for e in errors]
+    assert any(
+        problem in (str(list(e.absolute_path)) + e.message) or problem in json.dumps(e.instance) for e in errors
+    ), [e.message for e in errors]
 
 
 # -- SARIF's rule texts -------------------------------------------------------------------------
@@ -355,8 +497,14 @@ def test_the_schema_rejects_what_is_not_the_envelope(doc: dict[str, Any], proble
 
 def _sarif(path: Path, lang: str) -> dict[str, Any]:
     env = {**os.environ, "KVSWITCH_LANG": lang}
-    done = subprocess.run([sys.executable, "-m", "kvswitch", "lint", "--kind", "article-cline", "--format", "sarif",
-                           str(path)], capture_output=True, text=True, env=env, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "kvswitch", "lint", "--kind", "article-cline", "--format", "sarif", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1, done.stderr
     log: dict[str, Any] = json.loads(done.stdout)
     return log
@@ -377,8 +525,9 @@ def test_sarif_rule_texts_follow_the_language_and_keep_the_rule_ids(tmp_path: Pa
         assert rule["shortDescription"]["text"] == rule["fullDescription"]["text"] == CODES[code][1]
         zh = chinese[code]
         assert CJK.search(zh["shortDescription"]["text"]) and zh["fullDescription"] == zh["shortDescription"]
-        assert {k: v for k, v in zh.items() if not k.endswith("Description")} == \
-            {k: v for k, v in rule.items() if not k.endswith("Description")}  # id, level and help stay
+        assert {k: v for k, v in zh.items() if not k.endswith("Description")} == {
+            k: v for k, v in rule.items() if not k.endswith("Description")
+        }  # id, level and help stay
 
 
 def test_every_code_meaning_has_a_chinese_translation() -> None:

@@ -18,8 +18,22 @@ def server() -> SSEServer:
 
 
 def test_text_report_compares_the_modes(server: SSEServer, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["probe", "--base-url", server.url, "--model", "test-model", "--runs", "6", "--warmup", "1",
-                 "--max-tokens", "4", "--no-gpu"])
+    code = main(
+        [
+            "probe",
+            "--base-url",
+            server.url,
+            "--model",
+            "test-model",
+            "--runs",
+            "6",
+            "--warmup",
+            "1",
+            "--max-tokens",
+            "4",
+            "--no-gpu",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     assert "merged      6/6" in out and "split       6/6" in out
@@ -34,8 +48,24 @@ def test_text_report_compares_the_modes(server: SSEServer, capsys: pytest.Captur
 def test_json_report_and_history(server: SSEServer, capsys: pytest.CaptureFixture[str], sandbox: Path) -> None:
     import os
 
-    code = main(["probe", "--base-url", server.url, "--model", "test-model", "--mode", "merged", "--runs", "3",
-                 "--warmup", "0", "--format", "json", "--no-gpu"])
+    code = main(
+        [
+            "probe",
+            "--base-url",
+            server.url,
+            "--model",
+            "test-model",
+            "--mode",
+            "merged",
+            "--runs",
+            "3",
+            "--warmup",
+            "0",
+            "--format",
+            "json",
+            "--no-gpu",
+        ]
+    )
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
     assert (printed["command"], printed["ok"]) == ("probe", True)
@@ -49,19 +79,48 @@ def test_json_report_and_history(server: SSEServer, capsys: pytest.CaptureFixtur
 
 def test_failed_requests_exit_1_with_their_cause(capsys: pytest.CaptureFixture[str]) -> None:
     with SSEServer(ttft_ms=10, tokens=2, scenario="http-429") as srv:
-        code = main(["probe", "--base-url", srv.url, "--model", "test-model", "--mode", "merged", "--runs", "2",
-                     "--warmup", "0", "--no-gpu", "--no-history"])
+        code = main(
+            [
+                "probe",
+                "--base-url",
+                srv.url,
+                "--model",
+                "test-model",
+                "--mode",
+                "merged",
+                "--runs",
+                "2",
+                "--warmup",
+                "0",
+                "--no-gpu",
+                "--no-history",
+            ]
+        )
     out = capsys.readouterr().out
     assert code == 1
     assert "2 failed: HTTP 429: test failure 429" in out and "merged      0/2" in out
 
 
-def test_a_remote_host_needs_yes_without_a_terminal(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_remote_host_needs_yes_without_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import io
 
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
-    code = main(["probe", "--base-url", "http://192.0.2.10:8000/v1", "--model", "m", "--runs", "50",
-                 "--prompt-tokens", "1000", "--no-gpu"])
+    code = main(
+        [
+            "probe",
+            "--base-url",
+            "http://192.0.2.10:8000/v1",
+            "--model",
+            "m",
+            "--runs",
+            "50",
+            "--prompt-tokens",
+            "1000",
+            "--no-gpu",
+        ]
+    )
     assert code == 1
     assert "--yes" in capsys.readouterr().err  # nothing was sent: the guard comes first
 
@@ -76,13 +135,28 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "give --profile or --base-url, not both" in capsys.readouterr().err
 
 
-def test_the_key_of_the_profile_goes_only_to_the_profile(server: SSEServer, capsys: pytest.CaptureFixture[str],
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_key_of_the_profile_goes_only_to_the_profile(
+    server: SSEServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     key = "sk-probe-0123456789abcdefXYZ"
     monkeypatch.setenv("PROBE_KEY", key)
     server.api_key = key
-    assert main(["init", "--base-url", server.url, "--model", "test-model", "--key-env", "PROBE_KEY", "--no-cline",
-                 "--no-ccswitch"]) == 0
+    assert (
+        main(
+            [
+                "init",
+                "--base-url",
+                server.url,
+                "--model",
+                "test-model",
+                "--key-env",
+                "PROBE_KEY",
+                "--no-cline",
+                "--no-ccswitch",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["probe", "--mode", "merged", "--runs", "2", "--warmup", "0", "--no-gpu", "--format", "json"]) == 0
     out = capsys.readouterr().out

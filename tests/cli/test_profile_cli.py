@@ -30,8 +30,20 @@ B_URL = "http://127.0.0.1:8000/v1"
 
 
 def add_b(*extra: str) -> None:
-    result = cli("profile", "add", "B", "--preset", "vllm", "--model", "llama-3-8b", "--chunk-size", "1024",
-                 "--temperature", "0.7", *extra)
+    result = cli(
+        "profile",
+        "add",
+        "B",
+        "--preset",
+        "vllm",
+        "--model",
+        "llama-3-8b",
+        "--chunk-size",
+        "1024",
+        "--temperature",
+        "0.7",
+        *extra,
+    )
     assert result.rc == 0, result
 
 
@@ -47,15 +59,25 @@ def table_lines(name: str) -> list[str]:
 
 
 def client_values() -> dict[str, Any]:
-    cline = json.loads("\n".join(
-        line for line in cline_file().read_text().splitlines() if not line.strip().startswith("//")
-    ))
+    cline = json.loads(
+        "\n".join(line for line in cline_file().read_text().splitlines() if not line.strip().startswith("//"))
+    )
     toml = tomllib.loads(ccswitch_file().read_text())
     return {
-        "cline": (cline["cline.openAiBaseUrl"], cline["cline.openAiModelId"], cline.get("cline.openAiApiKey"),
-                  cline["cline.cacheStrategy"].get("chunkSize"), cline["cline.requestOptions"]["temperature"]),
-        "ccswitch": (toml["provider"]["base_url"], toml["provider"]["model"], toml["provider"].get("api_key"),
-                     toml["cache"]["chunk_size"], toml["request"]["temperature"]),
+        "cline": (
+            cline["cline.openAiBaseUrl"],
+            cline["cline.openAiModelId"],
+            cline.get("cline.openAiApiKey"),
+            cline["cline.cacheStrategy"].get("chunkSize"),
+            cline["cline.requestOptions"]["temperature"],
+        ),
+        "ccswitch": (
+            toml["provider"]["base_url"],
+            toml["provider"]["model"],
+            toml["provider"].get("api_key"),
+            toml["cache"]["chunk_size"],
+            toml["request"]["temperature"],
+        ),
     }
 
 
@@ -73,9 +95,14 @@ def test_list_and_show() -> None:
     ]
     shown = cli("profile", "show")
     assert shown.rc == 0 and shown.out.startswith("profile A (active)\n"), shown
-    assert '  merged.chunk_size = 512\n' in shown.out
+    assert "  merged.chunk_size = 512\n" in shown.out
     data = json.loads(cli("profile", "show", "B", "--format", "json").out)["data"]
-    assert (data["name"], data["active"], data["base_url"], data["url_convention"]) == ("B", False, B_URL, "includes-v1")
+    assert (data["name"], data["active"], data["base_url"], data["url_convention"]) == (
+        "B",
+        False,
+        B_URL,
+        "includes-v1",
+    )
     assert data["merged"] == {"url": None, "chunk_size": 1024} and data["request"]["temperature"] == 0.7
     assert cli("profile", "show", "nope").rc == 1
 
@@ -86,7 +113,12 @@ def test_add_from_a_preset_with_fields_and_refusals() -> None:
     add_b("--prefill-base-url", "http://127.0.0.1:8100", "--prefix-cache", "false", "--key", "env:B_KEY")
     b = config_data()["profiles"]["B"]
     assert (b["provider"], b["base_url"], b["url_convention"], b["model"], b["key"]) == (
-        "vllm", B_URL, "includes-v1", "llama-3-8b", "env:B_KEY")
+        "vllm",
+        B_URL,
+        "includes-v1",
+        "llama-3-8b",
+        "env:B_KEY",
+    )
     assert b["split"]["prefill_base_url"] == "http://127.0.0.1:8100" and b["cache"]["prefix_cache"] is False
     assert "decode_base_url" not in b["split"]
     assert table_lines("A") == before_a
@@ -100,11 +132,15 @@ def test_add_from_a_preset_with_fields_and_refusals() -> None:
     assert sorted(config_data()["profiles"]) == ["A", "B"]
 
 
-@pytest.mark.parametrize("argv", [
-    ("--model", "m"),
-    ("--base-url", B_URL),
-    ("--base-url", B_URL, "--model", "m", "--transfer-protocol", "bogus"),
-], ids=["no-base-url", "no-model", "bad-protocol"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--model", "m"),
+        ("--base-url", B_URL),
+        ("--base-url", B_URL, "--model", "m", "--transfer-protocol", "bogus"),
+    ],
+    ids=["no-base-url", "no-model", "bad-protocol"],
+)
 def test_add_with_missing_or_invalid_fields_is_a_clear_refusal(argv: tuple[str, ...]) -> None:
     init()
     result = cli("profile", "add", "C", *argv)
@@ -121,7 +157,8 @@ def test_edit_changes_only_the_fields_given() -> None:
     after = config_file().read_text()
     assert after == before.replace('model = "gpt-4o-mini"', 'model = "X"').replace(
         "# merged mode: chunked prefill on one instance\nchunk_size = 512",
-        "# merged mode: chunked prefill on one instance\nchunk_size = 768")
+        "# merged mode: chunked prefill on one instance\nchunk_size = 768",
+    )
     assert cli("profile", "edit", "A").rc == 2  # nothing to change
     assert cli("profile", "edit", "A", "--stream", "maybe").rc == 2
     bad = cli("profile", "edit", "A", "--temperature", "5")
@@ -268,8 +305,13 @@ def test_editing_a_never_changes_b() -> None:
     init()
     add_b()
     b_parsed, b_lines = config_data()["profiles"]["B"], table_lines("B")
-    for argv in (("--model", "X"), ("--base-url", "http://127.0.0.1:9999/v1"), ("--chunk-size", "256"),
-                 ("--decode-base-url", "http://127.0.0.1:8200"), ("--stream", "false")):
+    for argv in (
+        ("--model", "X"),
+        ("--base-url", "http://127.0.0.1:9999/v1"),
+        ("--chunk-size", "256"),
+        ("--decode-base-url", "http://127.0.0.1:8200"),
+        ("--stream", "false"),
+    ):
         result = cli("profile", "edit", "A", *argv)
         assert result.rc == 0, result
         assert config_data()["profiles"]["B"] == b_parsed
@@ -308,7 +350,10 @@ def test_client_add_detects_the_kind_and_leaves_the_file_alone(tmp_path: Path) -
     settings, toml = _client_files(tmp_path)
     before = settings.read_bytes(), toml.read_bytes()
     # (the plain form, without --command, is test_client_add_without_a_nudge_command)
-    for path, kind, product in ((settings, "cline", "Cline (settings.json)"), (toml, "ccswitch", "CC Switch (config.toml)")):
+    for path, kind, product in (
+        (settings, "cline", "Cline (settings.json)"),
+        (toml, "ccswitch", "CC Switch (config.toml)"),
+    ):
         result = cli("client", "add", str(path), "--name", f"my-{kind}", "--nudge", "command", "--command", "true")
         assert result.rc == 0, result
         assert result.out.strip() == f"registered {path} ({product})"
@@ -322,7 +367,9 @@ def test_client_add_detects_the_kind_and_leaves_the_file_alone(tmp_path: Path) -
     ]
     listed = cli("client", "list")
     assert listed.rc == 0 and listed.out.splitlines()[2:] == [
-        f"{settings}  (article-cline, nudge=command)", f"{toml}  (article-ccswitch, nudge=command)"]
+        f"{settings}  (article-cline, nudge=command)",
+        f"{toml}  (article-ccswitch, nudge=command)",
+    ]
     twice = cli("client", "add", str(settings), "--nudge", "command", "--command", "true")
     assert twice.rc == 1 and "registered already" in twice.err, twice
     assert len(config_data()["clients"]) == 4

@@ -58,7 +58,9 @@ def test_a_client_in_the_other_mode_has_drifted() -> None:
     assert cli("switch", "split", str(cline_file())).rc == 0  # a path switch leaves the config's mode
     result = cli("status")
     assert result.rc == 1
-    assert re.search(rf"- {re.escape(str(cline_file()))} \[article-cline\] mode split · drifted: .*cache\.mode", result.out)
+    assert re.search(
+        rf"- {re.escape(str(cline_file()))} \[article-cline\] mode split · drifted: .*cache\.mode", result.out
+    )
 
 
 def test_json_shape_with_the_key_masked() -> None:
@@ -77,7 +79,13 @@ def test_json_shape_with_the_key_masked() -> None:
     for c, kind in zip(data["clients"], ("article-cline", "article-ccswitch"), strict=True):
         assert {"path", "kind", "mode", "in_sync", "drift", "key", "last_write", "backups"} <= set(c)
         assert (c["kind"], c["mode"], c["in_sync"], c["drift"], c["exists"], c["problem"]) == (
-            kind, "split", True, [], True, None)
+            kind,
+            "split",
+            True,
+            [],
+            True,
+            None,
+        )
         assert c["key"] == f"{KEY_A[:3]}…{KEY_A[-4:]}"
         written = datetime.fromisoformat(c["last_write"])
         assert c["last_write"].endswith("Z") and abs(written.timestamp() - time.time()) < 60
@@ -127,8 +135,12 @@ CRASHING_SWITCH = """
 
 def _crash_half_way() -> None:
     """``kvswitch switch split`` in a child that dies after writing the first client."""
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(CRASHING_SWITCH), str(cline_file()),
-                           str(ccswitch_file())], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CRASHING_SWITCH), str(cline_file()), str(ccswitch_file())],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 9, done
     assert (kvswitch_home() / "state" / "journal.json").exists()
 

@@ -63,8 +63,9 @@ def test_keys_never_appear_in_diffs(tmp_path: Path, capsys: pytest.CaptureFixtur
     _, toml = _pair(tmp_path)
     key = "sk-proj-AbCdEf0123456789xyzQ"
     toml.write_text(toml.read_text().replace('model = "gpt-4o-mini"', f'model = "gpt-4o-mini"\napi_key = "{key}"'))
-    toml.write_text(toml.read_text().replace('mode = "merged"            # "merged" | "split"',
-                                             f'mode = "merged"  # {key}'))
+    toml.write_text(
+        toml.read_text().replace('mode = "merged"            # "merged" | "split"', f'mode = "merged"  # {key}')
+    )
     assert main(["switch", "split", "--dry-run", str(toml)]) == 0
     out = capsys.readouterr().out
     assert key not in out and "sk-…xyzQ" in out

@@ -73,9 +73,7 @@ def test_each_changed_client_says_once_when_the_switch_takes_effect() -> None:
         lines = block(result.out, real_file(kind))
         assert lines[0].startswith(f"{real_file(kind)}: merged → split (backup "), lines
         assert len(lines) == 2 and lines[1].startswith(f"  {when}"), lines
-    assert (
-        result.out.count("to apply") == 6
-    )  # the four real clients that need it and the article's two
+    assert result.out.count("to apply") == 6  # the four real clients that need it and the article's two
     assert "picks the change up" not in result.out  # Claude Code's line says it once
     assert "S-35" not in result.out and "S-" not in result.err
     assert result.out.rstrip().endswith("switched 7 files to split")

@@ -62,8 +62,13 @@ def test_a_usage_error_from_the_handler_shows_the_sub_commands_usage(argv: list[
 
 def test_usage_errors_in_chinese_keep_options_and_codes() -> None:
     env = {**os.environ, "KVSWITCH_LANG": "zh-CN"}
-    out = subprocess.run([sys.executable, "-m", "kvswitch", "lint", "--diff", "x.json"], env=env,
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "kvswitch", "lint", "--diff", "x.json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert out.returncode == 2
     lines = out.stderr.splitlines()
     assert lines[0].startswith("用法：kvswitch lint ")  # the sub-command's usage, translated

@@ -23,8 +23,14 @@ LANG_VARS = ("KVSWITCH_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 def kvswitch(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """``python -m kvswitch ARGS`` in this test's sandbox, in the language ``env`` chooses."""
     base = {k: v for k, v in os.environ.items() if k not in LANG_VARS}
-    return subprocess.run([sys.executable, "-m", "kvswitch", *args], capture_output=True, text=True,
-                          env={**base, **env}, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kvswitch", *args],
+        capture_output=True,
+        text=True,
+        env={**base, **env},
+        timeout=120,
+        check=False,
+    )
 
 
 def zh(*args: str) -> subprocess.CompletedProcess[str]:
@@ -36,11 +42,14 @@ def commands(text: str) -> list[str]:
     return [block.split("\n", 1)[1] for block in text.split("\n\n") if block.startswith("# ")]
 
 
-@pytest.mark.parametrize("argv", [
-    ("--engine", "vllm"),
-    ("--engine", "sglang", "--mode", "split"),
-    ("--engine", "vllm", "--mode", "split", "--router", "sglang", "--router-mode", "regular"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--engine", "vllm"),
+        ("--engine", "sglang", "--mode", "split"),
+        ("--engine", "vllm", "--mode", "split", "--router", "sglang", "--router-mode", "regular"),
+    ],
+)
 def test_engine_flags_in_chinese_keeps_the_command_lines(argv: tuple[str, ...]) -> None:
     init(preset="vllm", model="Qwen/Qwen2.5-7B-Instruct", profile="lab")
     english, chinese = kvswitch("engine-flags", *argv, KVSWITCH_LANG="en"), zh("engine-flags", *argv)
@@ -79,8 +88,15 @@ def test_lab_status_in_chinese_when_nothing_runs_from_the_locale_too() -> None:
 
 
 def test_help_of_the_running_commands_in_chinese() -> None:
-    for command in (("probe",), ("engine-flags",), ("lab", "up"), ("gateway", "status"), ("client", "detect"),
-                    ("import",), ("schema",)):
+    for command in (
+        ("probe",),
+        ("engine-flags",),
+        ("lab", "up"),
+        ("gateway", "status"),
+        ("client", "detect"),
+        ("import",),
+        ("schema",),
+    ):
         done = zh(*command, "--help")
         assert done.returncode == 0, (command, done.stderr)
         assert done.stdout.startswith(f"用法：kvswitch {' '.join(command)}"), command
@@ -90,11 +106,43 @@ def test_help_of_the_running_commands_in_chinese() -> None:
 
 def test_the_probe_table_in_chinese_keeps_modes_numbers_and_units() -> None:
     with SSEServer(ttft_ms=5, split_ttft_ms=10, itl_ms=1, tokens=2) as srv:
-        text = cli("--lang", "zh-CN", "probe", "--base-url", srv.url, "--model", "test-model", "--runs", "2",
-                   "--warmup", "0", "--max-tokens", "2", "--no-gpu", "--no-history")
+        text = cli(
+            "--lang",
+            "zh-CN",
+            "probe",
+            "--base-url",
+            srv.url,
+            "--model",
+            "test-model",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            "2",
+            "--no-gpu",
+            "--no-history",
+        )
         assert text.rc == 0, text.err
-        js = cli("--lang", "zh-CN", "probe", "--base-url", srv.url, "--model", "test-model", "--runs", "2",
-                 "--warmup", "0", "--max-tokens", "2", "--no-gpu", "--no-history", "--format", "json")
+        js = cli(
+            "--lang",
+            "zh-CN",
+            "probe",
+            "--base-url",
+            srv.url,
+            "--model",
+            "test-model",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            "2",
+            "--no-gpu",
+            "--no-history",
+            "--format",
+            "json",
+        )
     lines = text.out.splitlines()
     heading = next(line for line in lines if line.startswith("模式"))
     assert "成功/总数" in heading and "TTFT 中位" in heading and "p90" in heading and "ITL p99" in heading
@@ -118,6 +166,12 @@ def test_the_cli_reference_is_english_unless_asked_whatever_the_locale() -> None
     assert "`--format`" in chinese and "### `kvswitch probe`" in chinese  # options and commands as they are
     assert language() == "en"  # the language in use is put back
     env = {**{k: v for k, v in os.environ.items() if k not in LANG_VARS}, "LANG": "zh_CN.UTF-8"}
-    english = subprocess.run([sys.executable, "-m", "kvswitch.cli.reference"], capture_output=True, text=True,
-                             env=env, timeout=120, check=False)
+    english = subprocess.run(
+        [sys.executable, "-m", "kvswitch.cli.reference"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert english.returncode == 0 and english.stdout == cli_reference() and not CJK.search(english.stdout)

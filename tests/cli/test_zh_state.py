@@ -19,17 +19,23 @@ def _env(top: Path, **extra: str) -> dict[str, str]:
     """A sandbox of its own under ``top`` (one per language, so both tell the same story)."""
     home = top / "home"
     env = dict(os.environ)
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local/share"),
-               XDG_STATE_HOME=str(home / ".local/state"), XDG_CACHE_HOME=str(home / ".cache"),
-               KVSWITCH_HOME=str(top / "kvswitch-home"))
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_DATA_HOME=str(home / ".local/share"),
+        XDG_STATE_HOME=str(home / ".local/state"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        KVSWITCH_HOME=str(top / "kvswitch-home"),
+    )
     env.update(extra)
     home.mkdir(parents=True)
     return env
 
 
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kvswitch", *args], capture_output=True, text=True, env=env,
-                          timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kvswitch", *args], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
 
 
 STORY: list[tuple[str, ...]] = [
@@ -70,7 +76,8 @@ def test_the_story_in_chinese_exits_as_in_english_and_reads_as_chinese(tmp_path:
     assert shown.startswith("配置方案 A（当前使用）") and "  merged.chunk_size = 512" in shown
     assert "*" in said["profile list"].stdout and "key=" in said["profile list"].stdout  # data only, as in English
     assert said["profile list"].stdout == english[STORY.index(("profile", "list"))].stdout.replace(
-        str(tmp_path / "en"), str(tmp_path / "zh"))
+        str(tmp_path / "en"), str(tmp_path / "zh")
+    )
     assert CJK.search(said["switch split --client x some/path"].stderr)
     assert said["key get A"].stderr == "kvswitch: A 没有密钥（keyring）\n"  # the reference as typed
     assert "没有备份" in said["restore nowhere.toml --list"].stdout
@@ -95,8 +102,15 @@ def test_lang_option_and_the_locale_choose_chinese(tmp_path: Path) -> None:
 
 def test_help_of_the_state_commands_is_chinese(tmp_path: Path) -> None:
     env = _env(tmp_path / "s", KVSWITCH_LANG="zh-CN")
-    for args in (("switch",), ("status",), ("restore",), ("profile", "list"), ("client", "add"), ("key", "get"),
-                 ("watch",)):
+    for args in (
+        ("switch",),
+        ("status",),
+        ("restore",),
+        ("profile", "list"),
+        ("client", "add"),
+        ("key", "get"),
+        ("watch",),
+    ):
         shown = _run(env, *args, "--help")
         assert shown.returncode == 0, shown
         assert CJK.search(shown.stdout), args

@@ -174,7 +174,7 @@ def test_vscode_fixtures_parse(fixtures: Any) -> None:
         ('["a\tb"]', "control character U+0009 in string", (1, 4)),
         ('["\x00"]', "control character U+0000", (1, 3)),
         ('{"a": "\\x41"}', "invalid escape character 'x' in string", (1, 8)),
-        ('["\\\'"]', "invalid escape character \"'\" in string", (1, 3)),
+        ('["\\\'"]', 'invalid escape character "\'" in string', (1, 3)),
         ('["\\u12G4"]', "invalid unicode escape in string", (1, 3)),
         ('["\\u12"]', "invalid unicode escape in string", (1, 3)),
         ('"abc\\', "unterminated string", (1, 1)),
@@ -253,7 +253,7 @@ def test_syntax_errors_have_a_message_and_exact_position(text: str, message: str
 def test_single_quotes_say_to_use_double_quotes() -> None:
     message, _ = error("{'a': 1}")
     assert "double quotes" in message
-    message, _ = error('{"a": \'b\'}')
+    message, _ = error("{\"a\": 'b'}")
     assert "double quotes" in message
 
 
@@ -271,13 +271,19 @@ def test_error_positions_with_each_line_ending(eol: str) -> None:
 
 
 def test_line_col_helpers_agree() -> None:
-    text = 'a\r\nbc\rd\ne'
+    text = "a\r\nbc\rd\ne"
     doc = JsoncDocument("[]")
     assert [line_col(text, i) for i in range(len(text) + 1)] == [
-        (1, 1), (1, 2), (1, 3),  # "a", "\r", "\n"
-        (2, 1), (2, 2), (2, 3),  # "b", "c", "\r"
-        (3, 1), (3, 2),  # "d", "\n"
-        (4, 1), (4, 2),  # "e", end
+        (1, 1),
+        (1, 2),
+        (1, 3),  # "a", "\r", "\n"
+        (2, 1),
+        (2, 2),
+        (2, 3),  # "b", "c", "\r"
+        (3, 1),
+        (3, 2),  # "d", "\n"
+        (4, 1),
+        (4, 2),  # "e", end
     ]
     assert jsonc.line_starts(text) == [0, 3, 6, 8]
     assert doc.line_col(1) == (1, 2)
@@ -667,7 +673,10 @@ def test_insert_into_an_empty_object(text: str, expected: str) -> None:
 def test_insert_into_a_nested_empty_object_indents_from_its_line() -> None:
     text = '{\n  "a": {},\n  "b": {\n    // later\n  }\n}'
     doc = JsoncDocument(text)
-    assert doc.insert(("a",), "n", value=[1]).text == '{\n  "a": {\n    "n": [\n      1\n    ]\n  },\n  "b": {\n    // later\n  }\n}'
+    assert (
+        doc.insert(("a",), "n", value=[1]).text
+        == '{\n  "a": {\n    "n": [\n      1\n    ]\n  },\n  "b": {\n    // later\n  }\n}'
+    )
     assert doc.insert(("b",), "n", value=1).text == '{\n  "a": {},\n  "b": {\n    "n": 1\n    // later\n  }\n}'
 
 
@@ -1060,7 +1069,9 @@ def test_apply_to_every_cline_fixture_round_trips_a_property() -> None:
             raw, trailer = doc.property_source(prop)
             gone = doc.apply([Delete(("cline.cacheStrategy", key))])
             after = keys[i - 1] if i else None
-            back = JsoncDocument(gone).apply([Insert(("cline.cacheStrategy", key), raw=raw, comment=trailer, after=after)])
+            back = JsoncDocument(gone).apply(
+                [Insert(("cline.cacheStrategy", key), raw=raw, comment=trailer, after=after)]
+            )
             assert JsoncDocument(back).value == doc.value, (path, key)
             if 0 < i < len(keys) - 1:  # (the last one's neighbour lost its comma on the way)
                 assert back == text, (path, key)

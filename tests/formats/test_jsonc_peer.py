@@ -130,4 +130,3 @@ def test_the_peer_script_and_manifest_are_in_place() -> None:
     assert manifest["dependencies"] == {"jsonc-parser": "3.3.1"}
     assert SCRIPT.is_file()
     assert not (PEER / "package-lock.json").exists()
-

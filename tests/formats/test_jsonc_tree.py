@@ -24,7 +24,7 @@ from kvswitch.formats.jsonc_tree import (
 from .jsonc_gen import render, values
 
 seeds = st.integers(0, 2**32 - 1)
-_ALPHABET = list('{}[]:,"\'/*\\ \t\r\nabtruefalsnl0123456789.-+eE#\ufeff\u00a0')
+_ALPHABET = list("{}[]:,\"'/*\\ \t\r\nabtruefalsnl0123456789.-+eE#\ufeff\u00a0")
 
 
 def shape(node: Node | None) -> Any:

@@ -175,13 +175,11 @@ def test_cline_split_merged_split_gives_the_same_bytes(seed: int) -> None:
     "block",
     [
         # a block comment that starts on the chunkSize line and runs over lines
-        '    "mode": "merged",\n    "chunkSize": 512, /* a comment\n       over lines */\n'
-        '    "kvCacheDtype": "auto"\n',
+        '    "mode": "merged",\n    "chunkSize": 512, /* a comment\n       over lines */\n    "kvCacheDtype": "auto"\n',
         # a comment between chunkSize and a sibling on the same line
         '    "mode": "merged",\n    "chunkSize": 512, /* c */ "kvCacheDtype": "auto"\n',
         # a line comment above chunkSize
-        '    "mode": "merged",\n    // about the chunk size\n    "chunkSize": 512,\n'
-        '    "kvCacheDtype": "auto"\n',
+        '    "mode": "merged",\n    // about the chunk size\n    "chunkSize": 512,\n    "kvCacheDtype": "auto"\n',
         # chunkSize last, its comma taken from the key before it
         '    "mode": "merged" /* m */ ,\n    // last\n    "chunkSize": 512 // c\n',
     ],
@@ -207,8 +205,15 @@ def _toml_table(rows: list[tuple[str, str]], rng: random.Random, eol: str) -> st
         left, right = rng.choice([" ", "", "   "]), rng.choice([" ", "", "  "])
         if value.startswith('"') and rng.random() < 0.3:
             value = "'" + value[1:-1] + "'"  # a literal string
-        tail = rng.choice(["", "", f" # {rng.choice(_WORDS)}", f"{' ' * rng.randint(1, 12)}# {rng.choice(_WORDS)}",
-                           f"\t# {rng.choice(_WORDS)}"])
+        tail = rng.choice(
+            [
+                "",
+                "",
+                f" # {rng.choice(_WORDS)}",
+                f"{' ' * rng.randint(1, 12)}# {rng.choice(_WORDS)}",
+                f"\t# {rng.choice(_WORDS)}",
+            ]
+        )
         out.append(f"{rng.choice(['', '  '])}{spelled}{left}={right}{value}{tail}")
     return eol.join(out)
 
@@ -216,11 +221,19 @@ def _toml_table(rows: list[tuple[str, str]], rng: random.Random, eol: str) -> st
 def ccswitch_config(mode: str, rng: random.Random) -> str:
     """A CC Switch config.toml in ``mode``, with ``[cache.split]``, comments everywhere."""
     eol = rng.choice(["\n", "\n", "\r\n"])
-    cache = [("mode", f'"{mode}"'), ("chunk_size", rng.choice(["512", "1_024"])), ("kv_cache_dtype", '"auto"'),
-             ("prefix_cache", rng.choice(["true", "false"]))]
+    cache = [
+        ("mode", f'"{mode}"'),
+        ("chunk_size", rng.choice(["512", "1_024"])),
+        ("kv_cache_dtype", '"auto"'),
+        ("prefix_cache", rng.choice(["true", "false"])),
+    ]
     rng.shuffle(cache)
-    split = [("prefill_base_url", '"http://127.0.0.1:8001/v1"'), ("decode_base_url", '"http://127.0.0.1:8002/v1"'),
-             ("transfer_protocol", '"layer-wise"'), ("max_transfer_concurrency", "4")]
+    split = [
+        ("prefill_base_url", '"http://127.0.0.1:8001/v1"'),
+        ("decode_base_url", '"http://127.0.0.1:8002/v1"'),
+        ("transfer_protocol", '"layer-wise"'),
+        ("max_transfer_concurrency", "4"),
+    ]
     rng.shuffle(split)
     sections = [
         f"[provider]{eol}" + _toml_table([("name", '"lab"'), ("base_url", '"http://127.0.0.1:8000/v1"')], rng, eol),

@@ -18,9 +18,7 @@ from kvswitch.edits import Delete, Set
 from kvswitch.formats.toml import MAX_DEPTH, TomlDocument, TomlSyntaxError, verify_toml
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-TOML_FIXTURES = sorted((FIXTURES / "ccswitch").glob("*.toml")) + sorted(
-    (FIXTURES / "kvswitch").glob("*.toml")
-)
+TOML_FIXTURES = sorted((FIXTURES / "ccswitch").glob("*.toml")) + sorted((FIXTURES / "kvswitch").glob("*.toml"))
 BOM = "\ufeff"
 
 
@@ -62,7 +60,7 @@ BAD = [
     'a = "unterminated\nb = 1\n',
     "a = [1, 2\nb = 1\n",
     "a = { x = 1,\n}\n",
-    "[provider]\nname = \"x\"\n\n  [[ bad header\n",
+    '[provider]\nname = "x"\n\n  [[ bad header\n',
     "x = 1\ny = 1979-13-45\n",
     "key with space = 1\n",
     "a = 1\na = 2\nb = 3\n",
@@ -85,7 +83,7 @@ def test_syntax_error_position_matches_tomllib(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "line", "col"),
-    [("a = ", 1, 5), ("a = 1\nb = \"x", 2, 7), ("a = 1\r\nb = [1,", 2, 8)],
+    [("a = ", 1, 5), ('a = 1\nb = "x', 2, 7), ("a = 1\r\nb = [1,", 2, 8)],
 )
 def test_syntax_error_at_end_of_file_gets_a_position(text: str, line: int, col: int) -> None:
     with pytest.raises(TomlSyntaxError) as exc:
@@ -220,7 +218,7 @@ def test_locate_value(sample: TomlDocument, path: tuple[Any, ...], needle: str, 
         (("provider", "base_url"), "base_url ="),
         (("cache", "split"), "[cache.split]"),
         (("cache", "split", "prefill_base_url"), "prefill_base_url"),
-        (("clients", 1), "[[clients]]\npath = \"b\""),
+        (("clients", 1), '[[clients]]\npath = "b"'),
         (("clients", 1, "nudge", "kind"), "kind ="),
         (("clients", 1, "extra"), "[clients.extra]"),
     ],
@@ -248,9 +246,7 @@ def test_text_inside_strings_and_comments_is_not_a_key(sample: TomlDocument) -> 
         (("cache", "mode"), "[cache.split]"),
     ],
 )
-def test_missing_path_falls_back_to_nearest_ancestor(
-    sample: TomlDocument, path: tuple[Any, ...], needle: str
-) -> None:
+def test_missing_path_falls_back_to_nearest_ancestor(sample: TomlDocument, path: tuple[Any, ...], needle: str) -> None:
     assert sample.locate(path) == pos(SAMPLE, needle)
 
 
@@ -314,6 +310,7 @@ def test_datetime_with_space_then_key() -> None:
 
 
 # -- apply -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path", TOML_FIXTURES, ids=lambda p: p.name)
 def test_round_trip_without_edits_is_byte_identical(path: Path) -> None:
@@ -414,8 +411,7 @@ def test_new_table_created_by_a_deep_set_has_blank_lines_around_it() -> None:
     text = '[cache]\nmode = "merged"\n\n[request]\nstream = true\n'
     out = TomlDocument(text).apply([Set(("cache", "split", "prefill_base_url"), "http://p")])
     assert out == (
-        '[cache]\nmode = "merged"\n\n[cache.split]\nprefill_base_url = "http://p"\n\n'
-        "[request]\nstream = true\n"
+        '[cache]\nmode = "merged"\n\n[cache.split]\nprefill_base_url = "http://p"\n\n[request]\nstream = true\n'
     )
 
 

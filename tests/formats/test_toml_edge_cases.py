@@ -27,9 +27,11 @@ def _config(tmp_path: Path, text: str) -> Path:
 
 @pytest.mark.parametrize("special", ["nan", "+nan", "-nan", "inf", "-inf"])
 def test_a_file_with_nan_or_inf_anywhere_switches_and_comes_back(tmp_path: Path, special: str) -> None:
-    text = (f'[provider]\n{BASE}\n\n[cache]\nmode = "merged"\n\n[cache.split]\n'
-            'prefill_base_url = "http://127.0.0.1:8001/v1"\ndecode_base_url = "http://127.0.0.1:8002/v1"\n\n'
-            f"[windows]\nscale = {special}  # odd, but valid TOML\nlist = [1.0, {special}]\n")
+    text = (
+        f'[provider]\n{BASE}\n\n[cache]\nmode = "merged"\n\n[cache.split]\n'
+        'prefill_base_url = "http://127.0.0.1:8001/v1"\ndecode_base_url = "http://127.0.0.1:8002/v1"\n\n'
+        f"[windows]\nscale = {special}  # odd, but valid TOML\nlist = [1.0, {special}]\n"
+    )
     path = _config(tmp_path, text)
     kvswitch.switch("split", [path])
     assert tomllib.loads(path.read_text())["cache"]["mode"] == "split"
@@ -91,8 +93,12 @@ def test_an_inline_cache_table_is_switched(tmp_path: Path) -> None:
     ],
 )
 def test_a_syntax_error_in_a_file_of_no_known_name_says_where(
-    tmp_path: Path, name: str, text: str, where: tuple[int, int],
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    name: str,
+    text: str,
+    where: tuple[int, int],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     path = tmp_path / name
     path.write_text(text)

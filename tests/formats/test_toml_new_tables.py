@@ -10,7 +10,7 @@ from kvswitch.formats.toml import TomlDocument
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 def test_several_new_tables_at_the_end_leave_one_newline(newline: str) -> None:
-    text = f"version = 2{newline}{newline}[[clients]]{newline}path = \"a\"{newline}"
+    text = f'version = 2{newline}{newline}[[clients]]{newline}path = "a"{newline}'
     out = TomlDocument(text).apply([Set(("profiles", "p"), {"a": 1, "merged": {"x": 1}, "headers": {"X": "y"}})])
     assert out.endswith(f'X = "y"{newline}') and not out.endswith(newline * 2)
 

@@ -58,9 +58,7 @@ class Loop:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self.loop.run_forever, name="gateway-peers", daemon=True
-        )
+        self._thread = threading.Thread(target=self.loop.run_forever, name="gateway-peers", daemon=True)
         self._thread.start()
 
     def call(self, coro: Coroutine[Any, Any, T], timeout: float = 60.0) -> T:
@@ -138,9 +136,7 @@ class Peers:
         return self.loop.run(lambda: g.in_flight)
 
 
-def llama_server(
-    model: Path, folder: Path, name: str, slot_dir: Path | None = None, **kw: Any
-) -> LlamaServer:
+def llama_server(model: Path, folder: Path, name: str, slot_dir: Path | None = None, **kw: Any) -> LlamaServer:
     """A llama.cpp server for these tests (not started)."""
     options: dict[str, Any] = {
         "port": 0,
@@ -222,9 +218,7 @@ def peers(gateway_model: Path, gateway_lab_dir: Path) -> Iterator[Peers]:
 # -- reading the peers' own counters ---------------------------------------------------------------
 def metrics(url: str) -> dict[str, float]:
     """A server's ``/metrics`` as {sample: value} (the gateway's needs the token)."""
-    r = httpx.get(
-        f"{url}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30, trust_env=False
-    )
+    r = httpx.get(f"{url}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30, trust_env=False)
     assert r.status_code == 200, r.text
     return parse_metrics(r.text)
 
@@ -236,10 +230,7 @@ def handoffs(peers: Peers) -> float:
 def llama_counts(server: LlamaServer) -> dict[str, float]:
     """A llama.cpp server's own counters: prompt tokens, predicted tokens, decode calls."""
     m = metrics(server.url)
-    return {
-        k: m[f"llamacpp:{k}"]
-        for k in ("prompt_tokens_total", "tokens_predicted_total", "n_decode_total")
-    }
+    return {k: m[f"llamacpp:{k}"] for k in ("prompt_tokens_total", "tokens_predicted_total", "n_decode_total")}
 
 
 def slots(server: LlamaServer) -> list[dict[str, Any]]:
@@ -320,9 +311,7 @@ def stream_chat(content: str, max_tokens: int, **extra: Any) -> dict[str, Any]:
 
 def client(**kw: Any) -> httpx.Client:
     """A plain HTTP client: no proxy from the environment, a new connection per request."""
-    return httpx.Client(
-        trust_env=False, timeout=120, limits=httpx.Limits(max_keepalive_connections=0), **kw
-    )
+    return httpx.Client(trust_env=False, timeout=120, limits=httpx.Limits(max_keepalive_connections=0), **kw)
 
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

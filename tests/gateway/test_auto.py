@@ -72,8 +72,7 @@ def test_twenty_turns_across_the_threshold_both_ways_flip_at_most_once() -> None
     decider = AutoDecider()
     turns: list[str] = []
     decisions: list[Decision] = []
-    sizes = [300, 200, 400, 9000, 100, 200, 12000, 50, 300, 9500,
-             80, 100, 150, 8800, 90, 60, 10000, 70, 40, 9000]
+    sizes = [300, 200, 400, 9000, 100, 200, 12000, 50, 300, 9500, 80, 100, 150, 8800, 90, 60, 10000, 70, 40, 9000]
     for n, size in enumerate(sizes):
         turns += [text(size, n)] if not turns else ["(answer)", text(size, n)]
         decisions.append(decider.decide("chat", chat(*turns), 1))
@@ -119,10 +118,15 @@ def test_the_same_opening_in_a_new_conversation_shares_its_prefix() -> None:
     assert other.new_tokens <= math.ceil((400 + 10) / 4)  # system, first question and answer were sent
 
 
-@pytest.mark.parametrize(("in_flight", "mode", "reason"), [
-    (1, "merged", "short"), (advise.HIGH_CONCURRENCY - 1, "merged", "short"),
-    (advise.HIGH_CONCURRENCY, "split", "load"), (60, "split", "load"),
-])
+@pytest.mark.parametrize(
+    ("in_flight", "mode", "reason"),
+    [
+        (1, "merged", "short"),
+        (advise.HIGH_CONCURRENCY - 1, "merged", "short"),
+        (advise.HIGH_CONCURRENCY, "split", "load"),
+        (60, "split", "load"),
+    ],
+)
 def test_heavy_load_lowers_the_threshold(in_flight: int, mode: str, reason: str) -> None:
     body = chat(text(6000))  # ~1,850 new tokens: between the two thresholds
     decision = AutoDecider().decide("chat", body, in_flight)
@@ -190,10 +194,15 @@ def test_prompt_tokens_reads_each_apis_usage() -> None:
     fields = rt.response_usage.InputTokensDetails.model_fields
     details = {name: 0 for name, f in fields.items() if f.is_required()} | {"cached_tokens": 800}
     responses_usage = rt.ResponseUsage(
-        input_tokens=900, output_tokens=5, total_tokens=905,
-        input_tokens_details=details, output_tokens_details={"reasoning_tokens": 0})
-    anthropic_usage = at.Usage(input_tokens=12, output_tokens=3, cache_read_input_tokens=3000,
-                               cache_creation_input_tokens=200)
+        input_tokens=900,
+        output_tokens=5,
+        total_tokens=905,
+        input_tokens_details=details,
+        output_tokens_details={"reasoning_tokens": 0},
+    )
+    anthropic_usage = at.Usage(
+        input_tokens=12, output_tokens=3, cache_read_input_tokens=3000, cache_creation_input_tokens=200
+    )
     assert prompt_tokens(chat_usage.model_dump()) == 1200
     assert prompt_tokens(responses_usage.model_dump()) == 900  # its input_tokens count the cached ones
     assert prompt_tokens(anthropic_usage.model_dump()) == 3212  # Anthropic's leave them out
@@ -233,17 +242,31 @@ def _deep(levels: int) -> Any:
 
 
 HOSTILE: list[tuple[str, Any]] = [
-    ("chat", b""), ("chat", b"not json"), ("chat", b"[1, 2]"), ("chat", b"\xff\xfe\x00"),
-    ("chat", b"[" * 100_000 + b"]" * 100_000), ("chat", "{\"messages\": 5}"), ("chat", {"messages": []}),
-    ("chat", {"messages": "hi"}), ("chat", {"messages": [{"role": "user"}] * 20_000}),
+    ("chat", b""),
+    ("chat", b"not json"),
+    ("chat", b"[1, 2]"),
+    ("chat", b"\xff\xfe\x00"),
+    ("chat", b"[" * 100_000 + b"]" * 100_000),
+    ("chat", '{"messages": 5}'),
+    ("chat", {"messages": []}),
+    ("chat", {"messages": "hi"}),
+    ("chat", {"messages": [{"role": "user"}] * 20_000}),
     ("chat", {"messages": [{"role": "user", "content": ["x"] * 300_000}]}),
     ("chat", b'{"messages": [{"role": "user", "content": 1' + b"0" * 5000 + b"}]}"),
-    ("messages", {"messages": None}), ("messages", {"system": "s"}),
-    ("responses", {"input": 5}), ("responses", {"instructions": "s"}),
-    ("completions", {"prompt": 5}), ("completions", {"prompt": []}), ("completions", {"prompt": [1, "a"]}),
-    ("completions", {"prompt": [10 ** 30]}), ("completions", {"prompt": [[1, 2], 3]}),
-    ("completions", {"prompt": "x" * 30_000_000}), ("completions", {"prompt": list(range(300_000))}),
-    ("other", {"messages": [{"role": "user", "content": "hi"}]}), ("chat", None), ("chat", 17),
+    ("messages", {"messages": None}),
+    ("messages", {"system": "s"}),
+    ("responses", {"input": 5}),
+    ("responses", {"instructions": "s"}),
+    ("completions", {"prompt": 5}),
+    ("completions", {"prompt": []}),
+    ("completions", {"prompt": [1, "a"]}),
+    ("completions", {"prompt": [10**30]}),
+    ("completions", {"prompt": [[1, 2], 3]}),
+    ("completions", {"prompt": "x" * 30_000_000}),
+    ("completions", {"prompt": list(range(300_000))}),
+    ("other", {"messages": [{"role": "user", "content": "hi"}]}),
+    ("chat", None),
+    ("chat", 17),
 ]
 
 
@@ -251,15 +274,22 @@ HOSTILE: list[tuple[str, Any]] = [
 def test_a_body_it_cannot_read_goes_merged(api: str, body: Any) -> None:
     decider = AutoDecider()
     decision = decider.decide(api, body, 50)
-    assert (decision.mode, decision.reason, decision.conversation, decision.new_tokens) == (
-        "merged", "unparsed", "", 0)
+    assert (decision.mode, decision.reason, decision.conversation, decision.new_tokens) == ("merged", "unparsed", "", 0)
     assert decider.tally == Counter({("auto", "merged", "unparsed"): 1}) and len(decider) == 0
 
 
-@pytest.mark.parametrize("content", [
-    {"a": [None, 1.5, True, {"b": {"c": ["d", 7]}}]}, 12, None, [[["deep"]]], _deep(5000),
-    [{"type": "text", "text": "\ud800 lone surrogate"}], [{"text": {"text": ["x"]}}],
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"a": [None, 1.5, True, {"b": {"c": ["d", 7]}}]},
+        12,
+        None,
+        [[["deep"]]],
+        _deep(5000),
+        [{"type": "text", "text": "\ud800 lone surrogate"}],
+        [{"text": {"text": ["x"]}}],
+    ],
+)
 def test_odd_but_readable_content_never_raises(content: Any) -> None:
     decision = AutoDecider().decide("chat", {"messages": [{"role": 5, "content": content}, "junk", 3]}, 1)
     assert decision.mode == "merged" and decision.reason == "short" and len(decision.conversation) == 12
@@ -325,33 +355,62 @@ def openai_client() -> Iterator[tuple[Any, Captured]]:
     def reply(body: dict[str, Any]) -> dict[str, Any]:
         tokens = _third(body)
         if "input" in body:
-            return {"id": f"resp_{len(captured.bodies)}", "object": "response", "created_at": 0, "model": "m",
-                    "status": "completed", "output": [], "parallel_tool_calls": True, "tool_choice": "auto",
-                    "tools": [], "usage": {
-                        "input_tokens": tokens, "output_tokens": 1, "total_tokens": tokens + 1,
-                        "input_tokens_details": {"cached_tokens": 0},
-                        "output_tokens_details": {"reasoning_tokens": 0}}}
+            return {
+                "id": f"resp_{len(captured.bodies)}",
+                "object": "response",
+                "created_at": 0,
+                "model": "m",
+                "status": "completed",
+                "output": [],
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": [],
+                "usage": {
+                    "input_tokens": tokens,
+                    "output_tokens": 1,
+                    "total_tokens": tokens + 1,
+                    "input_tokens_details": {"cached_tokens": 0},
+                    "output_tokens_details": {"reasoning_tokens": 0},
+                },
+            }
         usage = {"prompt_tokens": tokens, "completion_tokens": 1, "total_tokens": tokens + 1}
         if "prompt" in body:
-            return {"id": "c", "object": "text_completion", "created": 0, "model": "m", "usage": usage,
-                    "choices": [{"index": 0, "text": "ok", "finish_reason": "stop", "logprobs": None}]}
-        return {"id": "c", "object": "chat.completion", "created": 0, "model": "m", "usage": usage,
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": "ok"}}]}
+            return {
+                "id": "c",
+                "object": "text_completion",
+                "created": 0,
+                "model": "m",
+                "usage": usage,
+                "choices": [{"index": 0, "text": "ok", "finish_reason": "stop", "logprobs": None}],
+            }
+        return {
+            "id": "c",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "usage": usage,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
+        }
 
     captured = Captured(reply)
     with captured.transport() as http:
-        yield openai.OpenAI(api_key="test", base_url="http://127.0.0.1:9/v1", max_retries=0,
-                            http_client=http), captured
+        yield openai.OpenAI(api_key="test", base_url="http://127.0.0.1:9/v1", max_retries=0, http_client=http), captured
 
 
 def test_chat_completions_bodies_keep_one_conversation(openai_client: tuple[Any, Captured]) -> None:
     client, captured = openai_client
     decider = AutoDecider()
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
-    tools = [{"type": "function", "function": {"name": "read", "description": "Read a file.",
-                                               "parameters": {"type": "object",
-                                                              "properties": {"path": {"type": "string"}}}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "read",
+                "description": "Read a file.",
+                "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+            },
+        }
+    ]
     decisions = []
     for n, size in enumerate([600, 9000, 300]):
         messages.append({"role": "user", "content": [{"type": "text", "text": text(size, n)}]})
@@ -392,8 +451,10 @@ def test_responses_bodies_keep_one_conversation(openai_client: tuple[Any, Captur
         items.append({"role": "user", "content": [{"type": "input_text", "text": text(800, n)}]})
         client.responses.create(model="m", instructions=SYSTEM, input=items)
         decisions.append(decider.decide("responses", captured.bodies[-1], 1))
-        items += [{"type": "function_call", "call_id": f"c{n}", "name": "read", "arguments": '{"path": "a"}'},
-                  {"type": "function_call_output", "call_id": f"c{n}", "output": text(200, 50 + n)}]
+        items += [
+            {"type": "function_call", "call_id": f"c{n}", "name": "read", "arguments": '{"path": "a"}'},
+            {"type": "function_call_output", "call_id": f"c{n}", "output": text(200, 50 + n)},
+        ]
     assert len({d.conversation for d in decisions}) == 1
     assert all(d.new_tokens < 300 for d in decisions[1:])
     other = decider.decide("responses", {"instructions": "Another agent.", "input": items}, 1)
@@ -407,15 +468,13 @@ def test_a_responses_chain_stays_where_its_state_is(openai_client: tuple[Any, Ca
     first = decider.decide("responses", captured.bodies[-1], 1)
     decider.note_usage(first, resp.usage.model_dump(), response_id=resp.id)
     assert first.mode == "merged"
-    client.responses.create(model="m", instructions="Be brief.", previous_response_id=resp.id,
-                            input=text(12000))
+    client.responses.create(model="m", instructions="Be brief.", previous_response_id=resp.id, input=text(12000))
     chained = decider.decide("responses", captured.bodies[-1], 1)
     assert chained.conversation == first.conversation
     assert chained.new_tokens >= 3000 and (chained.mode, chained.reason) == ("merged", "sticky")
     decider.reset()  # a mode switch does not move a conversation whose state the upstream holds
     assert decider.decide("responses", {"previous_response_id": resp.id, "input": "x"}, 1).mode == "merged"
-    held = [decider.decide("responses", {"conversation": {"id": "conv_9"}, "input": text(n)}, 1)
-            for n in (9000, 5)]
+    held = [decider.decide("responses", {"conversation": {"id": "conv_9"}, "input": text(n)}, 1) for n in (9000, 5)]
     assert [d.mode for d in held] == ["split", "split"] and held[0].conversation == held[1].conversation
 
 
@@ -427,30 +486,42 @@ def test_anthropic_messages_bodies_keep_one_conversation() -> None:
     def reply(body: dict[str, Any]) -> dict[str, Any]:
         raw = json.dumps(body)  # a third of the text, and 1,600 tokens an image
         tokens = (len(raw) - raw.count(image_data) * len(image_data)) // 3 + 1600 * raw.count(image_data)
-        return {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
-                "stop_reason": "end_turn", "stop_sequence": None, "content": [{"type": "text", "text": "ok"}],
-                "usage": {"input_tokens": 10, "output_tokens": 1, "cache_read_input_tokens": tokens}}
+        return {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {"input_tokens": 10, "output_tokens": 1, "cache_read_input_tokens": tokens},
+        }
 
     captured = Captured(reply)
     decider = AutoDecider()
     mark: Any = {"type": "ephemeral"}
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image_data}}
     turns: list[list[dict[str, Any]]] = [
-        [{"type": "text", "text": "look at this"}, image], [{"type": "text", "text": text(9000, 1)}],
-        [{"type": "text", "text": "thanks"}]]
+        [{"type": "text", "text": "look at this"}, image],
+        [{"type": "text", "text": text(9000, 1)}],
+        [{"type": "text", "text": "thanks"}],
+    ]
     messages: list[Any] = []
     decisions = []
     with captured.transport(httpx2) as http:
-        client = anthropic.Anthropic(api_key="test", base_url="http://127.0.0.1:9", max_retries=0,
-                                     http_client=http)
+        client = anthropic.Anthropic(api_key="test", base_url="http://127.0.0.1:9", max_retries=0, http_client=http)
         for blocks in turns:
             for m in messages:  # Claude Code moves its cache breakpoint to the newest message
                 for block in m["content"]:
                     block.pop("cache_control", None)
             messages.append({"role": "user", "content": [dict(b) for b in blocks]})
             messages[-1]["content"][-1]["cache_control"] = mark
-            resp = client.messages.create(model="m", max_tokens=8, messages=messages,
-                                          system=[{"type": "text", "text": SYSTEM, "cache_control": mark}])
+            resp = client.messages.create(
+                model="m",
+                max_tokens=8,
+                messages=messages,
+                system=[{"type": "text", "text": SYSTEM, "cache_control": mark}],
+            )
             decisions.append(decider.decide("messages", captured.bodies[-1], 1))
             decider.note_usage(decisions[-1], resp.usage.model_dump())
             messages.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
@@ -479,17 +550,25 @@ def test_a_config_with_or_without_the_auto_section_loads(tmp_path: Path) -> None
     text_ = CONFIG + "[profiles.p.auto]\nsplit_from_tokens = 4096\nbusy_in_flight = 16\nsticky = false\n"
     own = read_config_text(text_, tmp_path / "kvswitch.toml").model.profiles["p"].auto
     assert (own.split_from_tokens, own.busy_in_flight, own.busy_split_from_tokens, own.sticky) == (
-        4096, 16, advise.SHORT_PROMPT, False)
+        4096,
+        16,
+        advise.SHORT_PROMPT,
+        False,
+    )
     path = tmp_path / "kvswitch.toml"
     path.write_text(text_)
     assert load(path).provider.model == "m"
     assert KvswitchConfig.model_validate({"profiles": {"p": {"base_url": "http://h", "model": "m"}}})
 
 
-@pytest.mark.parametrize(("table", "words"), [
-    ("split_from_tokens = 500\n", "busy_split_from_tokens (1000) is above split_from_tokens (500)"),
-    ('split_from_tokens = "2000"\n', "KVS002"), ("busy_in_flight = 0\n", "KVS002"),
-])
+@pytest.mark.parametrize(
+    ("table", "words"),
+    [
+        ("split_from_tokens = 500\n", "busy_split_from_tokens (1000) is above split_from_tokens (500)"),
+        ('split_from_tokens = "2000"\n', "KVS002"),
+        ("busy_in_flight = 0\n", "KVS002"),
+    ],
+)
 def test_a_bad_auto_section_is_refused_with_its_place(tmp_path: Path, table: str, words: str) -> None:
     from kvswitch.config import read_config_text
     from kvswitch.errors import ConfigValidationError

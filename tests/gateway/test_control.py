@@ -21,8 +21,13 @@ from kvswitch.gateway.errors import GatewayError
 from kvswitch.gateway.server import Gateway
 from kvswitch.gateway.settings import GatewaySettings
 
-SETTINGS = GatewaySettings(merged="http://127.0.0.1:9/v1", split="http://127.0.0.1:10/v1",
-                           token="kvsgw-test-token-0123456789abcdef", profile="p", port=0)
+SETTINGS = GatewaySettings(
+    merged="http://127.0.0.1:9/v1",
+    split="http://127.0.0.1:10/v1",
+    token="kvsgw-test-token-0123456789abcdef",
+    profile="p",
+    port=0,
+)
 
 
 class Served:
@@ -152,8 +157,9 @@ def test_no_gateway_is_none_and_stale_files_are_removed(tmp_path: Path) -> None:
     assert control.running() is None and control.stop() is None
     folder = control.runtime_dir()
     control.private_folder(folder)
-    control.write_record(control.Record(pid=999_999, start_time=1, url="http://127.0.0.1:1", port=1,
-                                        socket=control.socket_path()))
+    control.write_record(
+        control.Record(pid=999_999, start_time=1, url="http://127.0.0.1:1", port=1, socket=control.socket_path())
+    )
     leftover = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     leftover.bind(str(control.socket_path()))
     leftover.close()  # a socket file nobody listens on: what a SIGKILLed gateway leaves

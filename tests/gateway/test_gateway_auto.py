@@ -12,17 +12,19 @@ from kvswitch.gateway.server import REPLY_HEADER, Gateway
 from kvswitch.models.kvswitch_config import AutoRoute
 from tests.gateway.upstreams import Reply, Upstream, exchange, gateway, json_answer, request
 
-ANSWER = {"id": "c1", "object": "chat.completion", "model": "test-model",
-          "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
-                       "finish_reason": "stop"}],
-          "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}}
+ANSWER = {
+    "id": "c1",
+    "object": "chat.completion",
+    "model": "test-model",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+}
 LOW = AutoRoute(split_from_tokens=200, busy_in_flight=8, busy_split_from_tokens=100)
 """Thresholds in reach of small test bodies: 200 new tokens ≈ 800 characters."""
 
 
 def turn(system: str, first: str, later: list[str]) -> bytes:
-    messages: list[dict[str, str]] = [{"role": "system", "content": system},
-                                      {"role": "user", "content": first}]
+    messages: list[dict[str, str]] = [{"role": "system", "content": system}, {"role": "user", "content": first}]
     for i, text in enumerate(later):
         messages += [{"role": "assistant", "content": f"answer {i}"}, {"role": "user", "content": text}]
     return json.dumps({"model": "test-model", "messages": messages}).encode()
@@ -40,9 +42,11 @@ def decisions(gw: Gateway) -> dict[tuple[str, str, str], float]:
 
 def run(script: Any) -> Any:
     async def go() -> Any:
-        async with (Upstream(json_answer(200, ANSWER)) as merged,
-                    Upstream(json_answer(200, ANSWER)) as split,
-                    gateway(merged.url, split.url, auto=LOW) as gw):
+        async with (
+            Upstream(json_answer(200, ANSWER)) as merged,
+            Upstream(json_answer(200, ANSWER)) as split,
+            gateway(merged.url, split.url, auto=LOW) as gw,
+        ):
             return await script(gw, merged, split)
 
     return asyncio.run(go())
@@ -81,11 +85,13 @@ def test_two_conversations_are_routed_independently_and_a_path_or_header_still_o
         short = turn("a", "short one", [])
         long = turn("b", "long one " + "word " * 400, [])
         heads = []
-        for target, body, extra in (("/auto/v1/chat/completions", short, ""),
-                                    ("/auto/v1/chat/completions", long, ""),
-                                    ("/v1/chat/completions", long, "X-Cache-Mode: merged\r\n"),
-                                    ("/split/v1/chat/completions", short, "X-Cache-Mode: auto\r\n"),
-                                    ("/v1/chat/completions", long, "X-Cache-Mode: auto\r\n")):
+        for target, body, extra in (
+            ("/auto/v1/chat/completions", short, ""),
+            ("/auto/v1/chat/completions", long, ""),
+            ("/v1/chat/completions", long, "X-Cache-Mode: merged\r\n"),
+            ("/split/v1/chat/completions", short, "X-Cache-Mode: auto\r\n"),
+            ("/v1/chat/completions", long, "X-Cache-Mode: auto\r\n"),
+        ):
             reply = await exchange(gw.port, request(target, body=body, extra=extra))
             heads.append(str(reply.header(REPLY_HEADER)))
         return heads
@@ -100,18 +106,25 @@ def test_two_conversations_are_routed_independently_and_a_path_or_header_still_o
 
 def test_default_route_auto_decides_requests_that_ask_nothing_and_a_switch_resets() -> None:
     async def go() -> tuple[list[str], dict[str, Any]]:
-        async with (Upstream(json_answer(200, ANSWER)) as merged,
-                    Upstream(json_answer(200, ANSWER)) as split,
-                    gateway(merged.url, split.url, auto=LOW, default_route="auto") as gw):
+        async with (
+            Upstream(json_answer(200, ANSWER)) as merged,
+            Upstream(json_answer(200, ANSWER)) as split,
+            gateway(merged.url, split.url, auto=LOW, default_route="auto") as gw,
+        ):
             heads = []
             body = turn("c", "long " + "word " * 400, [])
-            heads.append(str((await exchange(gw.port, request("/v1/chat/completions", body=body))).header(REPLY_HEADER)))
+            heads.append(
+                str((await exchange(gw.port, request("/v1/chat/completions", body=body))).header(REPLY_HEADER))
+            )
             short = turn("c", "long " + "word " * 400, ["a short follow-up"])
-            heads.append(str((await exchange(gw.port, request("/v1/chat/completions", body=short))).header(REPLY_HEADER)))
+            heads.append(
+                str((await exchange(gw.port, request("/v1/chat/completions", body=short))).header(REPLY_HEADER))
+            )
             gw.set_mode("merged")  # a switch: the conversation decides again
             third = turn("c", "long " + "word " * 400, ["a short follow-up", "and another"])
-            heads.append(str((await exchange(gw.port, request("/v1/chat/completions", body=third))
-                              ).header(REPLY_HEADER)))
+            heads.append(
+                str((await exchange(gw.port, request("/v1/chat/completions", body=third))).header(REPLY_HEADER))
+            )
             return heads, gw.status()
 
     heads, status = asyncio.run(go())

@@ -48,8 +48,12 @@ from tests.gateway.upstreams import (
 )
 
 ROUTES = ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages"]
-API = {"/v1/chat/completions": "chat", "/v1/completions": "completions",
-       "/v1/responses": "responses", "/v1/messages": "messages"}
+API = {
+    "/v1/chat/completions": "chat",
+    "/v1/completions": "completions",
+    "/v1/responses": "responses",
+    "/v1/messages": "messages",
+}
 
 
 def run(coro: Any) -> Any:
@@ -85,16 +89,21 @@ def error_events(route: str, body: bytes) -> list[bytes]:
 
 def outcome(gw: Gateway, api: str, what: str, mode: str = "merged") -> float:
     value = gw.metrics.registry.get_sample_value(
-        "kvswitch_gateway_stream_outcome_total", {"mode": mode, "api": api, "outcome": what})
+        "kvswitch_gateway_stream_outcome_total", {"mode": mode, "api": api, "outcome": what}
+    )
     return value or 0.0
 
 
 # -- the request's own bounds --------------------------------------------------------------------------
 def test_a_body_over_the_cap_is_a_413_and_nothing_is_forwarded() -> None:
     big = b'{"x": "' + b"a" * 5000 + b'"}'
-    chunked = (b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
-               + TOKEN.encode() + b"\r\nTransfer-Encoding: chunked\r\n\r\n"
-               + b"".join(chunk(big[i:i + 1000]) for i in range(0, len(big), 1000)) + b"0\r\n\r\n")
+    chunked = (
+        b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+        + TOKEN.encode()
+        + b"\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + b"".join(chunk(big[i : i + 1000]) for i in range(0, len(big), 1000))
+        + b"0\r\n\r\n"
+    )
 
     async def go() -> tuple[Reply, Reply, Reply, Upstream]:
         async with (
@@ -115,9 +124,11 @@ def test_a_body_over_the_cap_is_a_413_and_nothing_is_forwarded() -> None:
 
 @pytest.mark.parametrize("case", ["one long header", "many headers", "long target"])
 def test_a_header_block_over_the_limit_is_refused(case: str) -> None:
-    extra = {"one long header": "X-A: " + "a" * 20000 + "\r\n",
-             "many headers": "".join(f"X-{i}: a\r\n" for i in range(300)),
-             "long target": ""}[case]
+    extra = {
+        "one long header": "X-A: " + "a" * 20000 + "\r\n",
+        "many headers": "".join(f"X-{i}: a\r\n" for i in range(300)),
+        "long target": "",
+    }[case]
     target = "/v1/chat/completions" + ("?" + "a" * 20000 if case == "long target" else "")
 
     async def go() -> tuple[Reply, Reply, Upstream]:
@@ -185,8 +196,7 @@ def test_over_the_in_flight_cap_is_a_429_with_retry_after() -> None:
             Upstream(silent()) as up,
             gateway(up.url, max_in_flight=2) as gw,
         ):
-            held = [asyncio.ensure_future(exchange(gw.port, request("/v1/chat/completions"), wait=3))
-                    for _ in range(2)]
+            held = [asyncio.ensure_future(exchange(gw.port, request("/v1/chat/completions"), wait=3)) for _ in range(2)]
             while gw.in_flight < 2:
                 await asyncio.sleep(0.01)
             over = [await exchange(gw.port, request(r, body=b"{}")) for r in ROUTES]
@@ -195,8 +205,7 @@ def test_over_the_in_flight_cap_is_a_429_with_retry_after() -> None:
             await asyncio.gather(*held, return_exceptions=True)
             while gw.in_flight:
                 await asyncio.sleep(0.01)
-            return over, await exchange(gw.port, request("/v1/models", method="GET", body=None),
-                                        wait=0.5), up
+            return over, await exchange(gw.port, request("/v1/models", method="GET", body=None), wait=0.5), up
 
     over, _, up = run(go())
     for route, reply in zip(ROUTES, over, strict=True):
@@ -270,8 +279,7 @@ def test_an_upstream_silent_mid_stream_gets_one_error_event_then_the_close() -> 
         with SSEServer(ttft_ms=5, itl_ms=5, tokens=2, scenario="stall") as server:
             async with gateway(server.url, idle_timeout=0.3) as gw:
                 stalled = await exchange(gw.port, request("/v1/chat/completions"), wait=10)
-                after = await exchange(gw.port, request("/v1/chat/completions",
-                                                        extra="X-Test-Scenario: ok\r\n"))
+                after = await exchange(gw.port, request("/v1/chat/completions", extra="X-Test-Scenario: ok\r\n"))
                 return stalled, after, gw
 
     stalled, after, gw = run(go())
@@ -307,8 +315,7 @@ def test_an_sse_line_over_the_bound_passes_unharmed_and_the_gateway_survives() -
 
 # -- the upstream key never comes back -------------------------------------------------------------
 def test_an_upstream_error_that_echoes_the_key_comes_back_masked(caplog: pytest.LogCaptureFixture) -> None:
-    echo = {"error": {"message": f"invalid key {UPSTREAM_KEY} (Bearer {UPSTREAM_KEY})",
-                      "type": "auth"}}
+    echo = {"error": {"message": f"invalid key {UPSTREAM_KEY} (Bearer {UPSTREAM_KEY})", "type": "auth"}}
     page = f"<html>bad key {UPSTREAM_KEY}</html>".encode()
 
     async def go() -> list[Reply]:
@@ -317,8 +324,11 @@ def test_an_upstream_error_that_echoes_the_key_comes_back_masked(caplog: pytest.
             Upstream(json_answer(403, page)) as html,
             gateway(shaped.url, html.url) as gw,
         ):
-            return [await exchange(gw.port, request(r, body=b"{}", extra=f"X-Cache-Mode: {m}\r\n"))
-                    for r in ("/v1/chat/completions", "/v1/messages") for m in ("merged", "split")]
+            return [
+                await exchange(gw.port, request(r, body=b"{}", extra=f"X-Cache-Mode: {m}\r\n"))
+                for r in ("/v1/chat/completions", "/v1/messages")
+                for m in ("merged", "split")
+            ]
 
     with caplog.at_level(logging.DEBUG):
         replies = run(go())
@@ -334,8 +344,7 @@ def test_an_upstream_error_that_echoes_the_key_comes_back_masked(caplog: pytest.
 def test_a_stream_that_echoes_the_key_comes_back_masked_even_split_across_reads(cut: int) -> None:
     echoed = sse_event({"choices": [{"index": 0, "delta": {"content": f"key={UPSTREAM_KEY}!"}}]})
     at = echoed.index(UPSTREAM_KEY.encode()) + cut
-    writes = [chat_token("a"), echoed[:at], echoed[at:], sse_event({"note": UPSTREAM_KEY}),
-              b"data: [DONE]\n\n"]
+    writes = [chat_token("a"), echoed[:at], echoed[at:], sse_event({"note": UPSTREAM_KEY}), b"data: [DONE]\n\n"]
 
     async def go() -> Reply:
         async with Upstream(sse_answer(writes, gap=0.05)) as up, gateway(up.url) as gw:
@@ -351,10 +360,11 @@ def test_a_stream_that_echoes_the_key_comes_back_masked_even_split_across_reads(
 FIRST = {
     "/v1/chat/completions": chat_token("hello"),
     "/v1/completions": sse_event({"choices": [{"index": 0, "text": "hello"}]}),
-    "/v1/responses": sse_event({"type": "response.output_text.delta", "delta": "hello"},
-                               "response.output_text.delta"),
-    "/v1/messages": sse_event({"type": "content_block_delta", "index": 0,
-                               "delta": {"type": "text_delta", "text": "hello"}}, "content_block_delta"),
+    "/v1/responses": sse_event({"type": "response.output_text.delta", "delta": "hello"}, "response.output_text.delta"),
+    "/v1/messages": sse_event(
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hello"}},
+        "content_block_delta",
+    ),
 }
 
 
@@ -364,7 +374,7 @@ def test_an_upstream_that_dies_mid_stream_gets_exactly_one_error_event(route: st
     """The first event half-sent, then the connection reset (or closed without the last
     chunk): the client gets what came, one error event in its API's form, then the end."""
     first = FIRST[route]
-    writes = [first, b"data: {\"partial"]
+    writes = [first, b'data: {"partial']
 
     async def go() -> tuple[Reply, Reply, Gateway]:
         async with Upstream(sse_answer(writes, then=how)) as up, gateway(up.url) as gw:
@@ -422,10 +432,12 @@ def test_a_stream_that_ends_well_is_counted_ok() -> None:
 # -- SIGTERM drains ------------------------------------------------------------------------------------
 def _gateway_process(upstream: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "kvswitch.gateway.server", "--merged", upstream, "--split", upstream,
-         "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "KVSWITCH_GATEWAY_TOKEN": TOKEN})
+        [sys.executable, "-m", "kvswitch.gateway.server", "--merged", upstream, "--split", upstream, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "KVSWITCH_GATEWAY_TOKEN": TOKEN},
+    )
 
 
 def _listening(proc: subprocess.Popen[str]) -> int:
@@ -437,13 +449,14 @@ def _listening(proc: subprocess.Popen[str]) -> int:
 
 @pytest.mark.slow
 def test_sigterm_lets_a_stream_in_flight_finish_refuses_new_connections_and_exits_0() -> None:
-    with SSEServer(ttft_ms=100, itl_ms=100, tokens=20) as server, \
-            _gateway_process(server.url) as proc:  # a stream of about 2 s
+    with (
+        SSEServer(ttft_ms=100, itl_ms=100, tokens=20) as server,
+        _gateway_process(server.url) as proc,
+    ):  # a stream of about 2 s
         try:
             port = _listening(proc)
             with socket.create_connection(("127.0.0.1", port), timeout=15) as conn:
-                conn.sendall(request("/v1/chat/completions",
-                                     body=json.dumps({**CHAT, "max_tokens": 20}).encode()))
+                conn.sendall(request("/v1/chat/completions", body=json.dumps({**CHAT, "max_tokens": 20}).encode()))
                 got = bytearray(conn.recv(65536))
                 while b"tok0" not in got:
                     got += conn.recv(65536)
@@ -512,8 +525,7 @@ def test_a_stream_cut_at_the_end_of_the_drain_gets_an_error_event_not_a_silent_c
             gw = Gateway(settings_for(streaming.url, waiting.url))
             await gw.start()
             cut = asyncio.ensure_future(exchange(gw.port, request(route), wait=20))
-            queued = asyncio.ensure_future(exchange(gw.port, request(
-                route, extra="X-Cache-Mode: split\r\n"), wait=20))
+            queued = asyncio.ensure_future(exchange(gw.port, request(route, extra="X-Cache-Mode: split\r\n"), wait=20))
             while gw.in_flight < 2:
                 await asyncio.sleep(0.01)
             await asyncio.sleep(0.1)
@@ -543,8 +555,7 @@ def test_a_reader_that_stops_reading_is_let_go_after_the_idle_timeout() -> None:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
                 sock.setblocking(False)
                 await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", gw.port))
-                await asyncio.get_running_loop().sock_sendall(sock, request("/v1/chat/completions",
-                                                                             body=body))
+                await asyncio.get_running_loop().sock_sendall(sock, request("/v1/chat/completions", body=body))
                 for _ in range(3000):  # the client reads nothing; wait (30 s at most) for the cut
                     await asyncio.sleep(0.01)
                     if gw.in_flight == 0:
@@ -578,11 +589,11 @@ def test_a_kept_alive_connection_the_upstream_closed_is_retried_once() -> None:
     """The other side of the rule above: a pooled connection the upstream closed after its
     last answer (llama.cpp does) costs the next request nothing."""
 
-    async def once_then_close(seen: Seen, reader: asyncio.StreamReader,
-                              writer: asyncio.StreamWriter) -> None:
+    async def once_then_close(seen: Seen, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         data = b'{"ok": true}'
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: %d\r\n\r\n%b" % (len(data), data))
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%b" % (len(data), data)
+        )
         await writer.drain()
         await asyncio.sleep(0.2)  # closes after the gateway pooled the connection
         writer.close()

@@ -66,9 +66,7 @@ class Raw:
     """A request on a socket of its own, read as far as a test needs, then closed (a client
     that goes away)."""
 
-    def __init__(
-        self, port: int, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
-    ) -> None:
+    def __init__(self, port: int, path: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
         extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items()).encode()
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=120)
@@ -87,11 +85,7 @@ class Raw:
 
     def tokens(self) -> int:
         """Token events read so far (Chat Completions)."""
-        return sum(
-            1
-            for line in self.got.split(b"\n")
-            if b'"content":"' in line and b'"content":""' not in line
-        )
+        return sum(1 for line in self.got.split(b"\n") if b'"content":"' in line and b'"content":""' not in line)
 
     def close(self) -> None:
         self.sock.close()
@@ -149,9 +143,7 @@ def test_a_request_waiting_for_a_slot_never_decodes(peers: Peers) -> None:
             o.close()
     idle(m)
     after = llama_counts(m)
-    assert (
-        after["tokens_predicted_total"] - before["tokens_predicted_total"] == 2 * 1000
-    )  # the occupants' only
+    assert after["tokens_predicted_total"] - before["tokens_predicted_total"] == 2 * 1000  # the occupants' only
     assert after["prompt_tokens_total"] - before["prompt_tokens_total"] < waiter_words
 
 
@@ -162,9 +154,7 @@ def test_a_close_during_prefill_cuts_the_prompt(peers: Peers) -> None:
     m = peers.merged
     prompt_words = 3000
     d0, before = disconnects(peers), llama_counts(m)
-    r = gw(
-        peers, "/v1/chat/completions", chat(long_prompt(prompt_words, 11), 64, return_progress=True)
-    )
+    r = gw(peers, "/v1/chat/completions", chat(long_prompt(prompt_words, 11), 64, return_progress=True))
     r.read_until(b'"prompt_progress"')
     r.close()
     gateway_idle(peers)
@@ -193,9 +183,7 @@ def test_a_close_during_a_silent_prefill_closes_the_upstream_connection(peers: P
                 message="the request reached the upstream",
             )
             r.close()
-            wait_for(
-                lambda: len(upstream.closes) == 1, message="the upstream saw its connection closed"
-            )
+            wait_for(lambda: len(upstream.closes) == 1, message="the upstream saw its connection closed")
             assert upstream.closes[0].closed is not None and upstream.closes[0].tokens_sent == 0
             wait_for(lambda: peers.in_flight(gateway) == 0)
             assert outcome(gateway.url, "client_disconnect") == 1
@@ -228,10 +216,7 @@ def test_a_close_during_the_split_handoff_drops_it(peers: Peers) -> None:
     saved to a slot file, then waits for a decode slot. Its client goes away: the router drops
     it and its slot file, and the decode server never restores or decodes it."""
     router = peers.router.url
-    occupants = [
-        gw(peers, "/split/v1/chat/completions", chat(long_prompt(8, 20 + i), 1200))
-        for i in range(2)
-    ]
+    occupants = [gw(peers, "/split/v1/chat/completions", chat(long_prompt(8, 20 + i), 1200)) for i in range(2)]
     try:
         for o in occupants:
             o.read_until(b'"content":"', 2)
@@ -239,18 +224,10 @@ def test_a_close_during_the_split_handoff_drops_it(peers: Peers) -> None:
         third = gw(peers, "/split/v1/chat/completions", chat(long_prompt(40, 23), 8))
 
         def waiting_with_its_file() -> bool:
-            latest = httpx.get(f"{router}/lab/handoffs", timeout=30, trust_env=False).json()[
-                "handoffs"
-            ][-1]
-            return (
-                latest["save_ms"] is not None
-                and latest["decode_slot"] is None
-                and len(_slot_files(peers)) == 1
-            )
+            latest = httpx.get(f"{router}/lab/handoffs", timeout=30, trust_env=False).json()["handoffs"][-1]
+            return latest["save_ms"] is not None and latest["decode_slot"] is None and len(_slot_files(peers)) == 1
 
-        wait_for(
-            waiting_with_its_file, message="the third request saved, waiting for a decode slot"
-        )
+        wait_for(waiting_with_its_file, message="the third request saved, waiting for a decode slot")
         third.close()
         wait_for(
             lambda: metrics(router)['kvswitch_lab:requests_in_flight{mode="split"}'] == 2,
@@ -323,9 +300,7 @@ def doomed(peers: Peers) -> Iterator[tuple[LlamaServer, Gateway]]:
         n_ubatch=512,
         parallel=1,
     ).start()
-    gateway = peers.start_gateway(
-        peers.settings(merged=f"{server.url}/v1", split=f"{server.url}/v1")
-    )
+    gateway = peers.start_gateway(peers.settings(merged=f"{server.url}/v1", split=f"{server.url}/v1"))
     try:
         yield server, gateway
     finally:
@@ -420,9 +395,7 @@ def test_an_upstream_killed_mid_stream_is_an_anthropic_error(
                     _kill(server)
     assert seen >= 3
     body = info.value.body
-    assert (
-        isinstance(body, dict) and body["type"] == "error" and body["error"]["type"] == "api_error"
-    )
+    assert isinstance(body, dict) and body["type"] == "error" and body["error"]["type"] == "api_error"
     assert "broke the stream" in body["error"]["message"]
     assert outcome(gateway.url, "upstream_error", "merged") == 1
     with contextlib.suppress(Exception):

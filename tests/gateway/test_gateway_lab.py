@@ -157,10 +157,7 @@ def _flip(peers: Peers, begin: str, to: str, apis: list[str], tell: Callable[[],
     seen = threading.Event()
     runs = [Run(api) for api in apis]
     with ThreadPoolExecutor(STREAMS) as pool:
-        futures = [
-            pool.submit(_chat_stream if r.api == "chat" else _messages_stream, g, r, seen)
-            for r in runs
-        ]
+        futures = [pool.submit(_chat_stream if r.api == "chat" else _messages_stream, g, r, seen) for r in runs]
         wait_for(
             lambda: peers.in_flight() == STREAMS and seen.is_set(),
             message=f"{STREAMS} streams in flight, tokens flowing",

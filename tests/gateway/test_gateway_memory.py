@@ -46,9 +46,22 @@ def rss(pid: int) -> int:
 def gateway_process(upstream: str) -> Iterator[tuple[int, int]]:
     """A gateway subprocess in front of ``upstream``: (its pid, its port)."""
     with subprocess.Popen(
-        [sys.executable, "-m", "kvswitch.gateway.server", "--merged", upstream, "--split", upstream,
-         "--port", "0", "--max-in-flight", "256"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "kvswitch.gateway.server",
+            "--merged",
+            upstream,
+            "--split",
+            upstream,
+            "--port",
+            "0",
+            "--max-in-flight",
+            "256",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "KVSWITCH_GATEWAY_TOKEN": TOKEN},
     ) as proc:
         try:
@@ -82,9 +95,11 @@ def test_a_thousand_streams_leave_the_gateways_memory_where_the_warm_up_left_it(
         warm = rss(pid)
         assert asyncio.run(streams(port, STREAMS, CONCURRENCY)) == [200] * STREAMS
         after = rss(pid)
-    print(f"gateway RSS: start {start / MIB:.1f} MiB, after {WARM_UP} warm-up streams "
-          f"{warm / MIB:.1f} MiB, after {STREAMS} more {after / MIB:.1f} MiB "
-          f"({(after - warm) / MIB:+.2f} MiB)")
+    print(
+        f"gateway RSS: start {start / MIB:.1f} MiB, after {WARM_UP} warm-up streams "
+        f"{warm / MIB:.1f} MiB, after {STREAMS} more {after / MIB:.1f} MiB "
+        f"({(after - warm) / MIB:+.2f} MiB)"
+    )
     assert after - warm <= 5 * MIB
 
 
@@ -95,8 +110,7 @@ async def slow_readers(port: int, pid: int) -> tuple[int, int, Reply]:
     conns = []
     for _ in range(SLOW_READERS):
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(request("/v1/chat/completions", body=body,
-                             extra="X-Test-Scenario: ok\r\n"))
+        writer.write(request("/v1/chat/completions", body=body, extra="X-Test-Scenario: ok\r\n"))
         await writer.drain()
         conns.append((reader, writer))
     for reader, _ in conns:
@@ -109,19 +123,21 @@ async def slow_readers(port: int, pid: int) -> tuple[int, int, Reply]:
     for _, writer in conns:
         writer.transport.abort()
     await asyncio.sleep(0.5)
-    reply = await exchange(port, request("/v1/chat/completions", extra="X-Test-Scenario: ok\r\n",
-                                         body=json.dumps(CHAT).encode()), wait=30)
+    reply = await exchange(
+        port, request("/v1/chat/completions", extra="X-Test-Scenario: ok\r\n", body=json.dumps(CHAT).encode()), wait=30
+    )
     return peak, rss(pid), reply
 
 
 def test_sixty_four_slow_readers_cost_a_bounded_amount_and_the_gateway_serves_after() -> None:
-    with SSEServer(ttft_ms=0, itl_ms=0, tokens=10_000_000) as endless, \
-            gateway_process(endless.url) as (pid, port):
+    with SSEServer(ttft_ms=0, itl_ms=0, tokens=10_000_000) as endless, gateway_process(endless.url) as (pid, port):
         assert asyncio.run(streams(port, 32, 32)) == [200] * 32  # warm-up: short streams
         before = rss(pid)
         peak, after, reply = asyncio.run(slow_readers(port, pid))
-    print(f"gateway RSS: before {before / MIB:.1f} MiB, peak with {SLOW_READERS} slow readers "
-          f"{peak / MIB:.1f} MiB ({(peak - before) / MIB:+.2f} MiB), after they left "
-          f"{after / MIB:.1f} MiB")
+    print(
+        f"gateway RSS: before {before / MIB:.1f} MiB, peak with {SLOW_READERS} slow readers "
+        f"{peak / MIB:.1f} MiB ({(peak - before) / MIB:+.2f} MiB), after they left "
+        f"{after / MIB:.1f} MiB"
+    )
     assert peak - before <= 50 * MIB
     assert reply.status == 200 and reply.complete and b"[DONE]" in reply.body

@@ -39,14 +39,21 @@ class Proxy:
             first, *lines = [line for line in head.split("\r\n") if line]
             method, target, _ = first.split(" ", 2)
             self.seen.append(target)
-            length = next((int(v) for k, v in (line.split(":", 1) for line in lines)
-                           if k.strip().lower() == "content-length"), 0)
+            length = next(
+                (int(v) for k, v in (line.split(":", 1) for line in lines) if k.strip().lower() == "content-length"), 0
+            )
             body = await reader.readexactly(length)
             parts = urlsplit(target)
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", parts.port or 80)
-            kept = [line for line in lines if line.split(":", 1)[0].strip().lower() not in ("connection", "proxy-connection")]
-            up_writer.write("\r\n".join([f"{method} {parts.path} HTTP/1.1", *kept, "Connection: close", "", ""])
-                            .encode("latin-1") + body)
+            kept = [
+                line
+                for line in lines
+                if line.split(":", 1)[0].strip().lower() not in ("connection", "proxy-connection")
+            ]
+            up_writer.write(
+                "\r\n".join([f"{method} {parts.path} HTTP/1.1", *kept, "Connection: close", "", ""]).encode("latin-1")
+                + body
+            )
             await up_writer.drain()
             while chunk := await up_reader.read(65536):
                 writer.write(chunk)
@@ -84,7 +91,9 @@ def test_a_named_upstream_is_reached_through_the_proxy_and_only_so(monkeypatch: 
                 assert status == 502 and proxy.seen == []  # NO_PROXY covers it: straight there, which fails
 
                 monkeypatch.delenv("NO_PROXY")
-                status, _ = await _ask(server.url.rstrip("/") + ("" if server.url.rstrip("/").endswith("/v1") else "/v1"))
+                status, _ = await _ask(
+                    server.url.rstrip("/") + ("" if server.url.rstrip("/").endswith("/v1") else "/v1")
+                )
                 assert status == 200 and proxy.seen == []  # a loopback upstream never goes through it
 
     asyncio.run(go())

@@ -20,8 +20,13 @@ from tests.gateway.upstreams import (
     sse_event,
 )
 
-WRITES = [sse_event({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}),
-          chat_token("a"), chat_token("b"), chat_token("c"), b"data: [DONE]\n\n"]
+WRITES = [
+    sse_event({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}),
+    chat_token("a"),
+    chat_token("b"),
+    chat_token("c"),
+    b"data: [DONE]\n\n",
+]
 
 
 def _samples(reply_body: bytes) -> dict[str, Any]:
@@ -43,8 +48,7 @@ def test_each_answer_leaves_one_sample_with_its_mode_route_and_timings() -> None
             await exchange(gw.port, request("/split/v1/chat/completions"))
             await exchange(gw.port, request("/v1/chat/completions", extra="X-Cache-Mode: split\r\n"))
             every = _samples((await exchange(gw.port, request("/samples", body=None, method="GET"))).body)
-            later = _samples((await exchange(gw.port, request("/samples?since=2", body=None,
-                                                              method="GET"))).body)
+            later = _samples((await exchange(gw.port, request("/samples?since=2", body=None, method="GET"))).body)
             refused = await exchange(gw.port, request("/samples", body=None, method="GET", token="wrong"))
             return every, later, refused.status
 
@@ -55,7 +59,12 @@ def test_each_answer_leaves_one_sample_with_its_mode_route_and_timings() -> None
     assert first["tokens"] == 3 and first["itl_count"] == 2 and len(first["itl"]) == 2
     assert 0 < first["ttft"] < 5 and all(gap > 0 for gap in first["itl"])
     assert (second["mode"], second["route"], second["tokens"], second["itl"], second["stream"]) == (
-        "split", "path", 1, [], False)
+        "split",
+        "path",
+        1,
+        [],
+        False,
+    )
     assert first["stream"] is True
     assert (third["mode"], third["route"]) == ("split", "header")
     assert [s["seq"] for s in later["samples"]] == [3]

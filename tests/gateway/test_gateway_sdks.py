@@ -66,11 +66,7 @@ def test_openai_chat_completions(peers: Peers, oa: openai.OpenAI) -> None:
     )
     assert raw.headers[REPLY_HEADER] == "merged; reason=default"
     done = raw.parse()
-    assert (
-        done.choices[0].message.content
-        and done.usage is not None
-        and done.usage.completion_tokens == 5
-    )
+    assert done.choices[0].message.content and done.usage is not None and done.usage.completion_tokens == 5
 
     stream = oa.chat.completions.create(
         model=MODEL,
@@ -83,16 +79,11 @@ def test_openai_chat_completions(peers: Peers, oa: openai.OpenAI) -> None:
     chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text and chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 6
-    assert (
-        llama_counts(peers.merged)["tokens_predicted_total"] - before["tokens_predicted_total"]
-        == 11
-    )
+    assert llama_counts(peers.merged)["tokens_predicted_total"] - before["tokens_predicted_total"] == 11
 
 
 def test_openai_completions(oa: openai.OpenAI) -> None:
-    done = oa.completions.create(
-        model=MODEL, prompt=prompt(), max_tokens=4, extra_body={"ignore_eos": True}
-    )
+    done = oa.completions.create(model=MODEL, prompt=prompt(), max_tokens=4, extra_body={"ignore_eos": True})
     assert done.choices[0].text and done.usage is not None and done.usage.completion_tokens == 4
     pieces = [
         c.choices[0].text
@@ -110,9 +101,7 @@ def test_openai_responses(peers: Peers, oa: openai.OpenAI) -> None:
     NotFoundError with the API's own error body (translation: test_gateway_translation.py)."""
     done = oa.responses.create(model=MODEL, input=prompt(), max_output_tokens=5)
     assert done.status == "completed" and done.output_text
-    events = list(
-        oa.responses.create(model=MODEL, input=prompt(), max_output_tokens=5, stream=True)
-    )
+    events = list(oa.responses.create(model=MODEL, input=prompt(), max_output_tokens=5, stream=True))
     kinds = [e.type for e in events]
     assert "response.output_text.delta" in kinds and kinds[-1] == "response.completed"
     assert "".join(e.delta for e in events if e.type == "response.output_text.delta")
@@ -136,29 +125,19 @@ def test_anthropic_messages(peers: Peers, an: anthropic.Anthropic) -> None:
     )
     assert raw.headers[REPLY_HEADER] == "merged; reason=default"
     message = raw.parse()
-    assert (
-        message.type == "message" and message.content[0].type == "text" and message.content[0].text
-    )
+    assert message.type == "message" and message.content[0].type == "text" and message.content[0].text
     assert message.usage.output_tokens >= 1
 
-    with an.messages.stream(
-        model=MODEL, max_tokens=5, messages=[{"role": "user", "content": prompt()}]
-    ) as s:
+    with an.messages.stream(model=MODEL, max_tokens=5, messages=[{"role": "user", "content": prompt()}]) as s:
         kinds = [e.type for e in s]
         final = s.get_final_message()
-    assert (
-        kinds[0] == "message_start"
-        and kinds[-1] == "message_stop"
-        and "content_block_delta" in kinds
-    )
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop" and "content_block_delta" in kinds
     assert final.content[0].type == "text" and final.content[0].text
 
     plain = peers.start_gateway(peers.settings(translate="never"))
     try:
         with ant(f"{plain.url}/split") as split, pytest.raises(anthropic.NotFoundError) as info:
-            split.messages.create(
-                model=MODEL, max_tokens=5, messages=[{"role": "user", "content": prompt()}]
-            )
+            split.messages.create(model=MODEL, max_tokens=5, messages=[{"role": "user", "content": prompt()}])
     finally:
         peers.stop_gateway(plain)
     body = info.value.response.json()  # the lab router's 404, put in Anthropic's own shape
@@ -174,9 +153,7 @@ def test_models_route(oa: openai.OpenAI) -> None:
 def test_a_wrong_token_is_an_authentication_error(peers: Peers) -> None:
     before = llama_counts(peers.merged)
     with oai(f"{peers.gateway.url}/v1", WRONG) as c, pytest.raises(openai.AuthenticationError) as o:
-        c.chat.completions.create(
-            model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=2
-        )
+        c.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=2)
     assert o.value.status_code == 401 and o.value.body["type"] == "authentication_error"  # type: ignore[index]
     with ant(peers.gateway.url, WRONG) as c, pytest.raises(anthropic.AuthenticationError) as a:
         c.messages.create(model=MODEL, max_tokens=2, messages=[{"role": "user", "content": "hi"}])
@@ -190,9 +167,7 @@ def test_a_bad_cache_mode_header_is_a_bad_request(peers: Peers) -> None:
         oai(f"{peers.gateway.url}/v1", default_headers={"X-Cache-Mode": "both"}) as c,
         pytest.raises(openai.BadRequestError) as o,
     ):
-        c.chat.completions.create(
-            model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=2
-        )
+        c.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=2)
     assert "X-Cache-Mode" in o.value.message
     with (
         ant(peers.gateway.url, default_headers={"X-Cache-Mode": "fast"}) as c,
@@ -209,15 +184,11 @@ def test_an_unreachable_upstream_is_a_502(peers: Peers) -> None:
     gateway = peers.start_gateway(peers.settings(merged=dead, split=dead))
     try:
         with oai(f"{gateway.url}/v1") as c, pytest.raises(openai.InternalServerError) as o:
-            c.chat.completions.create(
-                model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=2
-            )
+            c.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=2)
         assert o.value.status_code == 502 and "cannot be reached" in o.value.message
         assert o.value.response.headers[REPLY_HEADER] == "merged; reason=default"
         with ant(gateway.url) as c, pytest.raises(anthropic.InternalServerError) as a:
-            c.messages.create(
-                model=MODEL, max_tokens=2, messages=[{"role": "user", "content": "hi"}]
-            )
+            c.messages.create(model=MODEL, max_tokens=2, messages=[{"role": "user", "content": "hi"}])
         assert a.value.status_code == 502 and a.value.response.json()["type"] == "error"
         up = metrics(gateway.url)
         assert up['kvswitch_gateway_upstream_up{mode="merged"}'] == 0
@@ -236,21 +207,15 @@ def test_the_in_flight_cap_is_a_429_with_retry_after(peers: Peers) -> None:
         )
         wait_for(lambda: peers.in_flight(gateway) == 1, message="the holding stream in flight")
         with oai(f"{gateway.url}/v1") as c, pytest.raises(openai.RateLimitError) as o:
-            c.chat.completions.create(
-                model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=2
-            )
+            c.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=2)
         assert o.value.response.headers["Retry-After"] == "1"
         with ant(gateway.url) as c, pytest.raises(anthropic.RateLimitError) as a:
-            c.messages.create(
-                model=MODEL, max_tokens=2, messages=[{"role": "user", "content": "hi"}]
-            )
+            c.messages.create(model=MODEL, max_tokens=2, messages=[{"role": "user", "content": "hi"}])
         assert a.value.response.headers["Retry-After"] == "1"
         assert a.value.response.json()["error"]["type"] == "rate_limit_error"
     finally:
         holder.close()
-        wait_for(
-            lambda: peers.in_flight(gateway) == 0, message="the holder's close reached the gateway"
-        )
+        wait_for(lambda: peers.in_flight(gateway) == 0, message="the holder's close reached the gateway")
         peers.stop_gateway(gateway)
     wait_for(lambda: not any(s.get("is_processing") for s in slots(peers.merged)), message="llama idle")
 
@@ -332,6 +297,4 @@ def test_curl_streams_through_the_gateway_process(peers: Peers, gateway_process:
         assert proc.wait(60) == 0, proc.stderr.read()
     assert rest.rstrip().endswith(b"data: [DONE]") and rest.count(b"data: ") >= 1000
     after = metrics(url)
-    assert (
-        after['kvswitch_gateway_stream_outcome_total{api="chat",mode="merged",outcome="ok"}'] == 1
-    )
+    assert after['kvswitch_gateway_stream_outcome_total{api="chat",mode="merged",outcome="ok"}'] == 1

@@ -21,7 +21,8 @@ def test_anthropic_sdk_reaches_the_split_pair_through_translation(peers: Peers) 
         before = handoffs(peers)
         with ant(f"{gateway.url}/split") as split:
             raw = split.messages.with_raw_response.create(
-                model=MODEL, max_tokens=6, messages=[{"role": "user", "content": PROMPT}])
+                model=MODEL, max_tokens=6, messages=[{"role": "user", "content": PROMPT}]
+            )
             message = raw.parse()
             assert raw.headers[REPLY_HEADER] == "split; reason=path"
             assert raw.headers[TRANSLATED_HEADER].startswith("chat")
@@ -29,8 +30,9 @@ def test_anthropic_sdk_reaches_the_split_pair_through_translation(peers: Peers) 
             assert message.content[0].text and message.stop_reason == "max_tokens"
             assert message.usage.output_tokens == 6
 
-            with split.messages.stream(model=MODEL, max_tokens=6,
-                                       messages=[{"role": "user", "content": PROMPT}]) as stream:
+            with split.messages.stream(
+                model=MODEL, max_tokens=6, messages=[{"role": "user", "content": PROMPT}]
+            ) as stream:
                 kinds = [event.type for event in stream]
                 final = stream.get_final_message()
         assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
@@ -47,7 +49,8 @@ def test_merged_messages_pass_through_untranslated(peers: Peers) -> None:
     try:
         with ant(gateway.url) as merged:
             raw = merged.messages.with_raw_response.create(
-                model=MODEL, max_tokens=4, messages=[{"role": "user", "content": PROMPT}])
+                model=MODEL, max_tokens=4, messages=[{"role": "user", "content": PROMPT}]
+            )
         assert raw.headers[REPLY_HEADER] == "merged; reason=default"
         assert TRANSLATED_HEADER not in raw.headers
         assert raw.parse().content[0].text
@@ -59,11 +62,13 @@ def test_what_cannot_be_carried_is_refused_naming_it(peers: Peers) -> None:
     gateway = peers.start_gateway(peers.settings(translate="always"))
     try:
         before = handoffs(peers)
-        document = {"type": "document", "source": {"type": "text", "media_type": "text/plain",
-                                                   "data": "a text"}}
+        document = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "a text"}}
         with ant(f"{gateway.url}/split") as split, pytest.raises(anthropic.BadRequestError) as info:
-            split.messages.create(model=MODEL, max_tokens=4, messages=[
-                {"role": "user", "content": [document, {"type": "text", "text": PROMPT}]}])
+            split.messages.create(
+                model=MODEL,
+                max_tokens=4,
+                messages=[{"role": "user", "content": [document, {"type": "text", "text": PROMPT}]}],
+            )
         body = info.value.response.json()
         assert body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
         assert "messages[0].content[0]" in body["error"]["message"]
@@ -79,7 +84,8 @@ def test_count_tokens_on_a_chat_only_upstream_is_an_estimate(peers: Peers) -> No
     try:
         with ant(f"{gateway.url}/split") as split:
             raw = split.messages.with_raw_response.count_tokens(
-                model=MODEL, messages=[{"role": "user", "content": "x" * 400}])
+                model=MODEL, messages=[{"role": "user", "content": "x" * 400}]
+            )
         assert raw.parse().input_tokens == 100
         assert "estimated" in raw.headers[TRANSLATED_HEADER]
     finally:
@@ -95,8 +101,7 @@ def test_openai_sdk_responses_reach_the_split_pair_through_translation(peers: Pe
             assert raw.headers[REPLY_HEADER] == "split; reason=path"
             assert raw.headers[TRANSLATED_HEADER].startswith("chat")
             whole = raw.parse()
-            events = list(split.responses.create(model=MODEL, input=PROMPT, max_output_tokens=6,
-                                                 stream=True))
+            events = list(split.responses.create(model=MODEL, input=PROMPT, max_output_tokens=6, stream=True))
         assert whole.status == "incomplete" and whole.output_text  # cut by its output limit
         kinds = [event.type for event in events]
         assert kinds[0] == "response.created" and kinds[-1] == "response.incomplete"

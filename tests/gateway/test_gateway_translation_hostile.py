@@ -19,15 +19,18 @@ from tests.gateway.upstreams import (
     sse_answer,
 )
 
-MESSAGES = json.dumps({"model": "test-model", "max_tokens": 8, "stream": True,
-                       "messages": [{"role": "user", "content": "hi"}]}).encode()
+MESSAGES = json.dumps(
+    {"model": "test-model", "max_tokens": 8, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+).encode()
 RESPONSES = json.dumps({"model": "test-model", "stream": True, "input": "hi"}).encode()
 
 
 def run(writes: list[bytes], then: str, target: str, body: bytes) -> tuple[Reply, int]:
     async def go() -> tuple[Reply, int]:
-        async with Upstream(sse_answer(writes, then=then, gap=0.01)) as up, \
-                gateway(up.url, translate="always", idle_timeout=1.0) as gw:
+        async with (
+            Upstream(sse_answer(writes, then=then, gap=0.01)) as up,
+            gateway(up.url, translate="always", idle_timeout=1.0) as gw,
+        ):
             reply = await asyncio.wait_for(exchange(gw.port, request(target, body=body)), 30)
             return reply, len(up.seen)
 
@@ -36,8 +39,12 @@ def run(writes: list[bytes], then: str, target: str, body: bytes) -> tuple[Reply
 
 def test_a_key_the_upstream_echoes_is_masked_in_the_translated_stream() -> None:
     half = len(UPSTREAM_KEY) // 2
-    writes = [chat_token(f"your key is {UPSTREAM_KEY}"), chat_token(UPSTREAM_KEY[:half]),
-              chat_token(UPSTREAM_KEY[half:]), b"data: [DONE]\n\n"]
+    writes = [
+        chat_token(f"your key is {UPSTREAM_KEY}"),
+        chat_token(UPSTREAM_KEY[:half]),
+        chat_token(UPSTREAM_KEY[half:]),
+        b"data: [DONE]\n\n",
+    ]
     for target, body in (("/v1/messages", MESSAGES), ("/v1/responses", RESPONSES)):
         reply, _ = run(writes, "end", target, body)
         assert reply.status == 200

@@ -40,12 +40,20 @@ KEY = "sk-proj-Zq8vN2kLmP4xR7tY1wB6"
 
 
 # -- apis ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("path,api", [
-    ("/v1/chat/completions", "chat"), ("/v1/completions", "completions"),
-    ("/v1/responses", "responses"), ("/v1/messages", "messages"),
-    ("/v1/messages/count_tokens", "messages"), ("/v1/models", "other"),
-    ("/v1/chat/completions/", "other"), ("/v1/embeddings", "other"), ("/", "other"),
-])
+@pytest.mark.parametrize(
+    "path,api",
+    [
+        ("/v1/chat/completions", "chat"),
+        ("/v1/completions", "completions"),
+        ("/v1/responses", "responses"),
+        ("/v1/messages", "messages"),
+        ("/v1/messages/count_tokens", "messages"),
+        ("/v1/models", "other"),
+        ("/v1/chat/completions/", "other"),
+        ("/v1/embeddings", "other"),
+        ("/", "other"),
+    ],
+)
 def test_api_of(path: str, api: str) -> None:
     assert apis.api_of(path) == api
 
@@ -61,8 +69,9 @@ def test_openai_error_bodies_have_openais_shape(api: apis.Api, status: int) -> N
     assert set(body["error"]) == {"message", "type", "param", "code"}
     assert body["error"]["message"] == "why" and body["error"]["param"] is None
     assert isinstance(body["error"]["type"], str) and body["error"]["type"]
-    assert body["error"]["type"] == ("server_error" if status >= 500 and status not in (502, 503, 504)
-                                     else body["error"]["type"])
+    assert body["error"]["type"] == (
+        "server_error" if status >= 500 and status not in (502, 503, 504) else body["error"]["type"]
+    )
     assert apis.has_error_shape(api, apis.error_body(api, status, "why"))
 
 
@@ -70,8 +79,14 @@ def test_openai_error_bodies_have_openais_shape(api: apis.Api, status: int) -> N
 def test_anthropic_error_bodies_have_anthropics_shape(status: int) -> None:
     body = json.loads(apis.error_body("messages", status, "why"))
     assert body == {"type": "error", "error": {"type": body["error"]["type"], "message": "why"}}
-    expected = {401: "authentication_error", 403: "permission_error", 404: "not_found_error",
-                413: "request_too_large", 429: "rate_limit_error", 503: "overloaded_error"}
+    expected = {
+        401: "authentication_error",
+        403: "permission_error",
+        404: "not_found_error",
+        413: "request_too_large",
+        429: "rate_limit_error",
+        503: "overloaded_error",
+    }
     if status in expected:
         assert body["error"]["type"] == expected[status]
     elif status >= 500:
@@ -92,8 +107,12 @@ def test_an_error_message_with_quotes_and_newlines_stays_one_json_value() -> Non
 def test_error_events_in_each_apis_form() -> None:
     chat = apis.error_event("chat", "gone", "timeout")
     assert chat.startswith(b"data: ") and b"event:" not in chat
-    assert json.loads(chat[6:])["error"] == {"message": "gone", "type": "server_error",
-                                             "param": None, "code": "timeout"}
+    assert json.loads(chat[6:])["error"] == {
+        "message": "gone",
+        "type": "server_error",
+        "param": None,
+        "code": "timeout",
+    }
     responses = apis.error_event("responses", "gone")
     assert responses.startswith(b"event: error\ndata: ")
     payload = json.loads(responses.split(b"data: ", 1)[1])
@@ -101,19 +120,24 @@ def test_error_events_in_each_apis_form() -> None:
     messages = apis.error_event("messages", "gone")
     assert messages.startswith(b"event: error\ndata: ")
     assert json.loads(messages.split(b"data: ", 1)[1]) == {
-        "type": "error", "error": {"type": "api_error", "message": "gone"}}
+        "type": "error",
+        "error": {"type": "api_error", "message": "gone"},
+    }
 
 
-@pytest.mark.parametrize("body,api,shaped", [
-    (b'{"error": {"message": "x"}}', "chat", True),
-    (b'{"error": "x"}', "chat", False),
-    (b'{"detail": "x"}', "chat", False),
-    (b"<html>502</html>", "chat", False),
-    (b"[1, 2]", "chat", False),
-    (b"", "chat", False),
-    (b'{"type": "error", "error": {"type": "x", "message": "y"}}', "messages", True),
-    (b'{"error": {"message": "x"}}', "messages", False),
-])
+@pytest.mark.parametrize(
+    "body,api,shaped",
+    [
+        (b'{"error": {"message": "x"}}', "chat", True),
+        (b'{"error": "x"}', "chat", False),
+        (b'{"detail": "x"}', "chat", False),
+        (b"<html>502</html>", "chat", False),
+        (b"[1, 2]", "chat", False),
+        (b"", "chat", False),
+        (b'{"type": "error", "error": {"type": "x", "message": "y"}}', "messages", True),
+        (b'{"error": {"message": "x"}}', "messages", False),
+    ],
+)
 def test_has_error_shape(body: bytes, api: apis.Api, shaped: bool) -> None:
     assert apis.has_error_shape(api, body) is shaped
 
@@ -126,8 +150,7 @@ def test_an_upstream_error_page_comes_back_in_the_apis_shape() -> None:
             Upstream(json_answer(404, b"<html>Not Found</html>")) as up,
             gateway(up.url, translate="never") as gw,
         ):
-            return [await exchange(gw.port, request(r, body=b"{}"))
-                    for r in ("/v1/responses", "/v1/messages")]
+            return [await exchange(gw.port, request(r, body=b"{}")) for r in ("/v1/responses", "/v1/messages")]
 
     responses, messages = asyncio.run(go())
     assert responses.status == 404 and messages.status == 404
@@ -146,17 +169,24 @@ def test_the_histograms_use_vllms_bucket_edges() -> None:
     metrics = GatewayMetrics()
     metrics.ttft.labels("merged", "chat").observe(0.002)
     text = metrics.text().decode()
-    assert ('kvswitch_gateway_time_to_first_token_seconds_bucket{api="chat",le="0.005",mode="merged"} 1.0'
-            in text)
+    assert 'kvswitch_gateway_time_to_first_token_seconds_bucket{api="chat",le="0.005",mode="merged"} 1.0' in text
 
 
 def test_two_gateways_keep_their_own_counts() -> None:
     a, b = GatewayMetrics(), GatewayMetrics()
     a.outcomes.labels("merged", "chat", "ok").inc()
-    assert a.registry.get_sample_value("kvswitch_gateway_stream_outcome_total",
-                                       {"mode": "merged", "api": "chat", "outcome": "ok"}) == 1
-    assert b.registry.get_sample_value("kvswitch_gateway_stream_outcome_total",
-                                       {"mode": "merged", "api": "chat", "outcome": "ok"}) is None
+    assert (
+        a.registry.get_sample_value(
+            "kvswitch_gateway_stream_outcome_total", {"mode": "merged", "api": "chat", "outcome": "ok"}
+        )
+        == 1
+    )
+    assert (
+        b.registry.get_sample_value(
+            "kvswitch_gateway_stream_outcome_total", {"mode": "merged", "api": "chat", "outcome": "ok"}
+        )
+        is None
+    )
 
 
 def test_set_mode_marks_one_mode() -> None:
@@ -183,9 +213,22 @@ def test_no_key_means_bytes_pass_untouched() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    parts=st.lists(st.sampled_from([b"a", b"sk-", b"sk-proj", b"data: ", b"\n\n", KEY.encode(),
-                                    KEY.encode()[:10], KEY.encode()[10:], b"\xe2\x80\xa6"]),
-                   max_size=30),
+    parts=st.lists(
+        st.sampled_from(
+            [
+                b"a",
+                b"sk-",
+                b"sk-proj",
+                b"data: ",
+                b"\n\n",
+                KEY.encode(),
+                KEY.encode()[:10],
+                KEY.encode()[10:],
+                b"\xe2\x80\xa6",
+            ]
+        ),
+        max_size=30,
+    ),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_the_key_is_masked_however_the_stream_is_cut(parts: list[bytes], seed: int) -> None:
@@ -209,22 +252,42 @@ def test_the_scrubber_holds_back_only_a_possible_start_of_the_key() -> None:
 
 # -- first-token timing in the gateway ------------------------------------------------------------------
 STREAMS: dict[str, tuple[str, list[bytes]]] = {
-    "chat": ("/v1/chat/completions", [
-        sse_event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}),
-        chat_token("a"), chat_token("b"), chat_token("c"), b"data: [DONE]\n\n"]),
-    "completions": ("/v1/completions", [
-        sse_event({"choices": [{"index": 0, "text": t}]}) for t in "abc"]),
-    "responses": ("/v1/responses", [
-        sse_event({"type": "response.created"}, "response.created"),
-        *[sse_event({"type": "response.output_text.delta", "delta": t}, "response.output_text.delta")
-          for t in "abc"],
-        sse_event({"type": "response.completed"}, "response.completed")]),
-    "messages": ("/v1/messages", [
-        sse_event({"type": "message_start"}, "message_start"),
-        *[sse_event({"type": "content_block_delta", "index": 0,
-                     "delta": {"type": "text_delta", "text": t}}, "content_block_delta")
-          for t in "abc"],
-        sse_event({"type": "message_stop"}, "message_stop")]),
+    "chat": (
+        "/v1/chat/completions",
+        [
+            sse_event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}),
+            chat_token("a"),
+            chat_token("b"),
+            chat_token("c"),
+            b"data: [DONE]\n\n",
+        ],
+    ),
+    "completions": ("/v1/completions", [sse_event({"choices": [{"index": 0, "text": t}]}) for t in "abc"]),
+    "responses": (
+        "/v1/responses",
+        [
+            sse_event({"type": "response.created"}, "response.created"),
+            *[
+                sse_event({"type": "response.output_text.delta", "delta": t}, "response.output_text.delta")
+                for t in "abc"
+            ],
+            sse_event({"type": "response.completed"}, "response.completed"),
+        ],
+    ),
+    "messages": (
+        "/v1/messages",
+        [
+            sse_event({"type": "message_start"}, "message_start"),
+            *[
+                sse_event(
+                    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}},
+                    "content_block_delta",
+                )
+                for t in "abc"
+            ],
+            sse_event({"type": "message_stop"}, "message_stop"),
+        ],
+    ),
 }
 
 
@@ -250,8 +313,10 @@ def test_the_gateway_times_each_apis_stream_by_its_token_events(api: str) -> Non
 
 
 def test_a_stream_without_tokens_has_no_ttft_and_a_whole_answer_has_one() -> None:
-    role_only = [sse_event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}),
-                 b"data: [DONE]\n\n"]
+    role_only = [
+        sse_event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}),
+        b"data: [DONE]\n\n",
+    ]
     whole = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}}]}
 
     async def go() -> Any:
@@ -268,8 +333,7 @@ def test_a_stream_without_tokens_has_no_ttft_and_a_whole_answer_has_one() -> Non
     name = "kvswitch_gateway_time_to_first_token_seconds_count"
     assert sample(gw, name, {"mode": "merged", "api": "chat"}) == 0
     assert sample(gw, name, {"mode": "split", "api": "chat"}) == 1
-    assert sample(gw, "kvswitch_gateway_stream_outcome_total",
-                  {"mode": "merged", "api": "chat", "outcome": "ok"}) == 1
+    assert sample(gw, "kvswitch_gateway_stream_outcome_total", {"mode": "merged", "api": "chat", "outcome": "ok"}) == 1
 
 
 def test_the_clock_the_gateway_uses_stops_at_a_long_line_but_keeps_count_before() -> None:

@@ -36,8 +36,12 @@ from tests.gateway.upstreams import (
     sse_event,
 )
 
-WRITES = [sse_event({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}),
-          chat_token("a"), chat_token("b"), b"data: [DONE]\n\n"]
+WRITES = [
+    sse_event({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}),
+    chat_token("a"),
+    chat_token("b"),
+    b"data: [DONE]\n\n",
+]
 P50 = re.compile(r"TTFT p50 \d+(\.\d)? ms")
 
 
@@ -116,7 +120,8 @@ def test_failed_answers_are_counted_but_never_timed() -> None:
 
 
 def test_a_kept_reader_fetches_only_what_is_new_and_starts_again_for_a_new_gateway(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     asked: list[int] = []
     fetch = live._fetch
 
@@ -169,13 +174,18 @@ def test_another_gateway_is_read_from_the_start() -> None:
 def test_unstreamed_and_malformed_samples() -> None:
     """A whole answer the gateway marks ``stream: false`` counts as a request, not as a TTFT;
     entries that are not samples are left out."""
-    answer = {"seq": 6, "started": 1.0, "samples": [
-        {"seq": 1, "mode": "merged", "route": "default", "ttft": 0.2, "outcome": "ok", "stream": False},
-        {"seq": 2, "mode": "merged", "route": "default", "ttft": 0.05, "outcome": "ok"},
-        {"seq": 3, "mode": "other", "route": "default", "ttft": 0.05, "outcome": "ok"},
-        "junk", {"mode": "split"},
-        {"seq": 6, "mode": "split", "route": "", "ttft": -1, "outcome": "ok"},
-    ]}
+    answer = {
+        "seq": 6,
+        "started": 1.0,
+        "samples": [
+            {"seq": 1, "mode": "merged", "route": "default", "ttft": 0.2, "outcome": "ok", "stream": False},
+            {"seq": 2, "mode": "merged", "route": "default", "ttft": 0.05, "outcome": "ok"},
+            {"seq": 3, "mode": "other", "route": "default", "ttft": 0.05, "outcome": "ok"},
+            "junk",
+            {"mode": "split"},
+            {"seq": 6, "mode": "split", "route": "", "ttft": -1, "outcome": "ok"},
+        ],
+    }
 
     async def go() -> LiveFigures:
         async with Upstream(json_answer(200, answer)) as fake:
@@ -230,9 +240,12 @@ def test_what_is_not_a_gateway_is_told_apart() -> None:
 def test_a_redirect_is_not_followed_so_the_token_goes_nowhere_else() -> None:
     async def go() -> tuple[str, int]:
         async with Upstream(json_answer(200, {"seq": 0, "samples": []})) as elsewhere:
+
             async def moved(seen: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-                writer.write(f"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{elsewhere.port}/samples\r\n"
-                             "Content-Length: 0\r\n\r\n".encode())
+                writer.write(
+                    f"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{elsewhere.port}/samples\r\n"
+                    "Content-Length: 0\r\n\r\n".encode()
+                )
                 await writer.drain()
 
             async with Upstream(moved) as redirecting:
@@ -246,6 +259,7 @@ def test_a_redirect_is_not_followed_so_the_token_goes_nowhere_else() -> None:
 
 def test_proxy_variables_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     """A proxy in the environment never sees the request (nor the token): loopback is asked directly."""
+
     async def go() -> tuple[LiveFigures, int]:
         async with Upstream(json_answer(200, b"no")) as proxy:
             for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):

@@ -79,6 +79,7 @@ def _routes() -> dict[str, str]:
 
 # -- what a pinned file holds -------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind_id", REAL)
 def test_pin_writes_the_gateway_form(kind_id: str) -> None:
     """Golden file per kind (token and Cline's updatedAt masked), checked by hand: the
@@ -146,6 +147,7 @@ def test_pin_with_no_client_registered_is_refused() -> None:
 
 # -- a switch never writes a pinned file --------------------------------------------------
 
+
 def test_ten_switches_leave_every_pinned_file_byte_for_byte() -> None:
     """Five pinned clients and one direct twin: ten rounds of switch split / switch merged
     leave each pinned file's sha256 as it was, while the direct one flips every time."""
@@ -202,6 +204,7 @@ def test_switch_of_a_pinned_client_alone_is_refused() -> None:
 
 
 # -- unpin --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("kind_id", REAL)
 def test_unpin_gives_the_bytes_profile_use_writes(kind_id: str) -> None:
@@ -286,6 +289,7 @@ def test_unpin_of_a_file_edited_while_pinned_keeps_the_edit() -> None:
 
 # -- dry run ------------------------------------------------------------------------------
 
+
 def test_dry_run_writes_nothing_and_never_shows_the_token(memory_keyring: dict[tuple[str, str], str]) -> None:
     paths = _all_real()
     before = {k: p.read_bytes() for k, p in paths.items()}
@@ -310,6 +314,7 @@ def test_dry_run_writes_nothing_and_never_shows_the_token(memory_keyring: dict[t
 
 
 # -- the git rule and the env: token ------------------------------------------------------
+
 
 def test_a_file_in_a_git_work_tree_gets_no_token_unless_allowed() -> None:
     setup()
@@ -345,6 +350,7 @@ def test_an_env_token_names_its_variable_and_must_be_set(monkeypatch: pytest.Mon
 
 
 # -- status and the token variable --------------------------------------------------------
+
 
 def test_status_of_pinned_clients(monkeypatch: pytest.MonkeyPatch) -> None:
     paths = _all_real()
@@ -390,6 +396,7 @@ def test_key_variables_name_the_token_variable_for_pinned_clients(monkeypatch: p
 
 # -- the watcher ----------------------------------------------------------------------------
 
+
 def test_the_watcher_keeps_pinned_clients_in_the_gateway_form(sb: Any, events: Any) -> None:
     """A mode change in kvswitch.toml reaches the article's shapes, not the pinned file; a
     pinned file edited by hand to a mode's own URL and header is reported, never adopted as
@@ -397,8 +404,10 @@ def test_the_watcher_keeps_pinned_clients_in_the_gateway_form(sb: Any, events: A
     from tests.helpers.watching import running_watcher, save_replace, wait_until
 
     merged, split = "http://127.0.0.1:18001/api", "http://127.0.0.1:18002/api"
-    edit_config([Set(("profiles", "taotoken", "merged", "url"), merged),
-                 Set(("profiles", "taotoken", "split", "url"), split)], read_config())
+    edit_config(
+        [Set(("profiles", "taotoken", "merged", "url"), merged), Set(("profiles", "taotoken", "split", "url"), split)],
+        read_config(),
+    )
     claude = sb.home / ".claude" / "settings.json"
     _ok("client", "add", str(claude))
     _ok("profile", "use", "taotoken")
@@ -410,8 +419,11 @@ def test_the_watcher_keeps_pinned_clients_in_the_gateway_form(sb: Any, events: A
         assert events.wait_quiet()
         assert claude.read_bytes() == pinned_bytes
         mark = len(events)
-        text = claude.read_text().replace(GATEWAY, merged).replace(
-            '"ANTHROPIC_MODEL"', '"ANTHROPIC_CUSTOM_HEADERS": "X-Cache-Mode: merged",\n    "ANTHROPIC_MODEL"')
+        text = (
+            claude.read_text()
+            .replace(GATEWAY, merged)
+            .replace('"ANTHROPIC_MODEL"', '"ANTHROPIC_CUSTOM_HEADERS": "X-Cache-Mode: merged",\n    "ANTHROPIC_MODEL"')
+        )
         save_replace(claude, text)
         assert wait_until(lambda: events.of("drift", since=mark)), events.describe()
         assert events.wait_quiet()

@@ -58,7 +58,9 @@ class Running:
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kvswitch", "gateway", "run", "--port", "0", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         assert self.proc.stdout is not None
@@ -67,7 +69,7 @@ class Running:
             self.proc.kill()
             raise AssertionError(f"no ready line: {line!r} {self.proc.communicate()[1]}")
         self.line = line.strip()
-        self.url = line[len(READY):].split(" ", 1)[0]
+        self.url = line[len(READY) :].split(" ", 1)[0]
         self.port = int(self.url.rsplit(":", 1)[1])
 
     def finish(self, timeout: float = 20) -> tuple[int, str, str]:
@@ -94,8 +96,12 @@ def chat(port: int, *, headers: dict[str, str] | None = None, path: str = "/v1/c
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
     try:
         body = json.dumps({"model": "test-model", "stream": True, "messages": [{"role": "user", "content": "hi"}]})
-        conn.request("POST", path, body, {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json",
-                                          **(headers or {})})
+        conn.request(
+            "POST",
+            path,
+            body,
+            {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json", **(headers or {})},
+        )
         resp = conn.getresponse()
         resp.read()
         return resp.status, resp.getheader("X-KVSwitch-Mode") or ""
@@ -120,7 +126,12 @@ def test_run_status_and_stop_over_the_real_socket(gateway: Running, capsys: pyte
     assert (doc["command"], doc["ok"]) == ("gateway status", True)  # kvswitch's JSON envelope
     st = doc["data"]
     assert (st["running"], st["pid"], st["url"], st["mode"], st["profile"]) == (
-        True, gateway.proc.pid, gateway.url, "merged", "p")
+        True,
+        gateway.proc.pid,
+        gateway.url,
+        "merged",
+        "p",
+    )
     assert st["in_flight"] == 0 and st["pinned"] == []
     assert main(["gateway", "status"]) == 0
     text = capsys.readouterr().out
@@ -215,8 +226,13 @@ def test_files_left_by_a_killed_gateway_are_stale_and_cleaned(
 
 
 def test_a_second_gateway_for_the_same_home_is_refused(gateway: Running) -> None:
-    second = subprocess.run([sys.executable, "-m", "kvswitch", "gateway", "run", "--port", "0"],
-                            capture_output=True, text=True, timeout=60, check=False)
+    second = subprocess.run(
+        [sys.executable, "-m", "kvswitch", "gateway", "run", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert second.returncode == 1
     assert f"a gateway already runs for this kvswitch home: {gateway.url} (pid {gateway.proc.pid})" in second.stderr
     info = control.running()
@@ -286,8 +302,13 @@ def test_stop_falls_back_to_sigterm_when_the_socket_does_not_answer(
 def test_stop_never_signals_a_pid_that_is_not_the_gateway(upstreams: tuple[SSEServer, SSEServer]) -> None:
     bystander = subprocess.Popen(["sleep", "30"])
     try:
-        record = control.Record(pid=bystander.pid, start_time=procs.start_time(bystander.pid),
-                                url="http://127.0.0.1:1", port=1, socket=control.socket_path())
+        record = control.Record(
+            pid=bystander.pid,
+            start_time=procs.start_time(bystander.pid),
+            url="http://127.0.0.1:1",
+            port=1,
+            socket=control.socket_path(),
+        )
         control.write_record(record)
         assert control.stop(timeout=1) is None  # nobody holds the lock: stale, removed
         assert bystander.poll() is None and not control.state_file().exists()
@@ -330,6 +351,10 @@ def test_status_and_the_state_files_never_hold_the_upstream_key_or_the_token(
         finally:
             g.kill()
     assert code == 0
-    for where, text in {"status": shown.out + shown.err, "control reply": raw, "record": record,
-                        "gateway output": out + err}.items():
+    for where, text in {
+        "status": shown.out + shown.err,
+        "control reply": raw,
+        "record": record,
+        "gateway output": out + err,
+    }.items():
         assert key not in text and TOKEN not in text, where

@@ -45,8 +45,9 @@ def test_new_tokens_differ() -> None:
     assert len(tokens) == 50
 
 
-def test_env_token_is_read_from_its_variable(monkeypatch: pytest.MonkeyPatch,
-                                             memory_keyring: dict[tuple[str, str], str]) -> None:
+def test_env_token_is_read_from_its_variable(
+    monkeypatch: pytest.MonkeyPatch, memory_keyring: dict[tuple[str, str], str]
+) -> None:
     setup()
     _token_setting("env:MY_GW_TOKEN")
     config = read_config()

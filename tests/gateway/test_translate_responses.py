@@ -36,8 +36,9 @@ from tests.gateway.conftest import Loop, oai
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "translate" / "codex-responses.json"
 MODEL = "kvswitch-test-model"
 CHAT_REQUEST = TypeAdapter(CompletionCreateParamsStreaming)
-EVENT_CLASSES = {get_args(cls.model_fields["type"].annotation)[0]: cls
-                 for cls in get_args(get_args(rtypes.ResponseStreamEvent)[0])}
+EVENT_CLASSES = {
+    get_args(cls.model_fields["type"].annotation)[0]: cls for cls in get_args(get_args(rtypes.ResponseStreamEvent)[0])
+}
 """Each Responses stream event class by its ``type``."""
 
 T = ResponsesTranslator()
@@ -61,21 +62,37 @@ def valid_chat(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> str:
-    return json.dumps({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
-                       "model": "upstream", **extra,
-                       "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}]})
+    return json.dumps(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "upstream",
+            **extra,
+            "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}],
+        }
+    )
 
 
 def usage(prompt: int, completion: int, cached: int = 0) -> str:
-    return json.dumps({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
-                       "model": "upstream", "choices": [],
-                       "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                                 "total_tokens": prompt + completion,
-                                 "prompt_tokens_details": {"cached_tokens": cached}}})
+    return json.dumps(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "upstream",
+            "choices": [],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            },
+        }
+    )
 
 
-def call(index: int, *, id: str | None = None, name: str | None = None,
-         args: str | None = None) -> dict[str, Any]:
+def call(index: int, *, id: str | None = None, name: str | None = None, args: str | None = None) -> dict[str, Any]:
     function: dict[str, Any] = {}
     if name is not None:
         function["name"] = name
@@ -88,8 +105,11 @@ def call(index: int, *, id: str | None = None, name: str | None = None,
 
 
 def texts(*pieces: str, finish: str = "stop") -> list[str]:
-    return ([chunk({"role": "assistant", "content": ""})] + [chunk({"content": p}) for p in pieces]
-            + [chunk(finish=finish), usage(7, len(pieces)), "[DONE]"])
+    return (
+        [chunk({"role": "assistant", "content": ""})]
+        + [chunk({"content": p}) for p in pieces]
+        + [chunk(finish=finish), usage(7, len(pieces)), "[DONE]"]
+    )
 
 
 def events(raw: bytes, lenient: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
@@ -102,8 +122,8 @@ def events(raw: bytes, lenient: frozenset[str] = frozenset()) -> list[dict[str, 
             continue
         head, data = block.split("\n")
         assert head.startswith("event: ") and data.startswith("data: "), block
-        event = json.loads(data[len("data: "):])
-        assert head[len("event: "):] == event["type"]
+        event = json.loads(data[len("data: ") :])
+        assert head[len("event: ") :] == event["type"]
         assert event["sequence_number"] == len(out)
         if event["type"] not in lenient:
             strict(event)
@@ -148,8 +168,9 @@ class Server:
         try:
             chat = T.request(body)
         except UntranslatableError as exc:
-            return web.Response(status=400, body=error_body("responses", 400, str(exc)),
-                                content_type="application/json")
+            return web.Response(
+                status=400, body=error_body("responses", 400, str(exc)), content_type="application/json"
+            )
         self.seen.append(chat.body)
         if not body.get("stream"):
             return web.json_response(T.response(self.whole, body))
@@ -241,60 +262,97 @@ def test_the_real_codex_request_through_the_sdk(server: Server, client: openai.O
 
 
 def test_top_level_fields_are_carried() -> None:
-    done = T.request({
-        "model": "m", "instructions": "be brief", "input": "hi", "max_output_tokens": 64,
-        "temperature": 0.2, "top_p": 0.9, "top_logprobs": 2, "stream": False,
-        "reasoning": {"effort": "high"}, "parallel_tool_calls": False,
-        "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}, "strict": True}],
-        "tool_choice": {"type": "function", "name": "f"},
-        "text": {"format": {"type": "json_schema", "name": "out", "strict": True,
-                            "schema": {"type": "object", "properties": {}}}},
-    })
+    done = T.request(
+        {
+            "model": "m",
+            "instructions": "be brief",
+            "input": "hi",
+            "max_output_tokens": 64,
+            "temperature": 0.2,
+            "top_p": 0.9,
+            "top_logprobs": 2,
+            "stream": False,
+            "reasoning": {"effort": "high"},
+            "parallel_tool_calls": False,
+            "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}, "strict": True}],
+            "tool_choice": {"type": "function", "name": "f"},
+            "text": {
+                "format": {
+                    "type": "json_schema",
+                    "name": "out",
+                    "strict": True,
+                    "schema": {"type": "object", "properties": {}},
+                }
+            },
+        }
+    )
     chat = done.body
-    assert chat["messages"] == [{"role": "system", "content": "be brief"},
-                                {"role": "user", "content": "hi"}]
+    assert chat["messages"] == [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
     assert (chat["max_tokens"], chat["temperature"], chat["top_p"]) == (64, 0.2, 0.9)
     assert chat["logprobs"] is True and chat["top_logprobs"] == 2
     assert chat["reasoning_effort"] == "high" and chat["parallel_tool_calls"] is False
     assert chat["stream"] is False and "stream_options" not in chat
     assert chat["tool_choice"] == {"type": "function", "function": {"name": "f"}}
-    assert chat["tools"] == [{"type": "function", "function": {
-        "name": "f", "parameters": {"type": "object"}, "strict": True}}]
-    assert chat["response_format"] == {"type": "json_schema", "json_schema": {
-        "name": "out", "strict": True, "schema": {"type": "object", "properties": {}}}}
+    assert chat["tools"] == [
+        {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}, "strict": True}}
+    ]
+    assert chat["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "out", "strict": True, "schema": {"type": "object", "properties": {}}},
+    }
     assert done.notes == []
     valid_chat(chat)
 
 
-@pytest.mark.parametrize("choice, chat_choice", [
-    ("auto", "auto"), ("none", "none"), ("required", "required"),
-    ({"type": "custom", "name": "patch"}, {"type": "function", "function": {"name": "patch"}}),
-    ({"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "f"}]},
-     {"type": "allowed_tools", "allowed_tools": {
-         "mode": "required", "tools": [{"type": "function", "function": {"name": "f"}}]}}),
-])
+@pytest.mark.parametrize(
+    "choice, chat_choice",
+    [
+        ("auto", "auto"),
+        ("none", "none"),
+        ("required", "required"),
+        ({"type": "custom", "name": "patch"}, {"type": "function", "function": {"name": "patch"}}),
+        (
+            {"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "f"}]},
+            {
+                "type": "allowed_tools",
+                "allowed_tools": {"mode": "required", "tools": [{"type": "function", "function": {"name": "f"}}]},
+            },
+        ),
+    ],
+)
 def test_tool_choice(choice: Any, chat_choice: Any) -> None:
     tools = [{"type": "function", "name": "f"}, {"type": "custom", "name": "patch"}]
     assert T.request({"input": "x", "tools": tools, "tool_choice": choice}).body["tool_choice"] == chat_choice
 
 
 def test_json_object_format_and_plain_text_format() -> None:
-    assert T.request({"input": "x", "text": {"format": {"type": "json_object"}}}).body[
-        "response_format"] == {"type": "json_object"}
+    assert T.request({"input": "x", "text": {"format": {"type": "json_object"}}}).body["response_format"] == {
+        "type": "json_object"
+    }
     done = T.request({"input": "x", "text": {"format": {"type": "text"}, "verbosity": "low"}})
     assert "response_format" not in done.body and done.notes == ["text.verbosity: not sent (a hint)"]
 
 
 def test_every_hint_is_noted_and_not_sent() -> None:
-    hints = {"store": False, "include": ["reasoning.encrypted_content"], "prompt_cache_key": "k",
-             "client_metadata": {"a": "b"}, "metadata": {"a": "b"}, "user": "u",
-             "service_tier": "auto", "safety_identifier": "s", "truncation": "auto"}
-    done = T.request({"model": "m", "input": "x", "reasoning": {"summary": "auto"},
-                      "text": {"verbosity": "high"}, **hints})
+    hints = {
+        "store": False,
+        "include": ["reasoning.encrypted_content"],
+        "prompt_cache_key": "k",
+        "client_metadata": {"a": "b"},
+        "metadata": {"a": "b"},
+        "user": "u",
+        "service_tier": "auto",
+        "safety_identifier": "s",
+        "truncation": "auto",
+    }
+    done = T.request(
+        {"model": "m", "input": "x", "reasoning": {"summary": "auto"}, "text": {"verbosity": "high"}, **hints}
+    )
     assert set(done.body) == {"model", "messages"}
-    assert sorted(done.notes) == sorted([f"{k}: not sent (a hint)" for k in hints]
-                                        + ["reasoning.summary: not sent (a hint)",
-                                           "text.verbosity: not sent (a hint)"])
+    assert sorted(done.notes) == sorted(
+        [f"{k}: not sent (a hint)" for k in hints]
+        + ["reasoning.summary: not sent (a hint)", "text.verbosity: not sent (a hint)"]
+    )
 
 
 def test_the_request_is_built_without_copying_large_parts() -> None:
@@ -305,20 +363,30 @@ def test_the_request_is_built_without_copying_large_parts() -> None:
 
 def test_messages_parts_and_roles() -> None:
     image = {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "low"}
-    done = T.request({"input": [
-        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "d1"}]},
-        {"role": "system", "content": "s2"},
-        {"type": "message", "role": "user",
-         "content": [{"type": "input_text", "text": "look"}, image]},
-        {"type": "message", "role": "assistant",
-         "content": [{"type": "output_text", "text": "I "}, {"type": "output_text", "text": "see"}]},
-        {"role": "user", "content": [{"type": "input_text", "text": "thanks"}]},
-    ]})
+    done = T.request(
+        {
+            "input": [
+                {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "d1"}]},
+                {"role": "system", "content": "s2"},
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "look"}, image]},
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "I "}, {"type": "output_text", "text": "see"}],
+                },
+                {"role": "user", "content": [{"type": "input_text", "text": "thanks"}]},
+            ]
+        }
+    )
     assert done.body["messages"] == [
         {"role": "system", "content": "d1\n\ns2"},
-        {"role": "user", "content": [
-            {"type": "text", "text": "look"},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA", "detail": "low"}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA", "detail": "low"}},
+            ],
+        },
         {"role": "assistant", "content": "I see"},
         {"role": "user", "content": "thanks"},
     ]
@@ -326,73 +394,121 @@ def test_messages_parts_and_roles() -> None:
 
 
 def test_tool_calls_merge_with_the_assistant_text_and_reasoning_before_them() -> None:
-    done = T.request({"input": [
-        {"role": "user", "content": "run two"},
-        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "plan"}],
-         "encrypted_content": None},
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
-        {"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": '{"cmd":"ls"}'},
-        {"type": "function_call", "call_id": "c2", "name": "close_agent", "namespace": "multi_agent_v1",
-         "arguments": "{}"},
-        {"type": "function_call_output", "call_id": "c1", "output": "a b"},
-        {"type": "function_call_output", "call_id": "c2",
-         "output": [{"type": "input_text", "text": "closed"}]},
-        {"type": "reasoning", "id": "rs_2", "summary": [],
-         "content": [{"type": "reasoning_text", "text": "raw thought"}]},
-        {"type": "custom_tool_call", "call_id": "c3", "name": "apply_patch", "input": "*** Begin Patch"},
-        {"type": "custom_tool_call_output", "call_id": "c3", "output": "Done"},
-    ]})
+    done = T.request(
+        {
+            "input": [
+                {"role": "user", "content": "run two"},
+                {
+                    "type": "reasoning",
+                    "id": "rs_1",
+                    "summary": [{"type": "summary_text", "text": "plan"}],
+                    "encrypted_content": None,
+                },
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
+                {"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": '{"cmd":"ls"}'},
+                {
+                    "type": "function_call",
+                    "call_id": "c2",
+                    "name": "close_agent",
+                    "namespace": "multi_agent_v1",
+                    "arguments": "{}",
+                },
+                {"type": "function_call_output", "call_id": "c1", "output": "a b"},
+                {"type": "function_call_output", "call_id": "c2", "output": [{"type": "input_text", "text": "closed"}]},
+                {
+                    "type": "reasoning",
+                    "id": "rs_2",
+                    "summary": [],
+                    "content": [{"type": "reasoning_text", "text": "raw thought"}],
+                },
+                {"type": "custom_tool_call", "call_id": "c3", "name": "apply_patch", "input": "*** Begin Patch"},
+                {"type": "custom_tool_call_output", "call_id": "c3", "output": "Done"},
+            ]
+        }
+    )
     messages = done.body["messages"]
     assert messages[1] == {
-        "role": "assistant", "content": "ok", "reasoning_content": "plan",
+        "role": "assistant",
+        "content": "ok",
+        "reasoning_content": "plan",
         "tool_calls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "exec_command", "arguments": '{"cmd":"ls"}'}},
-            {"id": "c2", "type": "function",
-             "function": {"name": "multi_agent_v1__close_agent", "arguments": "{}"}}]}
-    assert messages[2:4] == [{"role": "tool", "tool_call_id": "c1", "content": "a b"},
-                             {"role": "tool", "tool_call_id": "c2", "content": "closed"}]
+            {"id": "c1", "type": "function", "function": {"name": "exec_command", "arguments": '{"cmd":"ls"}'}},
+            {"id": "c2", "type": "function", "function": {"name": "multi_agent_v1__close_agent", "arguments": "{}"}},
+        ],
+    }
+    assert messages[2:4] == [
+        {"role": "tool", "tool_call_id": "c1", "content": "a b"},
+        {"role": "tool", "tool_call_id": "c2", "content": "closed"},
+    ]
     assert messages[4] == {
-        "role": "assistant", "content": None, "reasoning_content": "raw thought",
-        "tool_calls": [{"id": "c3", "type": "function", "function": {
-            "name": "apply_patch", "arguments": json.dumps({"input": "*** Begin Patch"},
-                                                           separators=(",", ":"))}}]}
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": "raw thought",
+        "tool_calls": [
+            {
+                "id": "c3",
+                "type": "function",
+                "function": {
+                    "name": "apply_patch",
+                    "arguments": json.dumps({"input": "*** Begin Patch"}, separators=(",", ":")),
+                },
+            }
+        ],
+    }
     assert messages[5] == {"role": "tool", "tool_call_id": "c3", "content": "Done"}
     assert done.notes == []
     valid_chat(done.body)
 
 
 def test_encrypted_or_stranded_reasoning_is_noted() -> None:
-    done = T.request({"input": [
-        {"role": "user", "content": "q"},
-        {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA..."},
-        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "lost"}]},
-        {"role": "user", "content": "again"},
-    ]})
-    assert done.notes == ["input[1] reasoning: encrypted, not carried",
-                          "input[2] reasoning: no assistant turn follows it, not carried"]
+    done = T.request(
+        {
+            "input": [
+                {"role": "user", "content": "q"},
+                {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA..."},
+                {"type": "reasoning", "summary": [{"type": "summary_text", "text": "lost"}]},
+                {"role": "user", "content": "again"},
+            ]
+        }
+    )
+    assert done.notes == [
+        "input[1] reasoning: encrypted, not carried",
+        "input[2] reasoning: no assistant turn follows it, not carried",
+    ]
     assert [m["role"] for m in done.body["messages"]] == ["user", "user"]
 
 
 def test_images_from_a_tool_follow_the_tool_results() -> None:
-    done = T.request({"input": [
-        {"type": "function_call", "call_id": "v1", "name": "view_image", "arguments": "{}"},
-        {"type": "function_call_output", "call_id": "v1", "output": [
-            {"type": "input_text", "text": "here"},
-            {"type": "input_image", "image_url": "data:image/png;base64,BBBB"}]},
-    ]})
+    done = T.request(
+        {
+            "input": [
+                {"type": "function_call", "call_id": "v1", "name": "view_image", "arguments": "{}"},
+                {
+                    "type": "function_call_output",
+                    "call_id": "v1",
+                    "output": [
+                        {"type": "input_text", "text": "here"},
+                        {"type": "input_image", "image_url": "data:image/png;base64,BBBB"},
+                    ],
+                },
+            ]
+        }
+    )
     assert done.body["messages"][1:] == [
         {"role": "tool", "tool_call_id": "v1", "content": "here"},
-        {"role": "user", "content": [
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,BBBB"}}]}]
-    assert done.notes == [
-        "input[1] function_call_output: its images follow the tool results as a user message"]
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,BBBB"}}]},
+    ]
+    assert done.notes == ["input[1] function_call_output: its images follow the tool results as a user message"]
     valid_chat(done.body)
 
 
 def test_custom_tools_are_functions_with_one_string_input() -> None:
-    tool = {"type": "custom", "name": "apply_patch", "description": "Edit files.",
-            "format": {"type": "grammar", "syntax": "lark", "definition": "start: patch"}}
+    tool = {
+        "type": "custom",
+        "name": "apply_patch",
+        "description": "Edit files.",
+        "format": {"type": "grammar", "syntax": "lark", "definition": "start: patch"},
+    }
     function = T.request({"input": "x", "tools": [tool]}).body["tools"][0]["function"]
     assert function["name"] == "apply_patch" and function["description"] == "Edit files."
     assert function["parameters"]["required"] == ["input"]
@@ -407,14 +523,17 @@ def test_namespace_names() -> None:
 
 
 # -- refusals -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("item", [
-    {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search"}},
-    {"type": "item_reference", "id": "msg_1"},
-    {"type": "local_shell_call", "call_id": "l1", "action": {"type": "exec", "command": ["ls"]}},
-    {"type": "file_search_call", "id": "fs_1", "queries": []},
-    {"type": "computer_call", "call_id": "cc1", "action": {}},
-    {"type": "mystery_call"},
-])
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search"}},
+        {"type": "item_reference", "id": "msg_1"},
+        {"type": "local_shell_call", "call_id": "l1", "action": {"type": "exec", "command": ["ls"]}},
+        {"type": "file_search_call", "id": "fs_1", "queries": []},
+        {"type": "computer_call", "call_id": "cc1", "action": {}},
+        {"type": "mystery_call"},
+    ],
+)
 def test_items_that_cannot_be_carried_are_refused_by_path(item: dict[str, Any]) -> None:
     with pytest.raises(UntranslatableError) as err:
         T.request({"input": [{"role": "user", "content": "x"}, item]})
@@ -423,28 +542,53 @@ def test_items_that_cannot_be_carried_are_refused_by_path(item: dict[str, Any]) 
     assert str(err.value) == expected
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"input": [{"role": "user", "content": [{"type": "input_text", "text": "x"},
-                                             {"type": "input_file", "file_id": "f"}]}]},
-     "input[0].content[1]: an input_file part cannot be carried over Chat Completions"),
-    ({"input": [{"role": "user", "content": [{"type": "input_image", "file_id": "f"}]}]},
-     "input[0].content[0]: an image given by file_id (the upstream has no files) cannot be carried "
-     "over Chat Completions"),
-    ({"input": "x", "previous_response_id": "resp_1"},
-     "previous_response_id: the upstream keeps no responses; send the whole conversation"),
-    ({"input": "x", "frobnicate": 1}, "frobnicate: an unknown field cannot be carried over Chat Completions"),
-    ({"input": "x", "tools": [{"type": "mystery"}]},
-     "tools[0]: a mystery tool cannot be carried over Chat Completions"),
-    ({"input": "x", "tools": [{"type": "web_search"}], "tool_choice": {"type": "web_search"}},
-     "tool_choice: it requires the hosted tool web_search, which the upstream cannot run"),
-    ({"input": "x", "tools": [{"type": "web_search"}], "tool_choice": "required"},
-     "tool_choice: it requires a tool call, and no tool is left to offer (hosted tools are withdrawn)"),
-    ({"input": "x", "background": True}, "background: the upstream runs no background responses"),
-    ({"input": "x", "text": {"format": {"type": "xml"}}},
-     "text.format: the format xml cannot be carried over Chat Completions"),
-    ({"input": [{"role": "critic", "content": "x"}]},
-     "input[0].role: the role critic cannot be carried over Chat Completions"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            {
+                "input": [
+                    {
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": "x"}, {"type": "input_file", "file_id": "f"}],
+                    }
+                ]
+            },
+            "input[0].content[1]: an input_file part cannot be carried over Chat Completions",
+        ),
+        (
+            {"input": [{"role": "user", "content": [{"type": "input_image", "file_id": "f"}]}]},
+            "input[0].content[0]: an image given by file_id (the upstream has no files) cannot be carried "
+            "over Chat Completions",
+        ),
+        (
+            {"input": "x", "previous_response_id": "resp_1"},
+            "previous_response_id: the upstream keeps no responses; send the whole conversation",
+        ),
+        ({"input": "x", "frobnicate": 1}, "frobnicate: an unknown field cannot be carried over Chat Completions"),
+        (
+            {"input": "x", "tools": [{"type": "mystery"}]},
+            "tools[0]: a mystery tool cannot be carried over Chat Completions",
+        ),
+        (
+            {"input": "x", "tools": [{"type": "web_search"}], "tool_choice": {"type": "web_search"}},
+            "tool_choice: it requires the hosted tool web_search, which the upstream cannot run",
+        ),
+        (
+            {"input": "x", "tools": [{"type": "web_search"}], "tool_choice": "required"},
+            "tool_choice: it requires a tool call, and no tool is left to offer (hosted tools are withdrawn)",
+        ),
+        ({"input": "x", "background": True}, "background: the upstream runs no background responses"),
+        (
+            {"input": "x", "text": {"format": {"type": "xml"}}},
+            "text.format: the format xml cannot be carried over Chat Completions",
+        ),
+        (
+            {"input": [{"role": "critic", "content": "x"}]},
+            "input[0].role: the role critic cannot be carried over Chat Completions",
+        ),
+    ],
+)
 def test_refusals_name_the_field(body: dict[str, Any], message: str) -> None:
     with pytest.raises(UntranslatableError) as err:
         T.request(body)
@@ -460,11 +604,21 @@ def test_a_hostile_field_name_is_quoted_safely() -> None:
 
 
 def test_hosted_tools_are_withdrawn_with_a_note() -> None:
-    done = T.request({"input": "x", "tools": [
-        {"type": "function", "name": "f"}, {"type": "web_search_preview_2025_03_11"},
-        {"type": "file_search", "vector_store_ids": []}, {"type": "code_interpreter"},
-        {"type": "image_generation"}, {"type": "computer_use_preview"}, {"type": "local_shell"},
-        {"type": "mcp", "server_label": "x"}]})
+    done = T.request(
+        {
+            "input": "x",
+            "tools": [
+                {"type": "function", "name": "f"},
+                {"type": "web_search_preview_2025_03_11"},
+                {"type": "file_search", "vector_store_ids": []},
+                {"type": "code_interpreter"},
+                {"type": "image_generation"},
+                {"type": "computer_use_preview"},
+                {"type": "local_shell"},
+                {"type": "mcp", "server_label": "x"},
+            ],
+        }
+    )
     assert [t["function"]["name"] for t in done.body["tools"]] == ["f"]
     assert done.notes[0] == "tools[1] web_search_preview_2025_03_11: a hosted tool, withdrawn"
     assert done.notes[-1] == "tools[7] mcp: a hosted tool, withdrawn"
@@ -474,44 +628,85 @@ def test_hosted_tools_are_withdrawn_with_a_note() -> None:
 def test_a_refusal_reaches_the_sdk_as_a_400(server: Server, client: openai.OpenAI) -> None:
     server.serve(texts("never"))
     with pytest.raises(openai.BadRequestError) as err:
-        client.responses.create(model=MODEL, input=[
-            {"role": "user", "content": "x"},
-            {"type": "item_reference", "id": "msg_1"}])
+        client.responses.create(
+            model=MODEL, input=[{"role": "user", "content": "x"}, {"type": "item_reference", "id": "msg_1"}]
+        )
     assert "input[1]: an item_reference item cannot be carried" in err.value.message
     assert server.seen == []
 
 
 # -- whole answers --------------------------------------------------------------------------------
 def whole(message: dict[str, Any], finish: str = "stop", **extra: Any) -> dict[str, Any]:
-    return {"id": "chatcmpl-9", "object": "chat.completion", "created": 1700000000, "model": "up",
-            "choices": [{"index": 0, "message": {"role": "assistant", **message},
-                         "finish_reason": finish}],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 5, "total_tokens": 16,
-                      "prompt_tokens_details": {"cached_tokens": 8},
-                      "completion_tokens_details": {"reasoning_tokens": 2}}, **extra}
+    return {
+        "id": "chatcmpl-9",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "up",
+        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": 11,
+            "completion_tokens": 5,
+            "total_tokens": 16,
+            "prompt_tokens_details": {"cached_tokens": 8},
+            "completion_tokens_details": {"reasoning_tokens": 2},
+        },
+        **extra,
+    }
 
 
 NAMESPACE_TOOLS = [
     {"type": "function", "name": "exec_command", "parameters": {"type": "object"}},
-    {"type": "namespace", "name": "multi_agent_v1", "description": "Sub-agents.", "tools": [
-        {"type": "function", "name": "close_agent", "strict": True, "parameters": {
-            "type": "object", "properties": {"target": {"type": "string"}},
-            "required": ["target"], "additionalProperties": False}}]},
+    {
+        "type": "namespace",
+        "name": "multi_agent_v1",
+        "description": "Sub-agents.",
+        "tools": [
+            {
+                "type": "function",
+                "name": "close_agent",
+                "strict": True,
+                "parameters": {
+                    "type": "object",
+                    "properties": {"target": {"type": "string"}},
+                    "required": ["target"],
+                    "additionalProperties": False,
+                },
+            }
+        ],
+    },
     {"type": "custom", "name": "apply_patch", "description": "Edit files."},
 ]
 
 
 def test_a_whole_answer_is_a_valid_response() -> None:
     request = {"model": MODEL, "input": "x", "tools": NAMESPACE_TOOLS}
-    out = T.response(whole({
-        "content": "Done.", "reasoning_content": "thinking", "tool_calls": [
-            {"id": "call_a", "type": "function",
-             "function": {"name": "multi_agent_v1__close_agent", "arguments": '{"target":"a"}'}},
-            {"id": "call_b", "type": "function",
-             "function": {"name": "apply_patch", "arguments": '{"input":"*** Begin Patch"}'}},
-            {"id": "call_c", "type": "function",
-             "function": {"name": "exec_command", "arguments": '{"cmd":"ls"}'}}]},
-        finish="tool_calls"), request)
+    out = T.response(
+        whole(
+            {
+                "content": "Done.",
+                "reasoning_content": "thinking",
+                "tool_calls": [
+                    {
+                        "id": "call_a",
+                        "type": "function",
+                        "function": {"name": "multi_agent_v1__close_agent", "arguments": '{"target":"a"}'},
+                    },
+                    {
+                        "id": "call_b",
+                        "type": "function",
+                        "function": {"name": "apply_patch", "arguments": '{"input":"*** Begin Patch"}'},
+                    },
+                    {
+                        "id": "call_c",
+                        "type": "function",
+                        "function": {"name": "exec_command", "arguments": '{"cmd":"ls"}'},
+                    },
+                ],
+            },
+            finish="tool_calls",
+        ),
+        request,
+    )
     response = rtypes.Response.model_validate(out)
     assert response.id.startswith("resp_") and response.object == "response"
     assert response.status == "completed" and response.model == MODEL
@@ -547,7 +742,8 @@ def test_a_whole_answer_with_nothing_and_an_error() -> None:
     empty = rtypes.Response.model_validate(T.response(whole({"content": None}), {"input": "x"}))
     assert empty.output == [] and empty.status == "completed"
     failed = rtypes.Response.model_validate(
-        T.response({"error": {"message": "boom", "code": "server_error"}}, {"model": MODEL}))
+        T.response({"error": {"message": "boom", "code": "server_error"}}, {"model": MODEL})
+    )
     assert failed.status == "failed" and failed.error is not None and failed.error.message == "boom"
 
 
@@ -563,10 +759,18 @@ def test_a_text_stream_through_both_sdk_paths(server: Server, client: openai.Ope
     server.serve(texts("Hel", "lo", " there"))
     seen = list(client.responses.create(model=MODEL, input="hi", stream=True))
     assert [type(e).__name__ for e in seen] == [
-        "ResponseCreatedEvent", "ResponseInProgressEvent", "ResponseOutputItemAddedEvent",
-        "ResponseContentPartAddedEvent", "ResponseTextDeltaEvent", "ResponseTextDeltaEvent",
-        "ResponseTextDeltaEvent", "ResponseTextDoneEvent", "ResponseContentPartDoneEvent",
-        "ResponseOutputItemDoneEvent", "ResponseCompletedEvent"]
+        "ResponseCreatedEvent",
+        "ResponseInProgressEvent",
+        "ResponseOutputItemAddedEvent",
+        "ResponseContentPartAddedEvent",
+        "ResponseTextDeltaEvent",
+        "ResponseTextDeltaEvent",
+        "ResponseTextDeltaEvent",
+        "ResponseTextDoneEvent",
+        "ResponseContentPartDoneEvent",
+        "ResponseOutputItemDoneEvent",
+        "ResponseCompletedEvent",
+    ]
     assert [e.sequence_number for e in seen] == list(range(len(seen)))
     assert "".join(e.delta for e in seen if isinstance(e, rtypes.ResponseTextDeltaEvent)) == "Hello there"
     assert len(events(server.sent)) == len(seen)
@@ -578,16 +782,21 @@ def test_a_text_stream_through_both_sdk_paths(server: Server, client: openai.Ope
 
 
 def test_a_stream_with_reasoning_and_tool_calls(server: Server, client: openai.OpenAI) -> None:
-    server.serve([
-        chunk({"role": "assistant", "reasoning_content": "Let me "}),
-        chunk({"reasoning_content": "look."}),
-        chunk({"content": "Checking."}),
-        chunk(call(0, id="call_1", name="multi_agent_v1__close_agent", args='{"tar')),
-        chunk(call(0, args='get":"a"}')),
-        chunk(call(1, id="call_2", name="apply_patch", args='{"input":')),
-        chunk(call(1, args='"*** Begin Patch\\n"}')),
-        chunk(call(2, id="call_3", name="exec_command", args='{"cmd":"ls"}')),
-        chunk(finish="tool_calls"), usage(20, 9, cached=16), "[DONE]"])
+    server.serve(
+        [
+            chunk({"role": "assistant", "reasoning_content": "Let me "}),
+            chunk({"reasoning_content": "look."}),
+            chunk({"content": "Checking."}),
+            chunk(call(0, id="call_1", name="multi_agent_v1__close_agent", args='{"tar')),
+            chunk(call(0, args='get":"a"}')),
+            chunk(call(1, id="call_2", name="apply_patch", args='{"input":')),
+            chunk(call(1, args='"*** Begin Patch\\n"}')),
+            chunk(call(2, id="call_3", name="exec_command", args='{"cmd":"ls"}')),
+            chunk(finish="tool_calls"),
+            usage(20, 9, cached=16),
+            "[DONE]",
+        ]
+    )
     with client.responses.stream(model=MODEL, input="go", tools=NAMESPACE_TOOLS) as s:
         seen = [type(e).__name__ for e in s]
         final = s.get_final_response()
@@ -595,7 +804,12 @@ def test_a_stream_with_reasoning_and_tool_calls(server: Server, client: openai.O
     assert "ResponseFunctionCallArgumentsDeltaEvent" in seen
     assert "ResponseCustomToolCallInputDoneEvent" in seen
     assert [item.type for item in final.output] == [
-        "reasoning", "message", "function_call", "custom_tool_call", "function_call"]
+        "reasoning",
+        "message",
+        "function_call",
+        "custom_tool_call",
+        "function_call",
+    ]
     reasoning, _, closing, patch, run = final.output
     assert isinstance(reasoning, rtypes.ResponseReasoningItem)
     assert reasoning.summary[0].text == "Let me look."
@@ -615,8 +829,13 @@ def test_a_stream_with_reasoning_and_tool_calls(server: Server, client: openai.O
 def test_the_namespace_round_trip(server: Server, client: openai.OpenAI) -> None:
     """A call to a nested tool comes back as Codex dispatches it (name + namespace), and the
     call sent back in the next request's history reaches the upstream as it was offered."""
-    server.serve([chunk(call(0, id="call_9", name="multi_agent_v1__close_agent", args='{"target":"b"}')),
-                  chunk(finish="tool_calls"), "[DONE]"])
+    server.serve(
+        [
+            chunk(call(0, id="call_9", name="multi_agent_v1__close_agent", args='{"target":"b"}')),
+            chunk(finish="tool_calls"),
+            "[DONE]",
+        ]
+    )
     with client.responses.stream(model=MODEL, input="close b", tools=NAMESPACE_TOOLS) as s:
         final = s.get_final_response()
     item = final.output[0]
@@ -625,13 +844,18 @@ def test_the_namespace_round_trip(server: Server, client: openai.OpenAI) -> None
     offered = [t["function"]["name"] for t in server.seen[0]["tools"]]
     assert offered == ["exec_command", "multi_agent_v1__close_agent", "apply_patch"]
     server.serve(texts("closed"))
-    history: list[Any] = [{"role": "user", "content": "close b"}, item.model_dump(exclude_none=True),
-                          {"type": "function_call_output", "call_id": item.call_id, "output": "ok"}]
+    history: list[Any] = [
+        {"role": "user", "content": "close b"},
+        item.model_dump(exclude_none=True),
+        {"type": "function_call_output", "call_id": item.call_id, "output": "ok"},
+    ]
     with client.responses.stream(model=MODEL, input=history, tools=NAMESPACE_TOOLS) as s:
         assert s.get_final_response().output_text == "closed"
     sent = server.seen[0]["messages"]
     assert sent[1]["tool_calls"][0]["function"] == {
-        "name": "multi_agent_v1__close_agent", "arguments": '{"target":"b"}'}
+        "name": "multi_agent_v1__close_agent",
+        "arguments": '{"target":"b"}',
+    }
     assert sent[2] == {"role": "tool", "tool_call_id": "call_9", "content": "ok"}
 
 
@@ -647,9 +871,13 @@ def test_a_stream_cut_by_length_ends_incomplete(server: Server, client: openai.O
 
 
 def test_an_upstream_error_chunk_fails_the_stream(server: Server, client: openai.OpenAI) -> None:
-    server.serve([chunk({"content": "par"}),
-                  json.dumps({"error": {"message": "context too long", "code": "context_length_exceeded"}}),
-                  chunk({"content": "never"})])
+    server.serve(
+        [
+            chunk({"content": "par"}),
+            json.dumps({"error": {"message": "context too long", "code": "context_length_exceeded"}}),
+            chunk({"content": "never"}),
+        ]
+    )
     with pytest.raises(openai.APIError) as err:
         list(client.responses.create(model=MODEL, input="hi", stream=True))
     assert "context too long" in err.value.message
@@ -657,8 +885,7 @@ def test_an_upstream_error_chunk_fails_the_stream(server: Server, client: openai
     # SDK's own list lacks (its parser is lenient; its strict model is not)
     sent = events(server.sent, lenient=frozenset({"response.failed"}))
     assert sent[-1]["type"] == "response.failed"
-    assert sent[-1]["response"]["error"] == {"code": "context_length_exceeded",
-                                             "message": "context too long"}
+    assert sent[-1]["response"]["error"] == {"code": "context_length_exceeded", "message": "context too long"}
     assert "never" not in server.sent.decode()
 
 
@@ -667,7 +894,7 @@ def test_fail_is_one_event_and_nothing_after() -> None:
     begun = events(stream.feed(chunk({"content": "a"})))
     raw = stream.fail("the upstream went away")
     assert len(raw.split(b"\n\n")) == 2 and raw.startswith(b"event: response.failed\n")
-    event = json.loads(raw.split(b"\n")[1][len(b"data: "):])
+    event = json.loads(raw.split(b"\n")[1][len(b"data: ") :])
     assert event["sequence_number"] == len(begun)  # the sequence goes on
     assert event["response"]["status"] == "failed"
     assert event["error"]["message"] == "the upstream went away"
@@ -702,10 +929,10 @@ def test_done_then_finish_completes_once() -> None:
 def test_a_text_delta_is_one_event() -> None:
     stream = T.stream({"model": MODEL})
     stream.feed(chunk({"role": "assistant", "content": "a"}))
-    raw = stream.feed(chunk({"content": "b\"c\n"}))
+    raw = stream.feed(chunk({"content": 'b"c\n'}))
     assert raw.count(b"event: ") == 1
-    event = json.loads(raw.split(b"\n")[1][len(b"data: "):])
-    assert event["type"] == "response.output_text.delta" and event["delta"] == "b\"c\n"
+    event = json.loads(raw.split(b"\n")[1][len(b"data: ") :])
+    assert event["type"] == "response.output_text.delta" and event["delta"] == 'b"c\n'
 
 
 def test_a_malformed_chunk_fails_the_stream() -> None:
@@ -717,30 +944,44 @@ def test_a_malformed_chunk_fails_the_stream() -> None:
 def test_the_recorders_minimal_stream_is_a_subset() -> None:
     """The five events Codex needs at least (tests/realclients/recorder.py) all come, in order."""
     kinds = [e["type"] for e in events(translate({"model": MODEL}, texts("ok")))]
-    needed = ["response.created", "response.output_item.added", "response.output_text.delta",
-              "response.output_item.done", "response.completed"]
+    needed = [
+        "response.created",
+        "response.output_item.added",
+        "response.output_text.delta",
+        "response.output_item.done",
+        "response.completed",
+    ]
     positions = [kinds.index(k) for k in needed]
     assert positions == sorted(positions)
 
 
 def test_interleaved_tool_calls_and_a_late_name() -> None:
-    raw = translate({"model": MODEL, "input": "x"}, [
-        chunk(call(0, id="call_a", args='{"a"')),  # the name comes later
-        chunk(call(1, id="call_b", name="g", args='{"b":')),
-        chunk(call(0, name="f", args=":1}")),
-        chunk(call(1, args="2}")),
-        chunk(finish="tool_calls"), "[DONE]"])
+    raw = translate(
+        {"model": MODEL, "input": "x"},
+        [
+            chunk(call(0, id="call_a", args='{"a"')),  # the name comes later
+            chunk(call(1, id="call_b", name="g", args='{"b":')),
+            chunk(call(0, name="f", args=":1}")),
+            chunk(call(1, args="2}")),
+            chunk(finish="tool_calls"),
+            "[DONE]",
+        ],
+    )
     done = [e["item"] for e in events(raw) if e["type"] == "response.output_item.done"]
     assert [(i["name"], i["call_id"], i["arguments"]) for i in done] == [
-        ("g", "call_b", '{"b":2}'), ("f", "call_a", '{"a":1}')]
+        ("g", "call_b", '{"b":2}'),
+        ("f", "call_a", '{"a":1}'),
+    ]
     final = events(raw)[-1]["response"]
     assert [i["call_id"] for i in final["output"]] == ["call_b", "call_a"]
     rtypes.Response.model_validate(final)
 
 
 def test_a_streamed_refusal() -> None:
-    raw = translate({"model": MODEL}, [chunk({"role": "assistant", "refusal": "I can"}),
-                                       chunk({"refusal": "not."}), chunk(finish="stop"), "[DONE]"])
+    raw = translate(
+        {"model": MODEL},
+        [chunk({"role": "assistant", "refusal": "I can"}), chunk({"refusal": "not."}), chunk(finish="stop"), "[DONE]"],
+    )
     final = rtypes.Response.model_validate(events(raw)[-1]["response"])
     message = final.output[0]
     assert isinstance(message, rtypes.ResponseOutputMessage)
@@ -749,25 +990,57 @@ def test_a_streamed_refusal() -> None:
 
 
 def test_logprobs_are_carried_back() -> None:
-    entry = {"token": "Hi", "logprob": -0.1, "bytes": [72, 105],
-             "top_logprobs": [{"token": "Hi", "logprob": -0.1, "bytes": [72, 105]}]}
-    out = T.response(whole({"content": "Hi"}, logprobs=None) | {"choices": [
-        {"index": 0, "message": {"role": "assistant", "content": "Hi"}, "finish_reason": "stop",
-         "logprobs": {"content": [entry]}}]}, {"model": MODEL, "top_logprobs": 1})
+    entry = {
+        "token": "Hi",
+        "logprob": -0.1,
+        "bytes": [72, 105],
+        "top_logprobs": [{"token": "Hi", "logprob": -0.1, "bytes": [72, 105]}],
+    }
+    out = T.response(
+        whole({"content": "Hi"}, logprobs=None)
+        | {
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "Hi"},
+                    "finish_reason": "stop",
+                    "logprobs": {"content": [entry]},
+                }
+            ]
+        },
+        {"model": MODEL, "top_logprobs": 1},
+    )
     text = rtypes.Response.model_validate(out).output[0]
     assert isinstance(text, rtypes.ResponseOutputMessage)
     part = text.content[0]
     assert isinstance(part, rtypes.ResponseOutputText)
     assert part.logprobs is not None and part.logprobs[0].token == "Hi"
-    raw = translate({"model": MODEL}, [json.dumps({"object": "chat.completion.chunk", "choices": [
-        {"index": 0, "delta": {"content": "Hi"}, "logprobs": {"content": [entry]},
-         "finish_reason": None}]}), chunk(finish="stop")])
+    raw = translate(
+        {"model": MODEL},
+        [
+            json.dumps(
+                {
+                    "object": "chat.completion.chunk",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {"content": "Hi"},
+                            "logprobs": {"content": [entry]},
+                            "finish_reason": None,
+                        }
+                    ],
+                }
+            ),
+            chunk(finish="stop"),
+        ],
+    )
     deltas = [e for e in events(raw) if e["type"] == "response.output_text.delta"]
     assert deltas[0]["logprobs"][0]["token"] == "Hi"
 
 
 def test_half_a_surrogate_pair_does_not_break_the_stream() -> None:
-    raw = translate({"model": MODEL}, ['{"choices":[{"index":0,"delta":{"content":"a\\ud83d"}}]}',
-                                       chunk(finish="stop")])
+    raw = translate(
+        {"model": MODEL}, ['{"choices":[{"index":0,"delta":{"content":"a\\ud83d"}}]}', chunk(finish="stop")]
+    )
     deltas = [e["delta"] for e in events(raw) if e["type"] == "response.output_text.delta"]
     assert deltas == ["a?"]

@@ -25,8 +25,7 @@ TOKEN = "gw-local-token-0123456789abcdef"
 UPSTREAM_KEY = "sk-upstream-SECRET-key-abcdef123456"
 """The profile's key every test gateway sends upstream."""
 
-CHAT = {"model": "test-model", "stream": True, "max_tokens": 2,
-        "messages": [{"role": "user", "content": "hi"}]}
+CHAT = {"model": "test-model", "stream": True, "max_tokens": 2, "messages": [{"role": "user", "content": "hi"}]}
 BODY = json.dumps(CHAT).encode()
 
 
@@ -89,8 +88,7 @@ class Upstream:
                 head = await reader.readuntil(b"\r\n\r\n")
                 lines = head.decode("latin-1").split("\r\n")
                 method, target, _ = lines[0].split(" ", 2)
-                headers = [(k.strip(), v.strip()) for k, _, v in
-                           (line.partition(":") for line in lines[1:] if line)]
+                headers = [(k.strip(), v.strip()) for k, _, v in (line.partition(":") for line in lines[1:] if line)]
                 seen = Seen(method, target, headers, b"")
                 length = int(seen.header("Content-Length") or 0)
                 seen.body = await reader.readexactly(length) if length else b""
@@ -109,16 +107,17 @@ def chunk(data: bytes) -> bytes:
     return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
 
-SSE_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-            b"Transfer-Encoding: chunked\r\n\r\n")
+SSE_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 
 
 def json_answer(status: int, body: bytes | dict[str, Any]) -> Script:
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
 
     async def script(seen: Seen, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+        writer.write(
+            f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode()
+            + data
+        )
         await writer.drain()
 
     return script
@@ -169,8 +168,7 @@ def chat_token(text: str) -> bytes:
 
 # -- the gateway ------------------------------------------------------------------------------------
 def settings(merged: str, split: str | None = None, **overrides: Any) -> GatewaySettings:
-    base = GatewaySettings(merged=merged, split=split or merged, token=TOKEN,
-                           upstream_key=UPSTREAM_KEY, port=0)
+    base = GatewaySettings(merged=merged, split=split or merged, token=TOKEN, upstream_key=UPSTREAM_KEY, port=0)
     return replace(base, **overrides)
 
 
@@ -185,12 +183,20 @@ async def gateway(merged: str, split: str | None = None, **overrides: Any) -> As
 
 
 # -- a raw client ---------------------------------------------------------------------------------
-def request(target: str, *, body: bytes | None = BODY, method: str = "POST",
-            host: str = "127.0.0.1", token: str | None = TOKEN, extra: str = "",
-            close: bool = True) -> bytes:
+def request(
+    target: str,
+    *,
+    body: bytes | None = BODY,
+    method: str = "POST",
+    host: str = "127.0.0.1",
+    token: str | None = TOKEN,
+    extra: str = "",
+    close: bool = True,
+) -> bytes:
     """A raw request (with ``Authorization: Bearer token`` unless ``token`` is None)."""
     auth = f"Authorization: Bearer {token}\r\n" if token is not None else ""
     length = f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n" if body is not None else ""
     conn = "Connection: close\r\n" if close else ""
-    return (f"{method} {target} HTTP/1.1\r\nHost: {host}\r\n{auth}{conn}{extra}{length}\r\n"
-            .encode("latin-1") + (body or b""))
+    return f"{method} {target} HTTP/1.1\r\nHost: {host}\r\n{auth}{conn}{extra}{length}\r\n".encode("latin-1") + (
+        body or b""
+    )

@@ -45,8 +45,9 @@ def _window() -> MainWindow | None:
     return found[0] if found else None
 
 
-def test_no_tray_means_the_fallback_window(qapp: QApplication, kv_sandbox: dict[str, Path],
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_tray_means_the_fallback_window(
+    qapp: QApplication, kv_sandbox: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     assert not QSystemTrayIcon.isSystemTrayAvailable()  # offscreen
     before = qapp.quitOnLastWindowClosed()
     state: dict[str, Any] = {}
@@ -56,9 +57,13 @@ def test_no_tray_means_the_fallback_window(qapp: QApplication, kv_sandbox: dict[
         if w is None or not w.merged_button.isChecked():
             return False
         state.update(
-            header=w.header.text(), quits=qapp.quitOnLastWindowClosed(), status=w.status_title.text(),
+            header=w.header.text(),
+            quits=qapp.quitOnLastWindowClosed(),
+            status=w.status_title.text(),
             clients=[w.clients.topLevelItem(i).text(1) for i in range(w.clients.topLevelItemCount())],
-            watch=w.watch_check.isChecked(), desktop=qapp.desktopFileName(), icon=qapp.windowIcon().isNull(),
+            watch=w.watch_check.isChecked(),
+            desktop=qapp.desktopFileName(),
+            icon=qapp.windowIcon().isNull(),
         )
         return True
 
@@ -77,8 +82,9 @@ def test_no_tray_means_the_fallback_window(qapp: QApplication, kv_sandbox: dict[
 
 
 @pytest.mark.parametrize("value", ["-1", "soon", "inf", "nan"])
-def test_tray_wait_takes_seconds(qapp: QApplication, kv_sandbox: dict[str, Path], value: str,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_tray_wait_takes_seconds(
+    qapp: QApplication, kv_sandbox: dict[str, Path], value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["--tray-wait", value])
     assert exit_.value.code == 2
@@ -119,8 +125,9 @@ def test_fallback_window_buttons_switch(qtbot: Any, kv_sandbox: dict[str, Path])
         c.deleteLater()
 
 
-def test_one_instance_per_kvswitch_home(qtbot: Any, kv_sandbox: dict[str, Path],
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_one_instance_per_kvswitch_home(
+    qtbot: Any, kv_sandbox: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     first = SingleInstance()
     assert first.acquire()
     try:
@@ -155,8 +162,25 @@ def test_present_brings_the_window_back(qtbot: Any, kv_sandbox: dict[str, Path])
 
 VIEWS = sorted([*GUI.glob("*_dialog.py"), GUI / "main_window.py", GUI / "tray.py"])
 BANNED_MODULES = {"httpx", "subprocess", "socket", "requests", "urllib", "shutil", "tempfile", "io", "http"}
-BANNED_ATTRS = {"read_text", "read_bytes", "write_text", "write_bytes", "open", "mkdir", "unlink", "touch",
-                "rmdir", "iterdir", "glob", "rglob", "exists", "stat", "is_file", "is_dir", "resolve"}
+BANNED_ATTRS = {
+    "read_text",
+    "read_bytes",
+    "write_text",
+    "write_bytes",
+    "open",
+    "mkdir",
+    "unlink",
+    "touch",
+    "rmdir",
+    "iterdir",
+    "glob",
+    "rglob",
+    "exists",
+    "stat",
+    "is_file",
+    "is_dir",
+    "resolve",
+}
 # what the views may use from the library at run time: pure values and exception classes
 LIBRARY_ALLOWED = {"WatcherBusyError", "KvswitchError", "check_key", "show_name"}  # pure: no I/O
 # worker functions the views may call directly because they do no I/O
@@ -192,8 +216,10 @@ def test_views_do_no_io_of_their_own(path: Path) -> None:
             if top == "kvswitch":
                 extra = {a.name for a in node.names} - LIBRARY_ALLOWED
                 if extra:
-                    problems.append(f"{where} imports {sorted(extra)} from {node.module} (run library calls "
-                                    "through kvswitch_gui.jobs in run_in_thread)")
+                    problems.append(
+                        f"{where} imports {sorted(extra)} from {node.module} (run library calls "
+                        "through kvswitch_gui.jobs in run_in_thread)"
+                    )
         elif isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Name) and f.id in ("open", "exec", "eval", "__import__"):
@@ -205,8 +231,12 @@ def test_views_do_no_io_of_their_own(path: Path) -> None:
                     problems.append(f"{where} calls jobs.{f.attr}() on the GUI thread (pass it to run_in_thread)")
                 if isinstance(f.value, ast.Name) and f.value.id == "os":
                     problems.append(f"{where} calls os.{f.attr}()")
-                if (isinstance(f.value, ast.Attribute) and isinstance(f.value.value, ast.Name)
-                        and f.value.value.id == "os" and f.value.attr != "environ"):
+                if (
+                    isinstance(f.value, ast.Attribute)
+                    and isinstance(f.value.value, ast.Name)
+                    and f.value.value.id == "os"
+                    and f.value.attr != "environ"
+                ):
                     problems.append(f"{where} calls os.{f.value.attr}.{f.attr}()")
     assert not problems, "\n".join(problems)
 

@@ -24,12 +24,16 @@ def _keys(content: bytes) -> dict[str, str]:
 
 # -- Linux and other XDG desktops ---------------------------------------------------------------
 
-@pytest.mark.parametrize(("env", "expected"), [
-    ({"XDG_CONFIG_HOME": "/cfg"}, "/cfg/autostart/kvswitch-tray.desktop"),
-    ({}, "/home/ada/.config/autostart/kvswitch-tray.desktop"),
-    ({"XDG_CONFIG_HOME": ""}, "/home/ada/.config/autostart/kvswitch-tray.desktop"),
-    ({"XDG_CONFIG_HOME": "relative/cfg"}, "/home/ada/.config/autostart/kvswitch-tray.desktop"),  # the spec: ignored
-])
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"XDG_CONFIG_HOME": "/cfg"}, "/cfg/autostart/kvswitch-tray.desktop"),
+        ({}, "/home/ada/.config/autostart/kvswitch-tray.desktop"),
+        ({"XDG_CONFIG_HOME": ""}, "/home/ada/.config/autostart/kvswitch-tray.desktop"),
+        ({"XDG_CONFIG_HOME": "relative/cfg"}, "/home/ada/.config/autostart/kvswitch-tray.desktop"),  # the spec: ignored
+    ],
+)
 def test_the_xdg_autostart_path(env: dict[str, str], expected: str) -> None:
     assert autostart.xdg_autostart_path(env, HOME) == Path(expected)
 
@@ -44,12 +48,14 @@ def test_the_xdg_autostart_entry_is_the_menu_entry_switched_on_at_login(tmp_path
     assert set(desktop_entry(["/opt/kv/bin/kvswitch-tray"]).splitlines()) < set(content.decode().splitlines())
     path = tmp_path / "kvswitch-tray.desktop"
     path.write_bytes(content)
-    done = subprocess.run([require_tool("desktop-file-validate"), str(path)], capture_output=True, text=True,
-                          timeout=60, check=False)
+    done = subprocess.run(
+        [require_tool("desktop-file-validate"), str(path)], capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == 0 and "error" not in done.stdout, done.stdout
 
 
 # -- macOS --------------------------------------------------------------------------------------
+
 
 def test_the_launch_agent() -> None:
     assert autostart.launch_agent_path(HOME) == HOME / "Library/LaunchAgents/io.kvswitch.tray.plist"
@@ -62,12 +68,14 @@ def test_the_launch_agent() -> None:
 
 # -- Windows ------------------------------------------------------------------------------------
 
+
 def test_the_startup_folder_script() -> None:
     path = autostart.startup_script_path({"APPDATA": "C:\\Users\\ada\\AppData\\Roaming"}, HOME)
     assert str(path).startswith("C:\\Users\\ada\\AppData\\Roaming")
     assert path.parts[-6:] == ("Microsoft", "Windows", "Start Menu", "Programs", "Startup", "kvswitch-tray.cmd")
     assert autostart.startup_script_path({}, HOME) == HOME / (
-        "AppData/Roaming/Microsoft/Windows/Start Menu/Programs/Startup/kvswitch-tray.cmd")
+        "AppData/Roaming/Microsoft/Windows/Start Menu/Programs/Startup/kvswitch-tray.cmd"
+    )
     script = autostart.startup_script(["C:\\Program Files\\kv\\Scripts\\kvswitch-tray.exe", "--tray-wait", "100%"])
     assert script.endswith(b"\r\n") and b"\n" not in script.replace(b"\r\n", b"")  # CRLF lines only
     lines = script.decode().split("\r\n")
@@ -79,13 +87,18 @@ def test_the_startup_folder_script() -> None:
 
 # -- the current platform -----------------------------------------------------------------------
 
-@pytest.mark.parametrize(("platform", "name"), [
-    ("linux", "kvswitch-tray.desktop"), ("freebsd14", "kvswitch-tray.desktop"),
-    ("darwin", "io.kvswitch.tray.plist"), ("win32", "kvswitch-tray.cmd"),
-])
+
+@pytest.mark.parametrize(
+    ("platform", "name"),
+    [
+        ("linux", "kvswitch-tray.desktop"),
+        ("freebsd14", "kvswitch-tray.desktop"),
+        ("darwin", "io.kvswitch.tray.plist"),
+        ("win32", "kvswitch-tray.cmd"),
+    ],
+)
 def test_each_platform_gets_its_own_login_item(platform: str, name: str) -> None:
-    item = autostart.login_item(platform, {"XDG_CONFIG_HOME": "/cfg", "APPDATA": "/appdata"}, HOME,
-                                ["kvswitch-tray"])
+    item = autostart.login_item(platform, {"XDG_CONFIG_HOME": "/cfg", "APPDATA": "/appdata"}, HOME, ["kvswitch-tray"])
     assert item.path.name == name
     assert b"kvswitch-tray" in item.content
 

@@ -40,19 +40,27 @@ def _client_menu(menu: QMenu, label: str) -> QMenu:
 def _client_config(config: Path) -> str:
     """kvswitch.toml's [[clients]] part."""
     text = config.read_text()
-    return text[text.index("[[clients]]"):]
+    return text[text.index("[[clients]]") :]
 
 
 # -- switching one client ---------------------------------------------------------------------------
 
-def test_switch_one_client_alone_then_follow_all(qtbot: Any, make: Callable[..., TrayController],
-                                                 two: dict[str, Path]) -> None:
+
+def test_switch_one_client_alone_then_follow_all(
+    qtbot: Any, make: Callable[..., TrayController], two: dict[str, Path]
+) -> None:
     c = make()
     menu = _open_menu(qtbot, c)
     # titled by name (qwen) or product (Claude Code), never the bare file name
     assert _titles(menu) == ["Claude Code — merged, in sync", "qwen — merged, in sync"]
     assert _shown(_client_menu(menu, "Claude Code")) == [
-        "merged, in sync", "Merged", "Split", "Open file", "Open folder", "Restore a backup"]
+        "merged, in sync",
+        "Merged",
+        "Split",
+        "Open file",
+        "Open folder",
+        "Restore a backup",
+    ]
     assert _find(menu, "Clients", "Claude Code", "Merged").isChecked()
     assert not _find(menu, "Clients", "Claude Code", "Split").isChecked()
     assert [plain_text(a.text()) for a in _find(menu, "Mode").menu().actions()] == ["Merged", "Split"]
@@ -78,7 +86,10 @@ def test_switch_one_client_alone_then_follow_all(qtbot: Any, make: Callable[...,
     assert "Follow all (merged)" not in _shown(_client_menu(menu, "qwen"))
     assert _find(menu, "Clients", "qwen", "Merged").isChecked()
     # the global menu now says what it does: every client, Claude Code's own mode too
-    assert [plain_text(a.text()) for a in _find(menu, "Mode").menu().actions()] == ["Switch all to Merged", "Switch all to Split"]
+    assert [plain_text(a.text()) for a in _find(menu, "Mode").menu().actions()] == [
+        "Switch all to Merged",
+        "Switch all to Split",
+    ]
     assert _find(menu, "Mode", "Switch all to Merged").isChecked()
     assert c.icon_key == ("merged", False)  # each client is where it should be
 
@@ -95,8 +106,9 @@ def test_switch_one_client_alone_then_follow_all(qtbot: Any, make: Callable[...,
     assert [plain_text(a.text()) for a in _find(menu, "Mode").menu().actions()] == ["Merged", "Split"]
 
 
-def test_switch_all_after_one_alone_brings_everyone_along(qtbot: Any, make: Callable[..., TrayController],
-                                                          two: dict[str, Path]) -> None:
+def test_switch_all_after_one_alone_brings_everyone_along(
+    qtbot: Any, make: Callable[..., TrayController], two: dict[str, Path]
+) -> None:
     c = make()
     c.switch_client(two["qwen"], "split")
     _wait_notice(qtbot, c, "qwen switched to split")
@@ -115,7 +127,8 @@ def test_switch_all_after_one_alone_brings_everyone_along(qtbot: Any, make: Call
 
 
 def test_switching_a_client_that_is_already_there_writes_nothing(
-        qtbot: Any, make: Callable[..., TrayController], two: dict[str, Path]) -> None:
+    qtbot: Any, make: Callable[..., TrayController], two: dict[str, Path]
+) -> None:
     c = make()
     before = {k: p.read_bytes() for k, p in two.items()}
     menu = _open_menu(qtbot, c)
@@ -127,7 +140,8 @@ def test_switching_a_client_that_is_already_there_writes_nothing(
 
 
 def test_a_failing_client_switch_says_why_and_writes_nothing(
-        qtbot: Any, make: Callable[..., TrayController], two: dict[str, Path]) -> None:
+    qtbot: Any, make: Callable[..., TrayController], two: dict[str, Path]
+) -> None:
     c = make()
     two["claude"].write_text('{"env": {"ANTHROPIC_BASE_URL": ')  # cut off: does not parse
     before = {k: p.read_bytes() for k, p in two.items()}
@@ -143,8 +157,7 @@ def test_a_failing_client_switch_says_why_and_writes_nothing(
     assert not _find(menu, "Clients", "Claude Code", "Split").isChecked()
 
 
-def test_busy_while_a_client_switch_runs(qtbot: Any, make: Callable[..., TrayController],
-                                         two: dict[str, Path]) -> None:
+def test_busy_while_a_client_switch_runs(qtbot: Any, make: Callable[..., TrayController], two: dict[str, Path]) -> None:
     c = make()
     c.switch_client(two["claude"], "split")
     assert c.busy == "the switch of Claude Code to split"
@@ -157,8 +170,7 @@ def test_busy_while_a_client_switch_runs(qtbot: Any, make: Callable[..., TrayCon
     assert file_mode(two) == ("split", "merged")
 
 
-def test_an_edit_outside_kvswitch_shows(qtbot: Any, make: Callable[..., TrayController],
-                                        two: dict[str, Path]) -> None:
+def test_an_edit_outside_kvswitch_shows(qtbot: Any, make: Callable[..., TrayController], two: dict[str, Path]) -> None:
     c = make()
     menu = _open_menu(qtbot, c)
     assert "changed outside kvswitch" not in _shown(_client_menu(menu, "qwen"))
@@ -182,8 +194,9 @@ def test_an_edit_outside_kvswitch_shows(qtbot: Any, make: Callable[..., TrayCont
     assert _titles(menu)[1] == "qwen — split, in sync"
 
 
-def test_the_fallback_window_switches_one_client_too(qtbot: Any, make: Callable[..., TrayController],
-                                                     two: dict[str, Path]) -> None:
+def test_the_fallback_window_switches_one_client_too(
+    qtbot: Any, make: Callable[..., TrayController], two: dict[str, Path]
+) -> None:
     c = make()  # no tray here: the window
     w = c.window
     qwen_before = two["qwen"].read_bytes()
@@ -216,10 +229,14 @@ def test_the_fallback_window_switches_one_client_too(qtbot: Any, make: Callable[
 def test_labels_of_two_clients_of_one_product_name_their_folders(tmp_path: Path) -> None:
     a, b = tmp_path / "work" / ".claude" / "settings.json", tmp_path / "play" / ".claude" / "settings.json"
     assert jobs._labels([(a, None, "Claude Code"), (b, None, "Claude Code"), (b, "mine", "Qwen Code")]) == [
-        "Claude Code (work/.claude)", "Claude Code (play/.claude)", "mine"]
+        "Claude Code (work/.claude)",
+        "Claude Code (play/.claude)",
+        "mine",
+    ]
 
 
 # -- Detect clients… --------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def installed(sandbox: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
@@ -237,7 +254,8 @@ def _row(dialog: DetectDialog, kind: str) -> list[str]:
 
 
 def test_detect_dialog_lists_the_clients_and_registers_the_checked_one(
-        qtbot: Any, make: Callable[..., TrayController], installed: dict[str, Path]) -> None:
+    qtbot: Any, make: Callable[..., TrayController], installed: dict[str, Path]
+) -> None:
     c = make()
     before = {k: p.read_bytes() for k, p in installed.items()}
     menu = _open_menu(qtbot, c)
@@ -260,8 +278,9 @@ def test_detect_dialog_lists_the_clients_and_registers_the_checked_one(
     with qtbot.waitSignal(dialog.registered, timeout=WAIT) as got:
         dialog.register_button.click()
     assert got.args == [["qwen-code"]]
-    qtbot.waitUntil(lambda: not dialog.busy and dialog.rows["qwen-code"].text(3) == "registered as qwen-code",
-                    timeout=WAIT)
+    qtbot.waitUntil(
+        lambda: not dialog.busy and dialog.rows["qwen-code"].text(3) == "registered as qwen-code", timeout=WAIT
+    )
     assert dialog.rows["claude-code"].text(3) == "register"  # still offered
     assert dialog.message.text().startswith("Registered qwen-code.")
     config = Path(os.environ["KVSWITCH_HOME"]) / "config" / "kvswitch.toml"
@@ -273,8 +292,9 @@ def test_detect_dialog_lists_the_clients_and_registers_the_checked_one(
     dialog.close()
 
 
-def test_detect_dialog_with_no_clients_here(qtbot: Any, sandbox: Path, monkeypatch: pytest.MonkeyPatch,
-                                            tmp_path: Path) -> None:
+def test_detect_dialog_with_no_clients_here(
+    qtbot: Any, sandbox: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     dialog = DetectDialog()
     qtbot.addWidget(dialog)
@@ -284,8 +304,9 @@ def test_detect_dialog_with_no_clients_here(qtbot: Any, sandbox: Path, monkeypat
     assert all(item.isDisabled() for item in dialog.rows.values())
 
 
-def test_first_start_offers_detect_once(qtbot: Any, make: Callable[..., TrayController],
-                                        installed: dict[str, Path]) -> None:
+def test_first_start_offers_detect_once(
+    qtbot: Any, make: Callable[..., TrayController], installed: dict[str, Path]
+) -> None:
     c = make(first_run=True)
     notice = _wait_notice(qtbot, c, "Clients found")
     assert "2 clients" in notice.text and "Detect clients…" in notice.text
@@ -299,7 +320,8 @@ def test_first_start_offers_detect_once(qtbot: Any, make: Callable[..., TrayCont
 
 
 def test_first_start_offers_nothing_when_clients_are_registered(
-        qtbot: Any, make: Callable[..., TrayController], two: dict[str, Path]) -> None:
+    qtbot: Any, make: Callable[..., TrayController], two: dict[str, Path]
+) -> None:
     c = make(first_run=True)
     qtbot.waitUntil(lambda: c.idle, timeout=WAIT)
     qtbot.wait(100)
@@ -307,8 +329,9 @@ def test_first_start_offers_nothing_when_clients_are_registered(
     assert not (Path(os.environ["KVSWITCH_HOME"]) / "state" / jobs.DETECT_OFFERED).exists()
 
 
-def test_first_start_is_off_unless_asked(qtbot: Any, make: Callable[..., TrayController],
-                                         installed: dict[str, Path]) -> None:
+def test_first_start_is_off_unless_asked(
+    qtbot: Any, make: Callable[..., TrayController], installed: dict[str, Path]
+) -> None:
     c = make()  # the tests' default, and KVSWITCH_TRAY_NO_DETECT=1 for the app
     qtbot.waitUntil(lambda: c.idle, timeout=WAIT)
     qtbot.wait(100)

@@ -105,7 +105,8 @@ def test_the_tray_app_runs_with_automatic_collection_off(kv_sandbox: dict[str, P
         "print(rc, seen, gc.isenabled())\n"
     )
     env: dict[str, Any] = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0] == "0 [False] True", done.stdout + done.stderr

@@ -37,8 +37,9 @@ def _make_icons() -> ModuleType:
 
 def _validate(path: Path) -> str:
     """``desktop-file-validate``'s complaints (hints are advice, not faults); '' when clean."""
-    done = subprocess.run([require_tool("desktop-file-validate"), str(path)], capture_output=True, text=True,
-                          timeout=60, check=False)
+    done = subprocess.run(
+        [require_tool("desktop-file-validate"), str(path)], capture_output=True, text=True, timeout=60, check=False
+    )
     faults = [line for line in (done.stdout + done.stderr).splitlines() if ": hint:" not in line]
     assert (done.returncode == 0) == (not faults), done.stdout + done.stderr
     return "\n".join(faults)
@@ -49,6 +50,7 @@ def _keys(text: str) -> dict[str, str]:
 
 
 # -- the desktop entry ------------------------------------------------------------------------------
+
 
 def test_the_menu_entry_has_every_key_in_both_languages_and_is_valid(tmp_path: Path) -> None:
     text = desktop.desktop_entry()
@@ -75,13 +77,16 @@ def test_the_validator_catches_a_broken_entry(tmp_path: Path) -> None:
     assert "Type" in _validate(path)
 
 
-@pytest.mark.parametrize(("argv", "line"), [
-    (["kvswitch-tray"], "kvswitch-tray"),
-    (["/opt/my tools/kvswitch-tray", "--tray-wait", "60"], '"/opt/my tools/kvswitch-tray" --tray-wait 60'),
-    (["/srv/100%/kvswitch-tray"], "/srv/100%%/kvswitch-tray"),
-    (['/a"b/$x', "c`d"], '"/a\\\\"b/\\\\$x" "c\\\\`d"'),  # quoting escapes, then the string's own
-    (["C:\\kv\\kvswitch-tray"], '"C:\\\\\\\\kv\\\\\\\\kvswitch-tray"'),  # a literal backslash: four
-])
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["kvswitch-tray"], "kvswitch-tray"),
+        (["/opt/my tools/kvswitch-tray", "--tray-wait", "60"], '"/opt/my tools/kvswitch-tray" --tray-wait 60'),
+        (["/srv/100%/kvswitch-tray"], "/srv/100%%/kvswitch-tray"),
+        (['/a"b/$x', "c`d"], '"/a\\\\"b/\\\\$x" "c\\\\`d"'),  # quoting escapes, then the string's own
+        (["C:\\kv\\kvswitch-tray"], '"C:\\\\\\\\kv\\\\\\\\kvswitch-tray"'),  # a literal backslash: four
+    ],
+)
 def test_exec_lines_quote_as_the_spec_says(argv: list[str], line: str, tmp_path: Path) -> None:
     assert desktop.exec_line(argv) == line
     path = tmp_path / "x.desktop"
@@ -96,20 +101,24 @@ def test_an_exec_argument_with_a_line_break_is_refused() -> None:
 
 def test_the_launcher_is_this_install_s_command() -> None:
     argv = desktop.launcher_argv()
-    assert argv == ["kvswitch-tray"] or Path(argv[0]).name.startswith("kvswitch-tray") or argv[1:] == [
-        "-m", "kvswitch_gui"]
+    assert (
+        argv == ["kvswitch-tray"]
+        or Path(argv[0]).name.startswith("kvswitch-tray")
+        or argv[1:] == ["-m", "kvswitch_gui"]
+    )
     if argv != ["kvswitch-tray"]:
         assert Path(argv[0]).is_absolute()  # a desktop session's PATH may not have it
 
 
 # -- the icons ----------------------------------------------------------------------------------------
 
+
 def _rgba(image: QImage) -> tuple[int, int, list[tuple[int, int, int, int]]]:
     image = image.convertToFormat(QImage.Format.Format_RGBA8888)
     w, h = image.width(), image.height()
     raw = bytes(image.constBits())
     stride = image.bytesPerLine()
-    pixels = [tuple(raw[y * stride + 4 * x:y * stride + 4 * x + 4]) for y in range(h) for x in range(w)]
+    pixels = [tuple(raw[y * stride + 4 * x : y * stride + 4 * x + 4]) for y in range(h) for x in range(w)]
     return w, h, pixels  # type: ignore[return-value]
 
 
@@ -127,12 +136,14 @@ def _contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> f
     return (la + 0.05) / (lb + 0.05)
 
 
-def _lost_to_the_panel(w: int, h: int, pixels: list[tuple[int, int, int, int]], panel: tuple[int, int, int],
-                       inset: int) -> int:
+def _lost_to_the_panel(
+    w: int, h: int, pixels: list[tuple[int, int, int, int]], panel: tuple[int, int, int], inset: int
+) -> int:
     """How much of the icon's body melts into ``panel``: the body is its opaque area less a
     rim of ``inset`` px (where an outline or halo may sit); what melts is what a flood from the
     icon's edges reaches through pixels under 3:1 (WCAG) against the panel. 0: a closed
     outline of ≥ 3:1 holds the whole body apart."""
+
     def over(p: tuple[int, int, int, int]) -> tuple[float, float, float]:
         a = p[3] / 255
         return tuple(p[i] * a + panel[i] * (1 - a) for i in range(3))  # type: ignore[return-value]
@@ -154,8 +165,11 @@ def _lost_to_the_panel(w: int, h: int, pixels: list[tuple[int, int, int, int]], 
 
     def body(i: int) -> bool:
         x, y = i % w, i // w
-        return all(0 <= x + dx < w and 0 <= y + dy < h and opaque[(y + dy) * w + x + dx]
-                   for dx in range(-inset, inset + 1) for dy in range(-inset, inset + 1))
+        return all(
+            0 <= x + dx < w and 0 <= y + dy < h and opaque[(y + dy) * w + x + dx]
+            for dx in range(-inset, inset + 1)
+            for dy in range(-inset, inset + 1)
+        )
 
     return sum(1 for i in range(w * h) if seen[i] and body(i))
 
@@ -165,7 +179,8 @@ def test_every_hicolor_icon_is_shipped() -> None:
     sizes = _make_icons().PNG_SIZES
     assert set(sizes) == {16, 22, 24, 32, 48, 64, 128, 256}
     assert names == {f"{s}x{s}/apps/kvswitch.png" for s in sizes} | {"scalable/apps/kvswitch.svg"} | {
-        f"symbolic/apps/{name}.svg" for name in SYMBOLIC}
+        f"symbolic/apps/{name}.svg" for name in SYMBOLIC
+    }
 
 
 def test_the_pngs_are_the_svg_rendered_at_each_size(qapp: Any) -> None:
@@ -230,6 +245,7 @@ def test_the_app_s_icon_comes_from_the_shipped_files(qapp: Any) -> None:
 
 # -- install and uninstall ------------------------------------------------------------------------------
 
+
 def _tree(root: Path) -> dict[str, bytes | None]:
     """Every file (its bytes) and folder (None) under ``root``."""
     return {p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else None) for p in root.rglob("*")}
@@ -277,8 +293,10 @@ def test_the_desktop_caches_are_refreshed_where_the_folders_keep_them(sandbox: P
     data = Path(os.environ["XDG_DATA_HOME"])
     theme = data / "icons" / "hicolor"
     theme.mkdir(parents=True)
-    (theme / "index.theme").write_text("[Icon Theme]\nName=Hicolor\nComment=Fallback\nDirectories=16x16/apps\n\n"
-                                       "[16x16/apps]\nSize=16\nContext=Applications\nType=Threshold\n")
+    (theme / "index.theme").write_text(
+        "[Icon Theme]\nName=Hicolor\nComment=Fallback\nDirectories=16x16/apps\n\n"
+        "[16x16/apps]\nSize=16\nContext=Applications\nType=Threshold\n"
+    )
     apps = data / "applications"
     apps.mkdir(parents=True)
     (apps / "mimeinfo.cache").write_text("[MIME Cache]\n")
@@ -299,8 +317,9 @@ def test_no_cache_file_is_made_where_there_was_none(sandbox: Path) -> None:
     assert not (data / "icons" / "hicolor" / "icon-theme.cache").exists()
 
 
-def test_kvswitch_tray_install_and_uninstall_say_what_they_did(sandbox: Path, qapp: Any,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_kvswitch_tray_install_and_uninstall_say_what_they_did(
+    sandbox: Path, qapp: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     from kvswitch_gui.app import main
 
     data = Path(os.environ["XDG_DATA_HOME"])
@@ -321,8 +340,14 @@ def test_kvswitch_tray_install_and_uninstall_say_what_they_did(sandbox: Path, qa
 def test_install_as_a_command_of_its_own(sandbox: Path) -> None:
     """``python -m kvswitch_gui --install`` in a process with no display at all."""
     env = {k: v for k, v in os.environ.items() if k not in {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}}
-    done = subprocess.run([sys.executable, "-m", "kvswitch_gui", "--install"], env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "kvswitch_gui", "--install"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert (Path(env["XDG_DATA_HOME"]) / "icons/hicolor/256x256/apps/kvswitch.png").is_file()
     assert "Traceback" not in done.stderr

@@ -30,8 +30,10 @@ make = test_tray.make  # the tray tests' fixture: controllers made here are shut
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 QWEN_KEY = "sk-import-qwen-5e6f7a8b9c"  # tests/fixtures/import/qwen-settings.json's
 CLAUDE_KEY = "sk-import-claude-7f3a9c2e5b8d"  # tests/fixtures/import/claude-settings.json's
-PROXY_CLAUDE = ('{\n  "env": {\n    "ANTHROPIC_BASE_URL": "http://127.0.0.1:15721",\n'
-                '    "ANTHROPIC_AUTH_TOKEN": "PROXY_MANAGED",\n    "ANTHROPIC_MODEL": "claude-sonnet-4-5"\n  }\n}\n')
+PROXY_CLAUDE = (
+    '{\n  "env": {\n    "ANTHROPIC_BASE_URL": "http://127.0.0.1:15721",\n'
+    '    "ANTHROPIC_AUTH_TOKEN": "PROXY_MANAGED",\n    "ANTHROPIC_MODEL": "claude-sonnet-4-5"\n  }\n}\n'
+)
 """Claude Code's file while CC Switch's local proxy has taken it over (its key a placeholder)."""
 
 
@@ -77,8 +79,7 @@ def _everything_shown(c: TrayController, dialog: DetectDialog) -> str:
     """Every label, tooltip, menu item and notice the user could see, and kvswitch's log."""
     from kvswitch import paths
 
-    shown = [*_menu_texts(c.menu), *_widget_texts(dialog), c.tooltip(),
-             *(f"{n.title}\n{n.text}" for n in c.notices)]
+    shown = [*_menu_texts(c.menu), *_widget_texts(dialog), c.tooltip(), *(f"{n.title}\n{n.text}" for n in c.notices)]
     if c.window is not None:
         shown += list(_widget_texts(c.window))
     logs = paths.dirs().logs
@@ -93,11 +94,14 @@ def _register_all(qtbot: Any, c: TrayController) -> DetectDialog:
     dialog = c._detect
     assert isinstance(dialog, DetectDialog) and dialog.isVisible()
     assert [k for k, item in dialog.rows.items() if item.checkState(0) == Qt.CheckState.Checked] == [
-        "claude-code", "qwen-code"]
+        "claude-code",
+        "qwen-code",
+    ]
     with qtbot.waitSignal(dialog.registered, timeout=WAIT):
         dialog.register_button.click()
-    qtbot.waitUntil(lambda: not dialog.busy and dialog.rows["qwen-code"].text(3) == "registered as qwen-code",
-                    timeout=WAIT)
+    qtbot.waitUntil(
+        lambda: not dialog.busy and dialog.rows["qwen-code"].text(3) == "registered as qwen-code", timeout=WAIT
+    )
     _wait_notice(qtbot, c, "Clients registered")
     qtbot.waitUntil(lambda: c.idle and len(c.snapshot.clients) == 2, timeout=WAIT)
     return dialog
@@ -109,8 +113,11 @@ def _select(dialog: DetectDialog, kind: str) -> None:
 
 
 def test_first_run_registers_makes_a_profile_and_renders_it(
-        qtbot: Any, make: Callable[..., TrayController], clients: dict[str, Path],
-        memory_keyring: dict[tuple[str, str], str]) -> None:
+    qtbot: Any,
+    make: Callable[..., TrayController],
+    clients: dict[str, Path],
+    memory_keyring: dict[tuple[str, str], str],
+) -> None:
     c = make(first_run=True)
     before = {k: p.read_bytes() for k, p in clients.items()}
     dialog = _register_all(qtbot, c)
@@ -192,8 +199,11 @@ def test_first_run_registers_makes_a_profile_and_renders_it(
 
 
 def test_without_the_key_box_the_key_stays_out(
-        qtbot: Any, make: Callable[..., TrayController], clients: dict[str, Path],
-        memory_keyring: dict[tuple[str, str], str]) -> None:
+    qtbot: Any,
+    make: Callable[..., TrayController],
+    clients: dict[str, Path],
+    memory_keyring: dict[tuple[str, str], str],
+) -> None:
     c = make(first_run=True)
     dialog = _register_all(qtbot, c)
     _select(dialog, "claude-code")
@@ -216,8 +226,12 @@ def test_without_the_key_box_the_key_stays_out(
 
 @pytest.mark.parametrize("registered", [False, True], ids=["no-config", "registered"])
 def test_a_client_set_up_by_cc_switch_s_proxy_is_refused_and_nothing_is_written(
-        qtbot: Any, make: Callable[..., TrayController], clients: dict[str, Path],
-        memory_keyring: dict[tuple[str, str], str], registered: bool) -> None:
+    qtbot: Any,
+    make: Callable[..., TrayController],
+    clients: dict[str, Path],
+    memory_keyring: dict[tuple[str, str], str],
+    registered: bool,
+) -> None:
     clients["claude"].write_text(PROXY_CLAUDE, encoding="utf-8")
     c = make(first_run=True)
     if registered:
@@ -246,7 +260,8 @@ def test_a_client_set_up_by_cc_switch_s_proxy_is_refused_and_nothing_is_written(
 
 
 def test_a_client_with_no_endpoint_of_its_own_cannot_be_chosen(
-        qtbot: Any, sandbox: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    qtbot: Any, sandbox: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """Claude Code's first-run file (no base URL: Anthropic's own service) has nothing to import."""
     from tests.gui.two_clients import seed_files
 

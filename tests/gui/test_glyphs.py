@@ -57,19 +57,22 @@ def test_the_check_sees_a_missing_glyph() -> None:
     assert _boxes([("A", font)]) == []
 
 
-def test_the_chinese_tray_menu_has_no_missing_glyphs(qtbot: Any, make: Callable[..., TrayController],
-                                                     kv_sandbox: dict[str, Path], chinese: str) -> None:
+def test_the_chinese_tray_menu_has_no_missing_glyphs(
+    qtbot: Any, make: Callable[..., TrayController], kv_sandbox: dict[str, Path], chinese: str
+) -> None:
     c = make()
     menu = _open_menu(qtbot, c)
-    texts = [(a.text(), sub.font()) for sub in menus(menu) for a in sub.actions()
-             if a.isVisible() and not a.isSeparator()]
+    texts = [
+        (a.text(), sub.font()) for sub in menus(menu) for a in sub.actions() if a.isVisible() and not a.isSeparator()
+    ]
     assert sum(1 for text, _ in texts if CJK.search(text)) > 20  # it is the Chinese menu
     assert _boxes(texts) == []
     assert _boxes([(c.tooltip(), menu.font())]) == []
 
 
-def test_the_chinese_settings_dialog_has_no_missing_glyphs(qtbot: Any, kv_sandbox: dict[str, Path],
-                                                           chinese: str) -> None:
+def test_the_chinese_settings_dialog_has_no_missing_glyphs(
+    qtbot: Any, kv_sandbox: dict[str, Path], chinese: str
+) -> None:
     from kvswitch_gui.settings_dialog import SettingsDialog
 
     dialog = SettingsDialog()

@@ -34,8 +34,9 @@ def dialog(qtbot: Any, kv_sandbox: dict[str, Path]) -> Iterator[KeyDialog]:
     qtbot.waitUntil(lambda: not d.busy, timeout=WAIT)
 
 
-def test_stores_the_key_and_shows_only_its_mask(qtbot: Any, dialog: KeyDialog,
-                                                 memory_keyring: dict[tuple[str, str], str]) -> None:
+def test_stores_the_key_and_shows_only_its_mask(
+    qtbot: Any, dialog: KeyDialog, memory_keyring: dict[tuple[str, str], str]
+) -> None:
     assert dialog.key_edit.echoMode() == QLineEdit.EchoMode.Password
     assert dialog.current.text() == "none"
     dialog.apply_check.setChecked(False)
@@ -52,8 +53,9 @@ def test_stores_the_key_and_shows_only_its_mask(qtbot: Any, dialog: KeyDialog,
     assert all(KEY not in t and KEY[3:-4] not in t for t in _texts(dialog))
 
 
-def test_reopened_dialog_shows_the_stored_key_masked(qtbot: Any, kv_sandbox: dict[str, Path],
-                                                     memory_keyring: dict[tuple[str, str], str]) -> None:
+def test_reopened_dialog_shows_the_stored_key_masked(
+    qtbot: Any, kv_sandbox: dict[str, Path], memory_keyring: dict[tuple[str, str], str]
+) -> None:
     memory_keyring[(service_name(), "taotoken")] = KEY
     d = KeyDialog("taotoken")
     qtbot.addWidget(d)
@@ -62,14 +64,18 @@ def test_reopened_dialog_shows_the_stored_key_masked(qtbot: Any, kv_sandbox: dic
     assert all(KEY not in t for t in _texts(d))
 
 
-@pytest.mark.parametrize(("typed", "says"), [
-    ("sk-你的Key", "placeholder"),
-    ("<your-api-key>", "placeholder"),
-    (" " + KEY, "whitespace"),
-    ("sk-live 7f3kQ9zR2mX8vB1n", "whitespace"),
-])
+@pytest.mark.parametrize(
+    ("typed", "says"),
+    [
+        ("sk-你的Key", "placeholder"),
+        ("<your-api-key>", "placeholder"),
+        (" " + KEY, "whitespace"),
+        ("sk-live 7f3kQ9zR2mX8vB1n", "whitespace"),
+    ],
+)
 def test_unusable_keys_are_refused_with_the_library_message(
-        qtbot: Any, dialog: KeyDialog, memory_keyring: dict[tuple[str, str], str], typed: str, says: str) -> None:
+    qtbot: Any, dialog: KeyDialog, memory_keyring: dict[tuple[str, str], str], typed: str, says: str
+) -> None:
     dialog.key_edit.setText(typed)
     assert not dialog.save_button.isEnabled()
     assert says in dialog.message.text()
@@ -78,8 +84,9 @@ def test_unusable_keys_are_refused_with_the_library_message(
     assert not dialog.busy and memory_keyring == {}
 
 
-def test_no_keyring_backend_says_how_to_get_one(qtbot: Any, kv_sandbox: dict[str, Path],
-                                                memory_keyring: dict[tuple[str, str], str]) -> None:
+def test_no_keyring_backend_says_how_to_get_one(
+    qtbot: Any, kv_sandbox: dict[str, Path], memory_keyring: dict[tuple[str, str], str]
+) -> None:
     keyring.set_keyring(fail.Keyring())
     d = KeyDialog()
     qtbot.addWidget(d)

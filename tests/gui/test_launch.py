@@ -52,8 +52,15 @@ sys.exit(rc)
 def _run(prelude: str, argv: list[str], **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if k not in {"DISPLAY", "WAYLAND_DISPLAY"}}
     full.update(env)
-    return subprocess.run([sys.executable, "-c", prelude + RUN.format(argv=argv)], env=full, cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", prelude + RUN.format(argv=argv)],
+        env=full,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_without_pyside6_it_says_how_to_install_it() -> None:
@@ -97,8 +104,15 @@ def test_a_broken_pyside6_is_named_not_a_traceback() -> None:
 
 def test_help_needs_no_display_and_lists_the_options() -> None:
     env = {k: v for k, v in os.environ.items() if k not in {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}}
-    done = subprocess.run([sys.executable, "-m", "kvswitch_gui.launch", "--help"], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "kvswitch_gui.launch", "--help"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     for option in ("--tray-wait", "--install", "--uninstall", "--window", "--no-watch"):
         assert option in done.stdout
@@ -121,7 +135,8 @@ def test_with_pyside6_it_runs_the_app(kv_sandbox: dict[str, Path]) -> None:
         "sys.exit(main(['--no-watch']))\n"
     )
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "KVSWITCH_TRAY_NO_DETECT": "1"}
-    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert "shown True kvswitch-tray" in done.stdout, done.stdout + done.stderr

@@ -66,8 +66,9 @@ def _window_problems(window: QWidget) -> list[str]:
     return problems
 
 
-def test_every_tray_menu_item_has_its_own_mnemonic(qtbot: Any, make: Callable[..., TrayController],
-                                                   sandbox: Path, language: str) -> None:
+def test_every_tray_menu_item_has_its_own_mnemonic(
+    qtbot: Any, make: Callable[..., TrayController], sandbox: Path, language: str
+) -> None:
     import os
 
     make_two_clients(dict(os.environ))  # two real clients: per-client submenus, with backups after a switch
@@ -79,8 +80,9 @@ def test_every_tray_menu_item_has_its_own_mnemonic(qtbot: Any, make: Callable[..
     assert _menu_problems(menu) == []
 
 
-def test_the_fallback_windows_buttons_have_their_own_mnemonics(make: Callable[..., TrayController],
-                                                               kv_sandbox: dict[str, Path], language: str) -> None:
+def test_the_fallback_windows_buttons_have_their_own_mnemonics(
+    make: Callable[..., TrayController], kv_sandbox: dict[str, Path], language: str
+) -> None:
     c = make(use_tray=False)
     assert len(controls(c.window)) >= 12
     assert _window_problems(c.window) == []
@@ -88,8 +90,9 @@ def test_the_fallback_windows_buttons_have_their_own_mnemonics(make: Callable[..
 
 
 @pytest.mark.parametrize("which", ["settings", "key", "detect", "probe"])
-def test_every_dialogs_controls_have_their_own_mnemonics(qtbot: Any, kv_sandbox: dict[str, Path], language: str,
-                                                         which: str) -> None:
+def test_every_dialogs_controls_have_their_own_mnemonics(
+    qtbot: Any, kv_sandbox: dict[str, Path], language: str, which: str
+) -> None:
     from kvswitch_gui.detect_dialog import DetectDialog
     from kvswitch_gui.key_dialog import KeyDialog
     from kvswitch_gui.probe_window import ProbeWindow

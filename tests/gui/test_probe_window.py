@@ -195,8 +195,9 @@ def test_history_grows_and_an_old_run_can_be_shown(qtbot: QtBot, sse_server: SSE
     assert "merged is faster" in again.comparison_label.text()
 
 
-def test_export_writes_the_report_as_json(qtbot: QtBot, sse_server: SSEServer, tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_export_writes_the_report_as_json(
+    qtbot: QtBot, sse_server: SSEServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     win = window(qtbot)
     assert not win.export_button.isEnabled()
     by_url(win, sse_server.url, runs=2, warmup=0)
@@ -227,8 +228,9 @@ def test_export_writes_the_report_as_json(qtbot: QtBot, sse_server: SSEServer, t
 # -- GPU memory over time -------------------------------------------------------------------------
 
 
-def test_gpu_memory_chart_from_the_stand_in(qtbot: QtBot, sse_server: SSEServer, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gpu_memory_chart_from_the_stand_in(
+    qtbot: QtBot, sse_server: SSEServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_SMI_SEQ", ",".join(str(1000 + 100 * i) for i in range(200)))
     smi = fake_nvidia_smi.install(tmp_path / "bin")
     win = window(qtbot, smi=str(smi), gpu_interval_ms=25)
@@ -306,8 +308,10 @@ def _worst_stall_ms(qtbot: QtBot, win: ProbeWindow) -> float:
     assert report["modes"]["merged"]["failures"] == 0 and report["modes"]["split"]["failures"] == 0
     gaps = [b - a for a, b in itertools.pairwise(ticks)]
     assert len(ticks) > 50
-    print(f"\nevent loop: {len(ticks)} ticks, max gap {max(gaps) * 1000:.1f} ms, "
-          f"median {sorted(gaps)[len(gaps) // 2] * 1000:.1f} ms")
+    print(
+        f"\nevent loop: {len(ticks)} ticks, max gap {max(gaps) * 1000:.1f} ms, "
+        f"median {sorted(gaps)[len(gaps) // 2] * 1000:.1f} ms"
+    )
     return max(gaps) * 1000
 
 
@@ -336,8 +340,12 @@ def test_charts_paint_every_shape_of_data(qtbot: QtBot) -> None:
         w.resize(480, 260)
         assert not w.has_data()
         grabbed(w)  # the empty-state message
-    for samples in ({"merged": [30.0]}, {"merged": [30.0] * 5, "split": [30.0] * 5},
-                    {"merged": [1000.0, 1001.0, 1003.0], "split": []}, {"merged": [0.4, 0.5], "other": [0.45]}):
+    for samples in (
+        {"merged": [30.0]},
+        {"merged": [30.0] * 5, "split": [30.0] * 5},
+        {"merged": [1000.0, 1001.0, 1003.0], "split": []},
+        {"merged": [0.4, 0.5], "other": [0.45]},
+    ):
         ttft.set_data(samples)
         assert ttft.has_data() and ttft.medians["merged"] is not None
         grabbed(ttft)
@@ -381,10 +389,21 @@ def test_closing_the_window_cancels_its_probe(qtbot: QtBot, sse_server: SSEServe
 def test_an_old_history_entry_without_newer_fields_still_shows(qtbot: QtBot) -> None:
     win = window(qtbot)
     gpu = {U0: {"instance": "local", "baseline_mib": 1000.0, "peak_mib": 1500.0, "delta_mib": 500.0}}
-    old = {"time": "2026-01-01T10:00:00+0000", "settings": {"model": "m", "base_url": "http://h/v1"},
-           "modes": {"merged": {"requests": 3, "failures": 1, "failure_causes": {"HTTP 500: boom": 1},
-                                "ttft_ms": {"median": 12.0}, "gpu_memory": gpu}},
-           "comparison": {}, "notes": []}
+    old = {
+        "time": "2026-01-01T10:00:00+0000",
+        "settings": {"model": "m", "base_url": "http://h/v1"},
+        "modes": {
+            "merged": {
+                "requests": 3,
+                "failures": 1,
+                "failure_causes": {"HTTP 500: boom": 1},
+                "ttft_ms": {"median": 12.0},
+                "gpu_memory": gpu,
+            }
+        },
+        "comparison": {},
+        "notes": [],
+    }
     win.show_report(old)
     assert table(win)["merged"]["ok / sent"] == "2 / 3" and table(win)["merged"]["GPU peak Δ"] == "+500 MiB"
     assert table(win)["merged"]["TTFB med"] == "–"
@@ -399,11 +418,15 @@ def test_the_window_names_each_modes_url_of_the_active_profile() -> None:
 
     path = Path(os.environ["KVSWITCH_HOME"]) / "config" / "kvswitch.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = ('version = 2\nactive_profile = "p"\n\n[profiles.p]\nbase_url = "http://127.0.0.1:8000/v1"\n'
-            'model = "m"\nkey = "none"\n')
+    text = (
+        'version = 2\nactive_profile = "p"\n\n[profiles.p]\nbase_url = "http://127.0.0.1:8000/v1"\n'
+        'model = "m"\nkey = "none"\n'
+    )
     path.write_text(text, encoding="utf-8")
     assert pw.load_state()["profile"] == "p: m @ http://127.0.0.1:8000/v1"
-    path.write_text(text + '\n[profiles.p.merged]\nurl = "http://127.0.0.1:8100/v1"\n\n'
-                    '[profiles.p.split]\nurl = "http://127.0.0.1:8200/v1"\n', encoding="utf-8")
-    assert pw.load_state()["profile"] == ("p: m @ http://127.0.0.1:8100/v1 "
-                                          "(split: http://127.0.0.1:8200/v1)")
+    path.write_text(
+        text + '\n[profiles.p.merged]\nurl = "http://127.0.0.1:8100/v1"\n\n'
+        '[profiles.p.split]\nurl = "http://127.0.0.1:8200/v1"\n',
+        encoding="utf-8",
+    )
+    assert pw.load_state()["profile"] == ("p: m @ http://127.0.0.1:8100/v1 (split: http://127.0.0.1:8200/v1)")

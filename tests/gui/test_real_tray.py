@@ -67,8 +67,14 @@ def test_real_tray_icon_menu_switch_and_screenshot(kv_sandbox: dict[str, Path], 
     assert _modes(kv_sandbox) == ("merged", "merged")
     with XSession(tmp_path / "x") as x:
         # a tray host is there, as Qt sees it
-        seen = subprocess.run([sys.executable, "-c", TRAY_AVAILABLE], env=x.env(), capture_output=True, text=True,
-                              timeout=120, check=False)
+        seen = subprocess.run(
+            [sys.executable, "-c", TRAY_AVAILABLE],
+            env=x.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert seen.stdout.split() == ["xcb", "True"], seen.stdout + seen.stderr
 
         with TrayApp(x, log=tmp_path / "app.log") as app:

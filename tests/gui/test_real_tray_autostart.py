@@ -44,7 +44,7 @@ def _highlighted_row(x: XSession, menu: Window, before: bytes) -> tuple[int, int
     if len(after) != len(before):
         return None
     row = menu.width * 3
-    changed = [y for y in range(menu.height) if after[y * row:(y + 1) * row] != before[y * row:(y + 1) * row]]
+    changed = [y for y in range(menu.height) if after[y * row : (y + 1) * row] != before[y * row : (y + 1) * row]]
     if not changed or changed[-1] - changed[0] > 60:  # one item's height, not a redrawn menu
         return None
     return menu.x + menu.width // 2, menu.y + (changed[0] + changed[-1]) // 2

@@ -68,8 +68,7 @@ def _walk(x: XSession, icon: Window, keys: list[list[str]], done: Callable[[], A
     return f"{what}: not done (gateway: {_running()})"
 
 
-def _do(x: XSession, icon: Window, keys: list[list[str]], done: Callable[[], Any], what: str,
-        app: TrayApp) -> None:
+def _do(x: XSession, icon: Window, keys: list[list[str]], done: Callable[[], Any], what: str, app: TrayApp) -> None:
     problem = _walk(x, icon, keys, done, what)
     if problem:  # once more, from a clean slate
         x.key("Escape", "Escape", "Escape")
@@ -98,8 +97,14 @@ def test_real_tray_starts_switches_and_stops_the_gateway(pinned_setup: dict[str,
             assert r.status == 200
 
         # Mode ▸ Split: the running gateway takes it at once
-        _do(x, icon, [["Down", "Right"], ["Down", "Return"]],
-            lambda: getattr(_running(), "mode", None) == "split", "Mode ▸ Split", app)
+        _do(
+            x,
+            icon,
+            [["Down", "Right"], ["Down", "Return"]],
+            lambda: getattr(_running(), "mode", None) == "split",
+            "Mode ▸ Split",
+            app,
+        )
         assert pinned_setup["claude"].read_bytes() == claude_before  # pinned: not one byte
 
         # Gateway open, for the picture; then Stop gateway (its only enabled item now)
@@ -114,8 +119,14 @@ def test_real_tray_starts_switches_and_stops_the_gateway(pinned_setup: dict[str,
         x.key("Return")
         if not wait_until(lambda: _running() is None, START_S):
             x.key("Escape", "Escape", "Escape")
-            _do(x, icon, [["Down", "Down", "Down", "Down", "Right"], ["Return"]],
-                lambda: _running() is None, "Gateway ▸ Stop", app)
+            _do(
+                x,
+                icon,
+                [["Down", "Down", "Down", "Down", "Right"], ["Return"]],
+                lambda: _running() is None,
+                "Gateway ▸ Stop",
+                app,
+            )
         assert wait_until(lambda: test_tray_gateway._gone(info.pid), STEP_S), f"pid {info.pid} still runs"
         assert not control.state_file().exists()
         assert app.alive(), app.log()

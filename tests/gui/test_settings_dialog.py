@@ -110,8 +110,11 @@ def test_unreadable_config_is_reported(qtbot: Any) -> None:
 def test_opening_the_form_changes_nothing(qtbot: Any, kv_sandbox: dict[str, Path]) -> None:
     config = kv_sandbox["config"]
     text = config.read_text().replace("temperature = 0.2", "temperature = 0.125")
-    config.write_text(text.replace("timeout_seconds = 120", "timeout_seconds = 90.5").replace(
-        "max_transfer_concurrency = 4", "max_transfer_concurrency = 96"))
+    config.write_text(
+        text.replace("timeout_seconds = 120", "timeout_seconds = 90.5").replace(
+            "max_transfer_concurrency = 4", "max_transfer_concurrency = 96"
+        )
+    )
     d = SettingsDialog()
     qtbot.addWidget(d)
     qtbot.waitUntil(lambda: d.check is not None and not d.busy, timeout=WAIT)

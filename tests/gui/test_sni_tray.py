@@ -57,8 +57,12 @@ def _session_bus(workdir: Path) -> Iterator[str]:
     """A private ``dbus-daemon``; its address. Stopped by its pid at the end."""
     config = workdir / "bus.conf"
     config.write_text(BUS_CONFIG.format(tmpdir=tempfile.gettempdir()))
-    proc = subprocess.Popen(["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address=1"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address=1"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], 30)
@@ -97,7 +101,7 @@ class Bus:
     def prop(self, bus_name: str, path: str, interface: str, name: str) -> Any:
         from jeepney import DBusAddress, Properties
 
-        (_signature, value), = self.call(Properties(DBusAddress(path, bus_name, interface)).get(name))
+        ((_signature, value),) = self.call(Properties(DBusAddress(path, bus_name, interface)).get(name))
         return value
 
     def props(self, bus_name: str, path: str, interface: str) -> dict[str, Any]:
@@ -117,8 +121,7 @@ def _item_address(item: str) -> tuple[str, str]:
 
 def _start(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
-        return subprocess.Popen(argv, env=env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT)
+        return subprocess.Popen(argv, env=env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
 
 
 def _colours(x: XSession, window: Window) -> set[tuple[int, int, int]]:
@@ -138,17 +141,26 @@ def test_the_tray_icon_is_a_status_notifier_item(kv_sandbox: dict[str, Path], tm
     with _session_bus(tmp_path) as address, XSession(tmp_path / "x", tray=False) as x:
         bus = Bus(address)
         # GTK's accessibility bridge would ask the bus for a service nobody may start here
-        env = x.env(os.environ, DBUS_SESSION_BUS_ADDRESS=address, NO_AT_BRIDGE="1", GTK_A11Y="none",
-                    GDK_BACKEND="x11", KVSWITCH_TRAY_NO_DETECT="1", PYTHONFAULTHANDLER="1")
+        env = x.env(
+            os.environ,
+            DBUS_SESSION_BUS_ADDRESS=address,
+            NO_AT_BRIDGE="1",
+            GTK_A11Y="none",
+            GDK_BACKEND="x11",
+            KVSWITCH_TRAY_NO_DETECT="1",
+            PYTHONFAULTHANDLER="1",
+        )
         try:
             procs.append(_start(["status-notifier-watcher"], env, tmp_path / "watcher.log"))
             assert wait_until(lambda: bus.has_owner(WATCHER), START_S), (tmp_path / "watcher.log").read_text()
             procs.append(_start([HOST_NAME], env, tmp_path / "host.log"))
-            assert wait_until(lambda: bus.prop(WATCHER, "/StatusNotifierWatcher", WATCHER,
-                                               "IsStatusNotifierHostRegistered"), START_S), \
-                (tmp_path / "host.log").read_text(errors="replace")
-            host = wait_until(lambda: next((w for w in x.tree() if w.name == HOST_NAME and not w.path
-                                            and w.width > 100), None), START_S)
+            assert wait_until(
+                lambda: bus.prop(WATCHER, "/StatusNotifierWatcher", WATCHER, "IsStatusNotifierHostRegistered"), START_S
+            ), (tmp_path / "host.log").read_text(errors="replace")
+            host = wait_until(
+                lambda: next((w for w in x.tree() if w.name == HOST_NAME and not w.path and w.width > 100), None),
+                START_S,
+            )
             assert host is not None, f"the SNI host shows no panel: {x.tree()}"
             before = _colours(x, host)
             merged = MODE_COLOURS["merged"]
@@ -161,8 +173,13 @@ def test_the_tray_icon_is_a_status_notifier_item(kv_sandbox: dict[str, Path], tm
                 return (tmp_path / "app.log").read_text(errors="replace")
 
             # (a) the watcher lists the app's item
-            items = wait_until(lambda: app.poll() is None and list(
-                bus.prop(WATCHER, "/StatusNotifierWatcher", WATCHER, "RegisteredStatusNotifierItems")), START_S)
+            items = wait_until(
+                lambda: (
+                    app.poll() is None
+                    and list(bus.prop(WATCHER, "/StatusNotifierWatcher", WATCHER, "RegisteredStatusNotifierItems"))
+                ),
+                START_S,
+            )
             assert items and len(items) == 1, f"no item registered: {items}\n{app_log()}"
             service, path = _item_address(items[0])
 
@@ -186,8 +203,9 @@ def test_the_tray_icon_is_a_status_notifier_item(kv_sandbox: dict[str, Path], tm
             assert tooltip and "merged" in str(tooltip), tooltip  # the tray's own tooltip: profile · mode
 
             # (c) the host's panel shows it: kvswitch's blue among its pixels now
-            assert wait_until(lambda: any(_near(c, merged) for c in _colours(x, host)), START_S), \
+            assert wait_until(lambda: any(_near(c, merged) for c in _colours(x, host)), START_S), (
                 f"the SNI host's panel shows no kvswitch icon\n{app_log()}"
+            )
             shot = x.screenshot(tmp_path / "sni-tray.png", crop=(host.x, host.y, host.width, host.height))
             assert shot.stat().st_size > 0
             assert app.poll() is None, app_log()

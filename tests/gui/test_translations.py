@@ -42,8 +42,11 @@ CJK_OR_FULL_WIDTH = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-
 def _messages(path: Path = TS) -> list[tuple[str, str, ET.Element]]:
     """(context, source, translation element) of every message of a .ts file."""
     root = ET.parse(path).getroot()
-    return [(ctx.findtext("name") or "", m.findtext("source") or "", m.find("translation"))  # type: ignore[misc]
-            for ctx in root.iter("context") for m in ctx.iter("message")]
+    return [
+        (ctx.findtext("name") or "", m.findtext("source") or "", m.find("translation"))  # type: ignore[misc]
+        for ctx in root.iter("context")
+        for m in ctx.iter("message")
+    ]
 
 
 def _tool(name: str) -> str:
@@ -54,6 +57,7 @@ def _tool(name: str) -> str:
 
 
 # -- the catalogue ------------------------------------------------------------------------------
+
 
 def test_every_message_has_a_finished_chinese_translation_with_the_same_placeholders_and_key() -> None:
     found = _messages()
@@ -84,24 +88,62 @@ def test_the_catalogue_lists_every_message_of_the_code_and_the_qm_is_built_from_
     shutil.copyfile(TS, fresh)
     sources = [str(p) for p in translations.catalogue_sources()]
     assert len(sources) > 10 and all("launch.py" not in p for p in sources)  # the launcher uses kvswitch's own
-    done = subprocess.run([_tool("pyside6-lupdate"), *sources, "-no-obsolete",
-                           "-locations", "none", "-target-language", "zh_CN", "-ts", str(fresh)],
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [
+            _tool("pyside6-lupdate"),
+            *sources,
+            "-no-obsolete",
+            "-locations",
+            "none",
+            "-target-language",
+            "zh_CN",
+            "-ts",
+            str(fresh),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     ours = {(c, s) for c, s, _ in _messages()}
     code = {(c, s) for c, s, _ in _messages(fresh)}
     assert code - ours == set(), "in the code, not in the catalogue: run python -m kvswitch_gui.translations"
     assert ours - code == set(), "in the catalogue, no longer in the code"
     qm = tmp_path / "fresh.qm"
-    subprocess.run([_tool("pyside6-lrelease"), "-nounfinished", str(TS), "-qm", str(qm)], capture_output=True,
-                   timeout=300, check=True)
+    subprocess.run(
+        [_tool("pyside6-lrelease"), "-nounfinished", str(TS), "-qm", str(qm)],
+        capture_output=True,
+        timeout=300,
+        check=True,
+    )
     assert qm.read_bytes() == translations.QM_PATH.read_bytes(), "the .qm is stale: run pyside6-lrelease"
 
 
 _TRANSLATING = {"tr", "translate", "QT_TRANSLATE_NOOP"}
-_SHOWING = {"setText", "setToolTip", "addAction", "setTitle", "setWindowTitle", "setPlaceholderText", "notify",
-            "QLabel", "QPushButton", "QCheckBox", "QRadioButton", "QGroupBox", "addRow", "QMenu", "setSuffix",
-            "setFormat", "showMessage", "_say", "_finish_idle", "setHeaderLabels", "QMessageBox"}
+_SHOWING = {
+    "setText",
+    "setToolTip",
+    "addAction",
+    "setTitle",
+    "setWindowTitle",
+    "setPlaceholderText",
+    "notify",
+    "QLabel",
+    "QPushButton",
+    "QCheckBox",
+    "QRadioButton",
+    "QGroupBox",
+    "addRow",
+    "QMenu",
+    "setSuffix",
+    "setFormat",
+    "showMessage",
+    "_say",
+    "_finish_idle",
+    "setHeaderLabels",
+    "QMessageBox",
+}
 _NOT_WORDS = {"kvswitch", "&English", "m&erged", "&split", "http://127.0.0.1:8000/v1"}
 """Shown as they are: the program's name, a language's own name, the modes' names, an example URL."""
 
@@ -125,9 +167,11 @@ def test_translated_text_is_literal() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and _name(node) in _TRANSLATING:
                 at = 0 if _name(node) == "tr" else 1
-                args = node.args[at:at + 1]
-                if not args or not (isinstance(args[0], ast.Name) or (isinstance(args[0], ast.Constant)
-                                                                       and isinstance(args[0].value, str))):
+                args = node.args[at : at + 1]
+                if not args or not (
+                    isinstance(args[0], ast.Name)
+                    or (isinstance(args[0], ast.Constant) and isinstance(args[0].value, str))
+                ):
                     bad.append(f"{path.name}:{node.lineno}")
     assert bad == []
 
@@ -151,6 +195,7 @@ def test_no_english_text_is_shown_without_translation() -> None:
 
 # -- choosing the language ------------------------------------------------------------------------
 
+
 @pytest.fixture
 def english_after(qapp: QApplication) -> Iterator[QApplication]:
     try:
@@ -160,13 +205,13 @@ def english_after(qapp: QApplication) -> Iterator[QApplication]:
 
 
 def test_chinese_installs_the_trays_and_qts_catalogues_and_sets_the_librarys_language(
-        english_after: QApplication, sandbox: Path) -> None:
+    english_after: QApplication, sandbox: Path
+) -> None:
     assert translations.install_translator(english_after, "zh-CN") == "zh_CN"
     assert i18n.language() == "zh_CN" and translations.installed_language() == "zh_CN"
     assert QCoreApplication.translate("TrayController", "&Quit") == "退出(&Q)"
     box = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)  # Qt's own words: qtbase_zh_CN.qm
-    if (Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath))
-            / "qtbase_zh_CN.qm").exists():
+    if (Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)) / "qtbase_zh_CN.qm").exists():
         assert box.button(QDialogButtonBox.StandardButton.Cancel).text() == "取消"
     # every message of the catalogue is in the .qm (none falls back to English)
     same = [(c, s) for c, s, t in _messages() if QCoreApplication.translate(c, s) != t.text]
@@ -179,7 +224,8 @@ def test_chinese_installs_the_trays_and_qts_catalogues_and_sets_the_librarys_lan
 
 
 def test_the_trays_setting_outranks_the_system_and_an_argument_outranks_both(
-        english_after: QApplication, sandbox: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    english_after: QApplication, sandbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KVSWITCH_LANG", "zh-CN")
     assert translations.saved_language() is None
     assert translations.install_translator(english_after) == "zh_CN"  # the system's (KVSWITCH_LANG)
@@ -211,8 +257,8 @@ def test_a_broken_settings_file_counts_as_no_setting(english_after: QApplication
 
 
 def test_language_menu_saves_the_choice_for_the_next_start(
-        qtbot: Any, make: Callable[..., TrayController], kv_sandbox: dict[str, Path],
-        english_after: QApplication) -> None:
+    qtbot: Any, make: Callable[..., TrayController], kv_sandbox: dict[str, Path], english_after: QApplication
+) -> None:
     translations.install_translator(english_after, "en")
     c = make()
     menu = _open_menu(qtbot, c)
@@ -235,16 +281,20 @@ def test_language_menu_saves_the_choice_for_the_next_start(
 
 # -- the tray in Chinese ----------------------------------------------------------------------------
 
+
 def test_the_tray_reads_in_chinese_codes_and_values_unchanged(
-        qtbot: Any, make: Callable[..., TrayController], kv_sandbox: dict[str, Path], chinese: str) -> None:
+    qtbot: Any, make: Callable[..., TrayController], kv_sandbox: dict[str, Path], chinese: str
+) -> None:
     assert chinese == "zh_CN"
     c = make()
     menu = _open_menu(qtbot, c)
     top = [plain_text(a.text()) for a in actionable(menu)]
     assert top[:4] == ["模式 — merged", "配置方案 — taotoken", "客户端 — 全部已同步", "网关 — 已关闭"]
     assert {"运行探测…", "设置…", "API 密钥…", "监视文件", "打开日志", "语言", "退出"} <= set(top)
-    assert [plain_text(a.text()) for a in actionable(_find(menu, "模式").menu())] == ["合并模式（merged）",
-                                                                                      "分离模式（split）"]
+    assert [plain_text(a.text()) for a in actionable(_find(menu, "模式").menu())] == [
+        "合并模式（merged）",
+        "分离模式（split）",
+    ]
     # every item a user can choose reads in Chinese, but for names (profiles, clients, languages)
     names = {"taotoken", "English"}
     for sub in menus(menu):
@@ -259,7 +309,8 @@ def test_the_tray_reads_in_chinese_codes_and_values_unchanged(
 
 
 def test_the_settings_dialog_reads_in_chinese_with_the_librarys_codes(
-        qtbot: Any, kv_sandbox: dict[str, Path], chinese: str) -> None:
+    qtbot: Any, kv_sandbox: dict[str, Path], chinese: str
+) -> None:
     from PySide6.QtTest import QTest
 
     from kvswitch_gui.settings_dialog import SettingsDialog
@@ -281,13 +332,16 @@ def test_the_settings_dialog_reads_in_chinese_with_the_librarys_codes(
 
 def test_a_process_started_under_a_chinese_locale_reads_chinese(tmp_path: Path) -> None:
     """``install_translator`` with no setting and no argument follows the locale, as the app does."""
-    code = ("from PySide6.QtCore import QCoreApplication\n"
-            "app = QCoreApplication([])\n"
-            "from kvswitch_gui.translations import install_translator\n"
-            "print(install_translator(app), QCoreApplication.translate('TrayController', '&Settings…'))\n")
+    code = (
+        "from PySide6.QtCore import QCoreApplication\n"
+        "app = QCoreApplication([])\n"
+        "from kvswitch_gui.translations import install_translator\n"
+        "print(install_translator(app), QCoreApplication.translate('TrayController', '&Settings…'))\n"
+    )
     env = {k: v for k, v in os.environ.items() if k not in {"KVSWITCH_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES"}}
     env.update(LANG="zh_CN.UTF-8", KVSWITCH_HOME=str(tmp_path / "kv"), QT_QPA_PLATFORM="offscreen")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["zh_CN", "设置(&S)…"]

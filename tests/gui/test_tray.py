@@ -68,8 +68,11 @@ def _find(menu: QMenu, *labels: str) -> QAction:
             sub = action.menu()
             assert sub is not None, f"{action.text()!r} has no submenu"
             menu = sub
-        found = [a for a in menu.actions() if plain_text(a.text()) == label or
-                 (a.menu() is not None and plain_text(a.text()).startswith(label))]
+        found = [
+            a
+            for a in menu.actions()
+            if plain_text(a.text()) == label or (a.menu() is not None and plain_text(a.text()).startswith(label))
+        ]
         assert found, f"no {label!r} in {[plain_text(a.text()) for a in menu.actions()]}"
         action = found[0]
     assert action is not None
@@ -99,11 +102,22 @@ def _wait_notice(qtbot: Any, c: TrayController, title_part: str) -> Any:
 
 # -- the menu -------------------------------------------------------------------------------
 
+
 def test_menu_shows_state_with_check_marks(qtbot: Any, controller: TrayController) -> None:
     menu = _open_menu(qtbot, controller)
     texts = [plain_text(a.text()) for a in menu.actions() if not a.isSeparator() and a.isVisible()]
-    assert texts[:10] == ["taotoken · merged", "Mode — merged", "Profile — taotoken", "Clients — all in sync",
-                          "Gateway — off", "Run probe…", "Settings…", "API key…", "Watch files", "Open log"]
+    assert texts[:10] == [
+        "taotoken · merged",
+        "Mode — merged",
+        "Profile — taotoken",
+        "Clients — all in sync",
+        "Gateway — off",
+        "Run probe…",
+        "Settings…",
+        "API key…",
+        "Watch files",
+        "Open log",
+    ]
     assert texts[10:] in (["Language", "Launch at login", "Quit"], ["Language", "Quit"])  # autostart: if installed
     assert not menu.actions()[0].isEnabled()
     merged, split = _find(menu, "Mode", "Merged"), _find(menu, "Mode", "Split")
@@ -115,15 +129,17 @@ def test_menu_shows_state_with_check_marks(qtbot: Any, controller: TrayControlle
     sub = _find(menu, "Clients", "Cline (settings.json)").menu()
     assert _shown(sub) == ["merged, in sync", "Merged", "Split", "Open file", "Open folder", "Restore a backup"]
     assert [plain_text(a.text()) for a in _find(menu, "Clients", "Cline", "Restore a backup").menu().actions()] == [
-        "no backups yet"]
+        "no backups yet"
+    ]
     watch = _find(menu, "Watch files")
     assert watch.isCheckable() and not watch.isChecked()
     assert controller.icon_key == ("merged", False)
     assert "taotoken · merged" in controller.tooltip() and "no probe run yet" in controller.tooltip()
 
 
-def test_labels_update_in_place_when_fresh_state_arrives(qtbot: Any, controller: TrayController,
-                                                         kv_sandbox: dict[str, Path]) -> None:
+def test_labels_update_in_place_when_fresh_state_arrives(
+    qtbot: Any, controller: TrayController, kv_sandbox: dict[str, Path]
+) -> None:
     menu = _open_menu(qtbot, controller)
     header, clients = menu.actions()[0], _find(menu, "Clients").menu()
     ccswitch = kv_sandbox["ccswitch"]
@@ -138,17 +154,27 @@ def test_labels_update_in_place_when_fresh_state_arrives(qtbot: Any, controller:
 
 # -- switching ----------------------------------------------------------------------------------
 
-def test_mode_switch_writes_both_files_and_notifies(qtbot: Any, controller: TrayController,
-                                                    kv_sandbox: dict[str, Path]) -> None:
+
+def test_mode_switch_writes_both_files_and_notifies(
+    qtbot: Any, controller: TrayController, kv_sandbox: dict[str, Path]
+) -> None:
     menu = _open_menu(qtbot, controller)
     _find(menu, "Mode", "Split").trigger()
-    qtbot.waitUntil(lambda: '"mode": "split"' in kv_sandbox["cline"].read_text()
-                    and 'mode = "split"' in kv_sandbox["ccswitch"].read_text(), timeout=WAIT)
+    qtbot.waitUntil(
+        lambda: (
+            '"mode": "split"' in kv_sandbox["cline"].read_text()
+            and 'mode = "split"' in kv_sandbox["ccswitch"].read_text()
+        ),
+        timeout=WAIT,
+    )
     notice = _wait_notice(qtbot, controller, "Switched to split")
     assert not notice.error
     assert "Cline (settings.json): merged → split" in notice.text
     assert "CC Switch (config.toml): merged → split" in notice.text
-    assert "restart Cline (settings.json) to apply" in notice.text and "restart CC Switch (config.toml) to apply" in notice.text
+    assert (
+        "restart Cline (settings.json) to apply" in notice.text
+        and "restart CC Switch (config.toml) to apply" in notice.text
+    )
     assert 'mode = "split"' in kv_sandbox["config"].read_text()
     qtbot.waitUntil(lambda: controller.idle and controller.icon_key == ("split", False), timeout=WAIT)
     menu = _open_menu(qtbot, controller)
@@ -157,9 +183,10 @@ def test_mode_switch_writes_both_files_and_notifies(qtbot: Any, controller: Tray
     assert _titles(menu) == ["Cline (settings.json) — split, in sync", "CC Switch (config.toml) — split, in sync"]
 
 
-def test_a_failing_switch_writes_nothing_and_says_why(qtbot: Any, controller: TrayController,
-                                                      kv_sandbox: dict[str, Path]) -> None:
-    kv_sandbox["ccswitch"].write_text("[cache\nmode = \"merged\"\n")  # does not parse
+def test_a_failing_switch_writes_nothing_and_says_why(
+    qtbot: Any, controller: TrayController, kv_sandbox: dict[str, Path]
+) -> None:
+    kv_sandbox["ccswitch"].write_text('[cache\nmode = "merged"\n')  # does not parse
     before = {k: p.read_bytes() for k, p in kv_sandbox.items()}
     controller.switch_mode("split")
     notice = _wait_notice(qtbot, controller, "Switch to split failed")
@@ -173,8 +200,9 @@ def test_a_failing_switch_writes_nothing_and_says_why(qtbot: Any, controller: Tr
     assert _titles(menu)[1].startswith("CC Switch (config.toml) — invalid: ")
 
 
-def test_second_switch_while_one_runs_is_refused(qtbot: Any, controller: TrayController,
-                                                 kv_sandbox: dict[str, Path]) -> None:
+def test_second_switch_while_one_runs_is_refused(
+    qtbot: Any, controller: TrayController, kv_sandbox: dict[str, Path]
+) -> None:
     controller.switch_mode("split")
     controller.switch_mode("merged")
     assert controller.notices[-1].title == "Please wait" and controller.notices[-1].error
@@ -183,8 +211,9 @@ def test_second_switch_while_one_runs_is_refused(qtbot: Any, controller: TrayCon
     assert 'mode = "split"' in kv_sandbox["config"].read_text()
 
 
-def test_profile_switch_renders_the_profile(qtbot: Any, controller: TrayController,
-                                            kv_sandbox: dict[str, Path]) -> None:
+def test_profile_switch_renders_the_profile(
+    qtbot: Any, controller: TrayController, kv_sandbox: dict[str, Path]
+) -> None:
     _run_cli("profile", "add", "local", "--preset", "llamacpp", "--model", "tiny")
     menu = _open_menu(qtbot, controller)
     assert [plain_text(a.text()) for a in _find(menu, "Profile").menu().actions()] == ["taotoken", "local"]
@@ -198,19 +227,21 @@ def test_profile_switch_renders_the_profile(qtbot: Any, controller: TrayControll
     assert _find(menu, "Profile", "local").isChecked() and menu.actions()[0].text() == "local · merged"
 
 
-def test_clients_titles_show_drift_after_an_outside_edit(qtbot: Any, controller: TrayController,
-                                                         kv_sandbox: dict[str, Path]) -> None:
+def test_clients_titles_show_drift_after_an_outside_edit(
+    qtbot: Any, controller: TrayController, kv_sandbox: dict[str, Path]
+) -> None:
     cline = kv_sandbox["cline"]
     cline.write_text(cline.read_text().replace('"chunkSize": 512', '"chunkSize": 1024'))
     menu = _open_menu(qtbot, controller)
-    assert _titles(menu) == ["Cline (settings.json) — merged, drifted: cache.chunk_size · changed outside",
-                             "CC Switch (config.toml) — merged, in sync"]
+    assert _titles(menu) == [
+        "Cline (settings.json) — merged, drifted: cache.chunk_size · changed outside",
+        "CC Switch (config.toml) — merged, in sync",
+    ]
     assert controller.icon_key == ("merged", True)
     assert "Cline (settings.json): merged, drifted: cache.chunk_size" in controller.tooltip()
 
 
-def test_restore_a_backup_from_the_menu(qtbot: Any, controller: TrayController,
-                                        kv_sandbox: dict[str, Path]) -> None:
+def test_restore_a_backup_from_the_menu(qtbot: Any, controller: TrayController, kv_sandbox: dict[str, Path]) -> None:
     original = kv_sandbox["cline"].read_bytes()
     _run_cli("switch", "split")
     menu = _open_menu(qtbot, controller)
@@ -229,6 +260,7 @@ def test_restore_a_backup_from_the_menu(qtbot: Any, controller: TrayController,
 
 # -- the other actions -----------------------------------------------------------------------------
 
+
 @pytest.fixture
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     urls: list[str] = []
@@ -241,8 +273,9 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return urls
 
 
-def test_open_file_folder_and_log(qtbot: Any, controller: TrayController, kv_sandbox: dict[str, Path],
-                                  opened: list[str]) -> None:
+def test_open_file_folder_and_log(
+    qtbot: Any, controller: TrayController, kv_sandbox: dict[str, Path], opened: list[str]
+) -> None:
     menu = _open_menu(qtbot, controller)
     _find(menu, "Clients", "CC Switch", "Open file").trigger()
     _find(menu, "Clients", "CC Switch", "Open folder").trigger()
@@ -270,7 +303,8 @@ def test_quit_action_asks_to_quit(qtbot: Any, controller: TrayController) -> Non
 
 
 def test_run_probe_without_the_probe_window_is_an_error_notice(
-        qtbot: Any, controller: TrayController, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot: Any, controller: TrayController, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "kvswitch_gui.probe_window", None)  # not importable
     menu = _open_menu(qtbot, controller)
     _find(menu, "Run probe…").trigger()
@@ -288,7 +322,8 @@ class _FakeProbeWindow(QWidget):
 
 
 def test_run_probe_opens_the_window_and_shows_its_report(
-        qtbot: Any, controller: TrayController, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot: Any, controller: TrayController, monkeypatch: pytest.MonkeyPatch
+) -> None:
     module = types.ModuleType("kvswitch_gui.probe_window")
     module.ProbeWindow = _FakeProbeWindow  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "kvswitch_gui.probe_window", module)
@@ -298,8 +333,10 @@ def test_run_probe_opens_the_window_and_shows_its_report(
     _find(menu, "Run probe…").trigger()  # the same window comes to the front again
     (window,) = _FakeProbeWindow.made
     assert window.isVisible()
-    report = {"time": "2026-12-02T15:03:56+0000",
-              "modes": {"merged": {"ttft_ms": {"median": 30.4}}, "split": {"ttft_ms": {"median": 45.0}}}}
+    report = {
+        "time": "2026-12-02T15:03:56+0000",
+        "modes": {"merged": {"ttft_ms": {"median": 30.4}}, "split": {"ttft_ms": {"median": 45.0}}},
+    }
     window.report_ready.emit(report)
     notice = _wait_notice(qtbot, controller, "Probe finished")
     assert "merged 30 ms · split 45 ms" in notice.text
@@ -308,8 +345,7 @@ def test_run_probe_opens_the_window_and_shows_its_report(
     window.close()
 
 
-def test_settings_action_saves_and_applies(qtbot: Any, controller: TrayController,
-                                           kv_sandbox: dict[str, Path]) -> None:
+def test_settings_action_saves_and_applies(qtbot: Any, controller: TrayController, kv_sandbox: dict[str, Path]) -> None:
     menu = _open_menu(qtbot, controller)
     _find(menu, "Settings…").trigger()
     dialog = controller._settings
@@ -324,9 +360,9 @@ def test_settings_action_saves_and_applies(qtbot: Any, controller: TrayControlle
     dialog.close()
 
 
-def test_key_action_stores_the_key_and_writes_it(qtbot: Any, controller: TrayController,
-                                                 kv_sandbox: dict[str, Path],
-                                                 memory_keyring: dict[tuple[str, str], str]) -> None:
+def test_key_action_stores_the_key_and_writes_it(
+    qtbot: Any, controller: TrayController, kv_sandbox: dict[str, Path], memory_keyring: dict[tuple[str, str], str]
+) -> None:
     menu = _open_menu(qtbot, controller)
     _find(menu, "API key…").trigger()
     dialog = controller._key
@@ -341,8 +377,9 @@ def test_key_action_stores_the_key_and_writes_it(qtbot: Any, controller: TrayCon
     dialog.close()
 
 
-def test_notices_go_to_the_tray_when_there_is_one(make: Callable[..., TrayController],
-                                                   kv_sandbox: dict[str, Path]) -> None:
+def test_notices_go_to_the_tray_when_there_is_one(
+    make: Callable[..., TrayController], kv_sandbox: dict[str, Path]
+) -> None:
     c = make(start=False, use_tray=True)
     shown: list[tuple[Any, ...]] = []
     c.tray.showMessage = lambda *args: shown.append(args)  # type: ignore[method-assign]
@@ -355,15 +392,19 @@ def test_notices_go_to_the_tray_when_there_is_one(make: Callable[..., TrayContro
 
 # -- the watcher -----------------------------------------------------------------------------------
 
-def test_watcher_picks_up_an_outside_edit_and_updates_the_icon(qtbot: Any, make: Callable[..., TrayController],
-                                                               kv_sandbox: dict[str, Path]) -> None:
+
+def test_watcher_picks_up_an_outside_edit_and_updates_the_icon(
+    qtbot: Any, make: Callable[..., TrayController], kv_sandbox: dict[str, Path]
+) -> None:
     c = make(watch=True)
     qtbot.waitUntil(lambda: c.watching, timeout=WAIT)
     menu = _open_menu(qtbot, c)
     assert _find(menu, "Watch files").isChecked() and c.window.watch_check.isChecked()
     cline = kv_sandbox["cline"]
     cline.write_text(cline.read_text().replace('"mode": "merged"', '"mode": "split"'))
-    qtbot.waitUntil(lambda: c.icon_key == ("split", False), timeout=5000)  # "within a couple of seconds", with slack for a loaded machine
+    qtbot.waitUntil(
+        lambda: c.icon_key == ("split", False), timeout=5000
+    )  # "within a couple of seconds", with slack for a loaded machine
     assert 'mode = "split"' in kv_sandbox["ccswitch"].read_text()  # propagated
     notice = _wait_notice(qtbot, c, "Took an outside edit")
     assert "settings.json" in notice.text
@@ -374,8 +415,9 @@ def test_watcher_picks_up_an_outside_edit_and_updates_the_icon(qtbot: Any, make:
     assert not c.window.watch_check.isChecked()
 
 
-def test_another_watcher_running_unchecks_the_toggle(qtbot: Any, make: Callable[..., TrayController],
-                                                     kv_sandbox: dict[str, Path]) -> None:
+def test_another_watcher_running_unchecks_the_toggle(
+    qtbot: Any, make: Callable[..., TrayController], kv_sandbox: dict[str, Path]
+) -> None:
     with Watcher():
         c = make(watch=True)
         notice = _wait_notice(qtbot, c, "Not watching files")
@@ -414,15 +456,17 @@ def test_last_probe_from_history_is_in_the_tooltip(qtbot: Any, controller: TrayC
     qtbot.waitUntil(lambda: "TTFT median merged 31 ms" in controller.tray.toolTip(), timeout=WAIT)
 
 
-def test_no_watch_environment_variable(make: Callable[..., TrayController], kv_sandbox: dict[str, Path],
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_watch_environment_variable(
+    make: Callable[..., TrayController], kv_sandbox: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KVSWITCH_TRAY_NO_WATCH", "1")
     c = make(start=False, watch=None)  # the environment decides
     assert not c.watch_wanted
 
 
-def test_watcher_reports_an_invalid_outside_edit(qtbot: Any, make: Callable[..., TrayController],
-                                                 kv_sandbox: dict[str, Path]) -> None:
+def test_watcher_reports_an_invalid_outside_edit(
+    qtbot: Any, make: Callable[..., TrayController], kv_sandbox: dict[str, Path]
+) -> None:
     c = make(watch=True)
     qtbot.waitUntil(lambda: c.watching, timeout=WAIT)
     kv_sandbox["ccswitch"].write_text('[cache]\nmode = "both"\n')

@@ -44,15 +44,18 @@ def _free_port() -> int:
 
 @pytest.fixture
 def upstreams() -> Iterator[dict[str, SSEServer]]:
-    with SSEServer(ttft_ms=5, itl_ms=1, tokens=3, model="tiny") as merged, \
-            SSEServer(ttft_ms=5, itl_ms=1, tokens=3, model="tiny") as split, \
-            SSEServer(ttft_ms=5, itl_ms=1, tokens=3, model="tiny") as other:
+    with (
+        SSEServer(ttft_ms=5, itl_ms=1, tokens=3, model="tiny") as merged,
+        SSEServer(ttft_ms=5, itl_ms=1, tokens=3, model="tiny") as split,
+        SSEServer(ttft_ms=5, itl_ms=1, tokens=3, model="tiny") as other,
+    ):
         yield {"merged": merged, "split": split, "other": other}
 
 
 @pytest.fixture
-def pinned_setup(sandbox: Path, upstreams: dict[str, SSEServer], monkeypatch: pytest.MonkeyPatch
-                 ) -> Iterator[dict[str, Any]]:
+def pinned_setup(
+    sandbox: Path, upstreams: dict[str, SSEServer], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, Any]]:
     """kvswitch.toml: profile ``lab`` (merged and split on two SSE servers) and ``other``, the
     gateway on a free port with its token in a variable, Claude Code pinned, Qwen Code direct.
     Any gateway still running at the end is stopped."""
@@ -74,7 +77,8 @@ def pinned_setup(sandbox: Path, upstreams: dict[str, SSEServer], monkeypatch: py
         f'[profiles.other]\nbase_url = "{o.root}"\nmodel = "tiny"\nkey = "env:KVS_GUI_LAB_KEY"\n\n'
         f'[[clients]]\npath = {json.dumps(str(files["claude"]))}\nkind = "claude-code"\n\n'
         f'[[clients]]\npath = {json.dumps(str(files["qwen"]))}\nkind = "qwen-code"\nname = "qwen"\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     apply_profile("lab")
     pin(["claude-code"])
     try:
@@ -92,8 +96,11 @@ def _get(url: str) -> tuple[int, bytes]:
 def _chat(port: int) -> str:
     """One streamed chat request through the gateway (no mode asked): the mode it says it took."""
     body = json.dumps({"model": "tiny", "stream": True, "messages": [{"role": "user", "content": "hi"}]})
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=body.encode(),
-                                 headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}/v1/chat/completions",
+        data=body.encode(),
+        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=10) as r:
         assert b"[DONE]" in r.read()
         return str(r.headers["X-KVSwitch-Mode"])
@@ -108,8 +115,8 @@ def _gone(pid: int) -> bool:
 
 
 def test_start_switch_and_stop_the_gateway_from_the_tray(
-        qtbot: Any, make: Callable[..., TrayController], pinned_setup: dict[str, Any],
-        upstreams: dict[str, SSEServer]) -> None:
+    qtbot: Any, make: Callable[..., TrayController], pinned_setup: dict[str, Any], upstreams: dict[str, SSEServer]
+) -> None:
     port = pinned_setup["port"]
     url = f"http://127.0.0.1:{port}"
     claude_before = pinned_setup["claude"].read_bytes()
@@ -123,9 +130,13 @@ def test_start_switch_and_stop_the_gateway_from_the_tray(
     assert "Gateway: off: pinned clients reach nothing until it starts" in c.tooltip()
     # the pinned client: no Merged / Split of its own, a line saying the gateway chooses
     claude = _find(menu, "Clients", "Claude Code").menu()
-    assert _shown(claude) == ["via gateway, not running, in sync",
-                              "via gateway: it chooses the mode (Mode ▸ switches all, or per request)",
-                              "Open file", "Open folder", "Restore a backup"]
+    assert _shown(claude) == [
+        "via gateway, not running, in sync",
+        "via gateway: it chooses the mode (Mode ▸ switches all, or per request)",
+        "Open file",
+        "Open folder",
+        "Restore a backup",
+    ]
     assert _shown(_find(menu, "Clients", "qwen").menu())[:3] == ["merged, in sync", "Merged", "Split"]
 
     _find(menu, "Gateway", "Start gateway").trigger()
@@ -142,8 +153,13 @@ def test_start_switch_and_stop_the_gateway_from_the_tray(
     qtbot.waitUntil(lambda: c.idle and c.busy is None, timeout=test_tray.WAIT)
     menu = _open_menu(qtbot, c)
     assert plain_text(_find(menu, "Gateway").text()) == "Gateway — on, merged"
-    on = [f"Gateway: on, merged — {url}", "profile lab · pinned: Claude Code", "route: default (merged)",
-          "merged: no requests yet", "split: no requests yet"]
+    on = [
+        f"Gateway: on, merged — {url}",
+        "profile lab · pinned: Claude Code",
+        "route: default (merged)",
+        "merged: no requests yet",
+        "split: no requests yet",
+    ]
     assert _shown(_find(menu, "Gateway").menu()) == [*on, "Stop gateway"]
     assert not any(a.isEnabled() for a in _find(menu, "Gateway").menu().actions()[:5])  # greyed lines
     assert _shown(_find(menu, "Clients", "Claude Code").menu())[0] == "via gateway · merged, in sync"
@@ -202,7 +218,8 @@ def test_start_switch_and_stop_the_gateway_from_the_tray(
 
 
 def test_a_gateway_that_cannot_start_says_why_and_nothing_runs(
-        qtbot: Any, make: Callable[..., TrayController], pinned_setup: dict[str, Any]) -> None:
+    qtbot: Any, make: Callable[..., TrayController], pinned_setup: dict[str, Any]
+) -> None:
     port = pinned_setup["port"]
     with socket.socket() as taken:  # something else holds the config's port
         taken.bind(("127.0.0.1", port))
@@ -221,8 +238,8 @@ def test_a_gateway_that_cannot_start_says_why_and_nothing_runs(
 
 
 def test_a_gateway_that_refuses_the_switch_is_told_apart(
-        qtbot: Any, make: Callable[..., TrayController], pinned_setup: dict[str, Any],
-        upstreams: dict[str, SSEServer]) -> None:
+    qtbot: Any, make: Callable[..., TrayController], pinned_setup: dict[str, Any], upstreams: dict[str, SSEServer]
+) -> None:
     """A gateway given its upstreams outright (no config to read again) refuses a reload: the
     profile is applied to the files all the same, and the notice says the gateway did not take it."""
     from tests.gateway.test_control import Served
@@ -241,8 +258,10 @@ def test_a_gateway_that_refuses_the_switch_is_told_apart(
         _find(menu, "Profile", "other").trigger()
         notice = _wait_notice(qtbot, c, "Profile other applied")
         assert notice.error
-        assert ("the running gateway did not take it: the gateway refused: this gateway was given its "
-                "upstreams outright; restart it instead") in notice.text
+        assert (
+            "the running gateway did not take it: the gateway refused: this gateway was given its "
+            "upstreams outright; restart it instead"
+        ) in notice.text
         qwen = json.loads(pinned_setup["qwen"].read_text())["security"]["auth"]["baseUrl"]
         assert qwen.startswith(upstreams["other"].root)  # the files were switched
         assert served.gateway.settings.profile == "p"  # the gateway kept what it had
@@ -256,8 +275,7 @@ def test_a_gateway_that_refuses_the_switch_is_told_apart(
         served.close()
 
 
-def test_the_switch_jobs_tell_a_running_gateway(pinned_setup: dict[str, Any],
-                                               upstreams: dict[str, SSEServer]) -> None:
+def test_the_switch_jobs_tell_a_running_gateway(pinned_setup: dict[str, Any], upstreams: dict[str, SSEServer]) -> None:
     """The tray's switch jobs themselves (no Qt): a switch of every client gives a running gateway
     its mode, a profile change makes it read its upstreams again; the outcome says it took them."""
     from kvswitch.config import read_config
@@ -285,8 +303,8 @@ def test_the_switch_jobs_tell_a_running_gateway(pinned_setup: dict[str, Any],
 
 
 def test_the_gateway_submenu_says_its_route_and_why_figures_are_missing(
-        qtbot: Any, make: Callable[..., TrayController], pinned_setup: dict[str, Any],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot: Any, make: Callable[..., TrayController], pinned_setup: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A gateway told to route ``auto`` says so; without the token where the tray runs, the
     figures line says which variable is missing; with it, the figures come (none yet)."""
     from dataclasses import replace
@@ -302,19 +320,26 @@ def test_the_gateway_submenu_says_its_route_and_why_figures_are_missing(
         assert _shown(_find(menu, "Gateway").menu())[2:] == [
             "route: auto",
             "no figures: $KVS_GW_TRAY_TOKEN (the gateway's token) is not set where the tray runs",
-            "Stop gateway"]
+            "Stop gateway",
+        ]
         assert "new prompt tokens" in _find(menu, "Gateway", "route: auto").toolTip()
         monkeypatch.setenv("KVS_GW_TRAY_TOKEN", TOKEN)
         menu = _open_menu(qtbot, c)
         assert _shown(_find(menu, "Gateway").menu())[2:] == [
-            "route: auto", "merged: no requests yet", "split: no requests yet", "Stop gateway"]
+            "route: auto",
+            "merged: no requests yet",
+            "split: no requests yet",
+            "Stop gateway",
+        ]
         # a view of a gateway found running, as the jobs give it (no Qt)
         from kvswitch_gui import jobs
 
         view = jobs.gateway_state()
         assert view is not None and view.running and view.route == "auto" and view.live is not None
         assert view.live.url == served.gateway.url and view.live_lines == (
-            "merged: no requests yet", "split: no requests yet")
+            "merged: no requests yet",
+            "split: no requests yet",
+        )
     finally:
         served.close()
     qtbot.waitUntil(lambda: c.idle, timeout=test_tray.WAIT)

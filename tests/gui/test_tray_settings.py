@@ -25,8 +25,9 @@ def entry() -> Path:
     return Path(os.environ["XDG_CONFIG_HOME"]) / "autostart" / "kvswitch-tray.desktop"
 
 
-def test_launch_at_login_from_the_menu(qtbot: Any, make: Callable[..., TrayController],
-                                       kv_sandbox: dict[str, Path], entry: Path) -> None:
+def test_launch_at_login_from_the_menu(
+    qtbot: Any, make: Callable[..., TrayController], kv_sandbox: dict[str, Path], entry: Path
+) -> None:
     c = make()
     menu = _open_menu(qtbot, c)
     item = _find(menu, "Launch at login")
@@ -44,8 +45,9 @@ def test_launch_at_login_from_the_menu(qtbot: Any, make: Callable[..., TrayContr
     assert not entry.exists() and not _find(_open_menu(qtbot, c), "Launch at login").isChecked()
 
 
-def test_launch_at_login_from_the_window(qtbot: Any, make: Callable[..., TrayController],
-                                         kv_sandbox: dict[str, Path], entry: Path) -> None:
+def test_launch_at_login_from_the_window(
+    qtbot: Any, make: Callable[..., TrayController], kv_sandbox: dict[str, Path], entry: Path
+) -> None:
     c = make(use_tray=False)
     box = c.window.autostart_check
     assert box.isVisibleTo(c.window) and not box.isChecked()
@@ -59,8 +61,9 @@ def test_launch_at_login_from_the_window(qtbot: Any, make: Callable[..., TrayCon
     assert not box.isChecked()
 
 
-def test_a_failure_says_why_and_the_mark_follows_the_file(qtbot: Any, make: Callable[..., TrayController],
-                                                          kv_sandbox: dict[str, Path], entry: Path) -> None:
+def test_a_failure_says_why_and_the_mark_follows_the_file(
+    qtbot: Any, make: Callable[..., TrayController], kv_sandbox: dict[str, Path], entry: Path
+) -> None:
     entry.parent.parent.mkdir(parents=True, exist_ok=True)
     entry.parent.write_text("not a folder")  # the autostart folder cannot be made
     c = make()

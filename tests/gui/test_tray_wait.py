@@ -28,6 +28,7 @@ WIDE = 300  # the fallback window is wider than this; a balloon or a tray icon i
 
 # -- the logic, in process --------------------------------------------------------------------------
 
+
 class FakeFace(QObject):
     quit_requested = Signal()
 
@@ -60,13 +61,21 @@ class Clock:
 
 def _docking(qapp: QApplication, tray: list[bool], clock: Clock, **kw: Any) -> tuple[Docking, list[str]]:
     log: list[str] = []
-    docking = Docking(qapp, lambda use_tray, first: FakeFace(use_tray, first, log), available=lambda: tray[0],
-                      clock=clock, poll_ms=5, late_poll_ms=5, **kw)
+    docking = Docking(
+        qapp,
+        lambda use_tray, first: FakeFace(use_tray, first, log),
+        available=lambda: tray[0],
+        clock=clock,
+        poll_ms=5,
+        late_poll_ms=5,
+        **kw,
+    )
     return docking, log
 
 
-def test_no_tray_yet_waits_showing_nothing_then_docks(qtbot: Any, qapp: QApplication,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_tray_yet_waits_showing_nothing_then_docks(
+    qtbot: Any, qapp: QApplication, capsys: pytest.CaptureFixture[str]
+) -> None:
     tray, clock = [False], Clock()
     docking, log = _docking(qapp, tray, clock, wait_s=30)
     before = qapp.quitOnLastWindowClosed()
@@ -157,6 +166,7 @@ def test_a_tray_already_there_docks_at_once(qapp: QApplication) -> None:
 
 # -- the real thing: Xvfb, trayer started after the app ---------------------------------------------
 
+
 def _wide_windows(x: XSession) -> list[Any]:
     return [w for w in x.shown_windows("kvswitch") if w.width > WIDE]
 
@@ -169,8 +179,10 @@ def test_the_icon_docks_when_trayer_starts_after_the_app(kv_sandbox: dict[str, P
     for tool in TOOLS:
         require_tool(tool)
     env = {**os.environ, **_app_env()}
-    with XSession(tmp_path / "x", tray=False) as x, \
-            TrayApp(x, "--no-watch", "--tray-wait", "120", env=env, log=tmp_path / "app.log") as app:
+    with (
+        XSession(tmp_path / "x", tray=False) as x,
+        TrayApp(x, "--no-watch", "--tray-wait", "120", env=env, log=tmp_path / "app.log") as app,
+    ):
         # the app is up and waiting (it says so), showing nothing
         assert wait_until(lambda: "waiting up to 120 s" in app.log() or not app.alive(), START_S), app.log()
         assert app.alive(), app.log()
@@ -190,8 +202,10 @@ def test_after_the_wait_the_window_gives_way_to_a_late_tray(kv_sandbox: dict[str
     for tool in TOOLS:
         require_tool(tool)
     env = {**os.environ, **_app_env()}
-    with XSession(tmp_path / "x", tray=False) as x, \
-            TrayApp(x, "--no-watch", "--tray-wait", "1", env=env, log=tmp_path / "app.log") as app:
+    with (
+        XSession(tmp_path / "x", tray=False) as x,
+        TrayApp(x, "--no-watch", "--tray-wait", "1", env=env, log=tmp_path / "app.log") as app,
+    ):
         window = wait_until(lambda: _wide_windows(x) or not app.alive(), START_S)
         assert window and app.alive(), f"no window after the wait ran out\n{app.log()}"
         x.start_tray()

@@ -16,8 +16,17 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["MERGED_URL", "SPLIT_URL", "claude_mode", "file_mode", "make_two_clients", "npm_program",
-           "qwen_mode", "run_kvswitch", "seed_files"]
+__all__ = [
+    "MERGED_URL",
+    "SPLIT_URL",
+    "claude_mode",
+    "file_mode",
+    "make_two_clients",
+    "npm_program",
+    "qwen_mode",
+    "run_kvswitch",
+    "seed_files",
+]
 
 MERGED_URL = "http://127.0.0.1:8081"
 SPLIT_URL = "http://127.0.0.1:8082"
@@ -29,8 +38,10 @@ def seed_files(home: Path) -> dict[str, Path]:
     """Claude Code's and Qwen Code's user files under ``home``, as the clients leave them."""
     claude = home / ".claude" / "settings.json"
     qwen = home / ".qwen" / "settings.json"
-    for path, data in ((claude, {"env": {"DISABLE_AUTOUPDATER": "1"}}),
-                       (qwen, {"privacy": {"usageStatisticsEnabled": False}})):
+    for path, data in (
+        (claude, {"env": {"DISABLE_AUTOUPDATER": "1"}}),
+        (qwen, {"privacy": {"usageStatisticsEnabled": False}}),
+    ):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return {"claude": claude, "qwen": qwen}
@@ -50,7 +61,8 @@ def make_two_clients(env: Mapping[str, str]) -> dict[str, Path]:
         f'[profiles.lab.merged]\nurl = "{MERGED_URL}"\n\n[profiles.lab.split]\nurl = "{SPLIT_URL}"\n\n'
         f'[[clients]]\npath = {json.dumps(str(files["claude"]))}\nkind = "claude-code"\n\n'
         f'[[clients]]\npath = {json.dumps(str(files["qwen"]))}\nkind = "qwen-code"\nname = "qwen"\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     run_kvswitch(env, "profile", "use", "lab")
     return {**files, "config": config}
 
@@ -58,8 +70,15 @@ def make_two_clients(env: Mapping[str, str]) -> dict[str, Path]:
 def run_kvswitch(env: Mapping[str, str], *argv: str) -> None:
     """``kvswitch ARGV`` in a process of its own with ``env``; ``RuntimeError`` with its output
     when it fails."""
-    done = subprocess.run([sys.executable, "-m", "kvswitch", *argv], env=dict(env), cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "kvswitch", *argv],
+        env=dict(env),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"kvswitch {' '.join(argv)} failed: {done.stdout}{done.stderr}")
 
@@ -69,8 +88,9 @@ def npm_program(root: Path, name: str, package: str, version: str) -> Path:
     ``root/lib/node_modules/PACKAGE`` (whose package.json has ``version``). The bin folder."""
     pkg = root / "lib" / "node_modules" / package
     pkg.mkdir(parents=True, exist_ok=True)
-    (pkg / "package.json").write_text(json.dumps({"name": package, "version": version,
-                                                  "bin": {name: "cli-entry.js"}}), encoding="utf-8")
+    (pkg / "package.json").write_text(
+        json.dumps({"name": package, "version": version, "bin": {name: "cli-entry.js"}}), encoding="utf-8"
+    )
     entry = pkg / "cli-entry.js"
     entry.write_text("#!/usr/bin/env node\n", encoding="utf-8")
     entry.chmod(0o755)

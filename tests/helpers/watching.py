@@ -71,8 +71,7 @@ def init_sandbox(*extra: str) -> Sandbox:
     assert code == 0, out
     from kvswitch.config import config_file
 
-    sb = Sandbox(home, home / ".cline" / "settings.json", home / ".config" / "cc-switch" / "config.toml",
-                 config_file())
+    sb = Sandbox(home, home / ".cline" / "settings.json", home / ".config" / "cc-switch" / "config.toml", config_file())
     for p in sb.files:
         assert p.is_file(), p
     return sb
@@ -93,11 +92,21 @@ def cline_as(text: str, mode: str, chunk_size: int = 512) -> str:
     """The Cline file with its ``cline.cacheStrategy`` block rewritten by hand into the valid
     form of ``mode`` (split needs its endpoints, S-12)."""
     if mode == "merged":
-        body = [("mode", '"merged"'), ("chunkSize", str(chunk_size)), ("kvCacheDtype", '"auto"'),
-                ("enablePrefixCache", "true")]
+        body = [
+            ("mode", '"merged"'),
+            ("chunkSize", str(chunk_size)),
+            ("kvCacheDtype", '"auto"'),
+            ("enablePrefixCache", "true"),
+        ]
     else:
-        body = [("mode", f'"{mode}"'), ("prefillEndpoint", f'"{_URL}"'), ("decodeEndpoint", f'"{_URL}"'),
-                ("kvTransferProtocol", '"layer-wise"'), ("kvCacheDtype", '"auto"'), ("enablePrefixCache", "true")]
+        body = [
+            ("mode", f'"{mode}"'),
+            ("prefillEndpoint", f'"{_URL}"'),
+            ("decodeEndpoint", f'"{_URL}"'),
+            ("kvTransferProtocol", '"layer-wise"'),
+            ("kvCacheDtype", '"auto"'),
+            ("enablePrefixCache", "true"),
+        ]
     block = '"cline.cacheStrategy": {\n' + ",\n".join(f'        "{k}": {v}' for k, v in body) + "\n    }"
     new, n = _STRATEGY.subn(lambda _: block, text, count=1)
     assert n == 1, text
@@ -208,8 +217,11 @@ class WriteSpy:
             if str(prepared.target).startswith(private):
                 return
             with spy._lock:
-                spy.writes.append(Write(time.monotonic(), Path(prepared.target),
-                                        threading.current_thread() is threading.main_thread()))
+                spy.writes.append(
+                    Write(
+                        time.monotonic(), Path(prepared.target), threading.current_thread() is threading.main_thread()
+                    )
+                )
 
         monkeypatch.setattr(PreparedWrite, "commit", commit)
 
@@ -233,7 +245,7 @@ def running_watcher(events: Events | None = None, **kw: Any) -> Iterator[Any]:
 
 
 # -- real processes for nudges -----------------------------------------------------------------
-RECORDER = r'''
+RECORDER = r"""
 import os, signal, sys, time
 pidfile, log = sys.argv[1], sys.argv[2]
 def hup(signum, frame):
@@ -249,7 +261,7 @@ open(log, "a").close()
 deadline = time.monotonic() + 120
 while time.monotonic() < deadline:
     time.sleep(0.05)
-'''
+"""
 
 
 class Recorder:
@@ -262,7 +274,9 @@ class Recorder:
         self.script.write_text(RECORDER)
         self.proc = subprocess.Popen(
             [sys.executable, str(self.script), str(pidfile) if pidfile else "-", str(self.log)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         ready = wait_until(lambda: self.log.exists() and (pidfile is None or pidfile.exists()), timeout=15)
         assert ready, "the recorder process did not start"

@@ -105,21 +105,33 @@ def parse_tree(text: str) -> list[Window]:
             stack.pop()
         wid = int(m["id"], 16)
         cls = tuple(re.findall(r'"([^"]*)"', m["cls"]))
-        out.append(Window(wid, m["name"], cls, int(m["x"]), int(m["y"]), int(m["w"]), int(m["h"]),
-                          tuple(i for _, i in stack)))
+        out.append(
+            Window(wid, m["name"], cls, int(m["x"]), int(m["y"]), int(m["w"]), int(m["h"]), tuple(i for _, i in stack))
+        )
         stack.append((indent, wid))
     return out
 
 
 # -- the display --------------------------------------------------------------------------------
 
+
 class XSession:
     """Xvfb on a free display (``-displayfd``: the server picks the number) and, unless
     ``tray=False``, trayer docked top right. ``white``: a white root window instead of black
     (for screenshots). A context manager; ``close()`` stops both."""
 
-    def __init__(self, workdir: Path, *, width: int = 1024, height: int = 768, tray: bool = True,
-                 tray_width: int = 120, tray_height: int = 24, white: bool = False, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        width: int = 1024,
+        height: int = 768,
+        tray: bool = True,
+        tray_width: int = 120,
+        tray_height: int = 24,
+        white: bool = False,
+        timeout: float = 30.0,
+    ) -> None:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.size = (width, height)
@@ -148,9 +160,23 @@ class XSession:
         try:
             with (self.workdir / "xvfb.log").open("wb") as log:
                 self.xvfb = subprocess.Popen(
-                    ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", f"{self.size[0]}x{self.size[1]}x24",
-                     "-nolisten", "tcp", "-noreset", *(["-wr"] if self.white else [])],
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, pass_fds=(write_fd,))
+                    [
+                        "Xvfb",
+                        "-displayfd",
+                        str(write_fd),
+                        "-screen",
+                        "0",
+                        f"{self.size[0]}x{self.size[1]}x24",
+                        "-nolisten",
+                        "tcp",
+                        "-noreset",
+                        *(["-wr"] if self.white else []),
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(write_fd,),
+                )
             os.close(write_fd)
             write_fd = -1
             number = b""
@@ -174,18 +200,48 @@ class XSession:
         w, h = self.tray_size
         with (self.workdir / "trayer.log").open("wb") as log:
             self.trayer = subprocess.Popen(
-                ["trayer", "--edge", "top", "--align", "right", "--widthtype", "pixel", "--width", str(w),
-                 "--heighttype", "pixel", "--height", str(h)],
-                env=self.env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+                [
+                    "trayer",
+                    "--edge",
+                    "top",
+                    "--align",
+                    "right",
+                    "--widthtype",
+                    "pixel",
+                    "--width",
+                    str(w),
+                    "--heighttype",
+                    "pixel",
+                    "--height",
+                    str(h),
+                ],
+                env=self.env(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         # docked: at the top right, where --edge/--align put it (trayer maps the panel first and
         # moves it there after, a while later on a busy machine)
-        self.panel = wait_until(lambda: next((win for win in self.tree() if win.name == "panel"
-                                              and "trayer" in win.wm_class and not win.path
-                                              and win.y == 0 and win.x + win.width == self.size[0]), None),
-                                self.timeout)
+        self.panel = wait_until(
+            lambda: next(
+                (
+                    win
+                    for win in self.tree()
+                    if win.name == "panel"
+                    and "trayer" in win.wm_class
+                    and not win.path
+                    and win.y == 0
+                    and win.x + win.width == self.size[0]
+                ),
+                None,
+            ),
+            self.timeout,
+        )
         if self.panel is None:
-            raise RuntimeError(f"trayer's panel did not dock at the top right: {self.log('trayer.log')}; "
-                               f"top-level windows: {[w for w in self.tree() if not w.path]}")
+            raise RuntimeError(
+                f"trayer's panel did not dock at the top right: {self.log('trayer.log')}; "
+                f"top-level windows: {[w for w in self.tree() if not w.path]}"
+            )
 
     def close(self) -> None:
         for proc in (self.trayer, self.xvfb):
@@ -202,16 +258,20 @@ class XSession:
         (one would make Qt prefer a StatusNotifierItem host over the XEmbed tray, and libdbus
         would otherwise autolaunch a session bus that outlives the test)."""
         env = dict(os.environ if base is None else base)
-        env.update(DISPLAY=self.display, QT_QPA_PLATFORM="xcb",
-                   DBUS_SESSION_BUS_ADDRESS=f"unix:path={self.workdir / 'no-session-bus'}")
+        env.update(
+            DISPLAY=self.display,
+            QT_QPA_PLATFORM="xcb",
+            DBUS_SESSION_BUS_ADDRESS=f"unix:path={self.workdir / 'no-session-bus'}",
+        )
         env.pop("WAYLAND_DISPLAY", None)
         env.update(extra)
         return env
 
     # -- looking ----------------------------------------------------------------------------
     def run(self, *argv: str, timeout: float = 20.0, binary: bool = False) -> Any:
-        done = subprocess.run(list(argv), env=self.env(), capture_output=True, timeout=timeout, check=False,
-                              text=not binary)
+        done = subprocess.run(
+            list(argv), env=self.env(), capture_output=True, timeout=timeout, check=False, text=not binary
+        )
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr!r}")
         return done.stdout
@@ -219,8 +279,9 @@ class XSession:
     def tree(self) -> list[Window]:
         return parse_tree(self.run("xwininfo", "-root", "-tree"))
 
-    def tray_icons(self, name: str | None = None, *, laid_out: bool = False,
-                   tree: list[Window] | None = None) -> list[Window]:
+    def tray_icons(
+        self, name: str | None = None, *, laid_out: bool = False, tree: list[Window] | None = None
+    ) -> list[Window]:
         """The windows embedded in trayer's panel (``name``: only those so named). ``laid_out``:
         only those wholly inside the panel — just after embedding an icon sits a pixel off, at
         y = -1, for a moment, before trayer places it. ``tree``: a listing already made."""
@@ -229,11 +290,18 @@ class XSession:
         tree = self.tree() if tree is None else tree
         # the panel as it is now (its geometry from this same listing)
         panel = next((w for w in tree if w.id == self.panel.id), self.panel)
-        found = [w for w in tree if panel.id in w.path and w.width > 1 and w.height > 1
-                 and (name is None or w.name == name)]
+        found = [
+            w for w in tree if panel.id in w.path and w.width > 1 and w.height > 1 and (name is None or w.name == name)
+        ]
         if laid_out:
-            found = [w for w in found if panel.x <= w.x and w.x + w.width <= panel.x + panel.width
-                     and panel.y <= w.y and w.y + w.height <= panel.y + panel.height]
+            found = [
+                w
+                for w in found
+                if panel.x <= w.x
+                and w.x + w.width <= panel.x + panel.width
+                and panel.y <= w.y
+                and w.y + w.height <= panel.y + panel.height
+            ]
         return found
 
     def shown_windows(self, name: str) -> list[Window]:
@@ -270,8 +338,9 @@ class XSession:
     def pixels(self, window: Window | int) -> tuple[int, int, bytes]:
         """A window's pixels as (width, height, RGB bytes)."""
         wid = window.id if isinstance(window, Window) else window
-        raw: bytes = self.run("import", "-display", self.display, "-window", hex(wid), "-depth", "8", "rgb:-",
-                              binary=True)
+        raw: bytes = self.run(
+            "import", "-display", self.display, "-window", hex(wid), "-depth", "8", "rgb:-", binary=True
+        )
         win = window if isinstance(window, Window) else None
         if win is not None and len(raw) == win.width * win.height * 3:
             return win.width, win.height, raw
@@ -283,7 +352,7 @@ class XSession:
         the fill there in both modes; unknown is an outline in grey); ``""`` when unsure."""
         w, h, raw = self.pixels(icon)
         x, y = max(1, w // 4), h // 2
-        r, g, b = raw[(y * w + x) * 3:(y * w + x) * 3 + 3]
+        r, g, b = raw[(y * w + x) * 3 : (y * w + x) * 3 + 3]
         for mode, (cr, cg, cb) in MODE_COLOURS.items():
             if abs(r - cr) + abs(g - cg) + abs(b - cb) < 40:
                 return mode
@@ -312,13 +381,20 @@ class XSession:
 
 # -- the app ----------------------------------------------------------------------------------
 
+
 class TrayApp:
     """``python -m kvswitch_gui`` on the display, as its own process (a context manager).
     ``started`` is its ``time.perf_counter()`` at launch; ``close()`` quits it with SIGINT
     (the app's Ctrl-C: a clean Quit), then SIGKILL."""
 
-    def __init__(self, x: XSession, *args: str, env: Mapping[str, str] | None = None,
-                 log: Path | None = None, name: str = "kvswitch") -> None:
+    def __init__(
+        self,
+        x: XSession,
+        *args: str,
+        env: Mapping[str, str] | None = None,
+        log: Path | None = None,
+        name: str = "kvswitch",
+    ) -> None:
         self.x = x
         self.args = args
         self.base_env = env
@@ -339,9 +415,14 @@ class TrayApp:
             self.started = time.perf_counter()
             # PYTHONFAULTHANDLER: a crash, or the SIGABRT wait_icon sends a hung app, leaves
             # every thread's Python stack in the log
-            self.proc = subprocess.Popen([sys.executable, "-m", "kvswitch_gui", *self.args],
-                                         env=self.x.env(self.base_env, PYTHONFAULTHANDLER="1"), cwd=ROOT,
-                                         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "kvswitch_gui", *self.args],
+                env=self.x.env(self.base_env, PYTHONFAULTHANDLER="1"),
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
 
     @property
     def pid(self) -> int:
@@ -370,8 +451,14 @@ class TrayApp:
                 return "dead"
             tree = self.x.tree()  # one listing per look
             mine = [w for w in tree if w.name == self.name]
-            state = ", ".join(f"{'in the panel' if self.x.panel and self.x.panel.id in w.path else 'top-level'} "
-                              f"{w.width}x{w.height}+{w.x}+{w.y}" for w in mine) or "no window"
+            state = (
+                ", ".join(
+                    f"{'in the panel' if self.x.panel and self.x.panel.id in w.path else 'top-level'} "
+                    f"{w.width}x{w.height}+{w.x}+{w.y}"
+                    for w in mine
+                )
+                or "no window"
+            )
             if not seen or not seen[-1].endswith(state):
                 seen.append(f"{time.perf_counter() - self.started:6.2f} s: {state}")
             return self.icon(tree)
@@ -383,9 +470,11 @@ class TrayApp:
                     os.kill(self.pid, signal.SIGABRT)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self.proc.wait(10)  # type: ignore[union-attr]
-            raise RuntimeError(f"the tray icon did not appear ({'exited' if icon == 'dead' else 'timeout'}); "
-                               f"the app's windows named {self.name!r}: {seen}; panel now: {self.x.tray_icons()}; "
-                               f"app log:\n{self.log(20_000)}")
+            raise RuntimeError(
+                f"the tray icon did not appear ({'exited' if icon == 'dead' else 'timeout'}); "
+                f"the app's windows named {self.name!r}: {seen}; panel now: {self.x.tray_icons()}; "
+                f"app log:\n{self.log(20_000)}"
+            )
         return icon
 
     def wait_mode(self, mode: str, timeout: float = 60.0) -> Window:
@@ -411,8 +500,9 @@ class TrayApp:
             return None
 
         found = wait_until(look, timeout)
-        assert isinstance(found, Window), (f"the icon never showed {mode!r}: {seen}; app alive: {self.alive()}; "
-                                           f"app log:\n{self.log(20_000)}")
+        assert isinstance(found, Window), (
+            f"the icon never showed {mode!r}: {seen}; app alive: {self.alive()}; app log:\n{self.log(20_000)}"
+        )
         return found
 
     def close(self) -> int | None:
@@ -424,13 +514,17 @@ class TrayApp:
 
 # -- a kvswitch sandbox -------------------------------------------------------------------------
 
+
 def sandbox_env(root: Path) -> dict[str, str]:
     """HOME, the XDG dirs and KVSWITCH_HOME under ``root``; keys in a plaintext file keyring
     there (never the user's own)."""
     home = root / "home"
     return {
-        "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
-        "XDG_STATE_HOME": str(home / ".local/state"), "XDG_CACHE_HOME": str(home / ".cache"),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_STATE_HOME": str(home / ".local/state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
         "KVSWITCH_HOME": str(root / "kvswitch-home"),
         "PYTHON_KEYRING_BACKEND": "keyrings.alt.file.PlaintextKeyring",
     }
@@ -441,13 +535,22 @@ def make_sandbox(root: Path) -> dict[str, Path]:
     under ``root``; the client files and the config by name."""
     env = {**os.environ, **sandbox_env(root)}
     (root / "home").mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([sys.executable, "-m", "kvswitch", "init", "--preset", "taotoken", "--model", "gpt-4o-mini",
-                           "--no-key"], env=env, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "kvswitch", "init", "--preset", "taotoken", "--model", "gpt-4o-mini", "--no-key"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"kvswitch init failed: {done.stdout}{done.stderr}")
     home = root / "home"
-    return {"cline": home / ".cline" / "settings.json", "ccswitch": home / ".config" / "cc-switch" / "config.toml",
-            "config": root / "kvswitch-home" / "config" / "kvswitch.toml"}
+    return {
+        "cline": home / ".cline" / "settings.json",
+        "ccswitch": home / ".config" / "cc-switch" / "config.toml",
+        "config": root / "kvswitch-home" / "config" / "kvswitch.toml",
+    }
 
 
 def png_size(path: Path) -> tuple[int, int]:

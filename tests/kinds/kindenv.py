@@ -75,8 +75,7 @@ def set_profile(values: dict[tuple[str, ...], Any], profile: str = "A") -> None:
     from kvswitch.edits import Delete, Set
 
     edits = [
-        Delete(("profiles", profile, *p)) if v is None else Set(("profiles", profile, *p), v)
-        for p, v in values.items()
+        Delete(("profiles", profile, *p)) if v is None else Set(("profiles", profile, *p), v) for p, v in values.items()
     ]
     edit_config(edits, read_config())
 
@@ -131,8 +130,6 @@ _UPDATED = re.compile(r'"updatedAt": "([^"]*)"')
 def mask_updated_at(text: str) -> str:
     """Cline's file with every ``updatedAt`` kvswitch wrote masked (the fixture's own stays)."""
     return _UPDATED.sub(
-        lambda m: (
-            m.group(0) if m.group(1) == CLINE_FIXTURE_UPDATED_AT else '"updatedAt": "<masked>"'
-        ),
+        lambda m: m.group(0) if m.group(1) == CLINE_FIXTURE_UPDATED_AT else '"updatedAt": "<masked>"',
         text,
     )

@@ -15,12 +15,15 @@ from kvswitch.models import Profile
 PROFILE = Profile(base_url="http://127.0.0.1:8080", url_convention="append-v1", model="m")
 
 
-@pytest.mark.parametrize(("env", "written"), [
-    ({"ANTHROPIC_API_KEY": "old"}, "ANTHROPIC_API_KEY"),
-    ({"ANTHROPIC_AUTH_TOKEN": "old"}, "ANTHROPIC_AUTH_TOKEN"),
-    ({"ANTHROPIC_AUTH_TOKEN": "old", "ANTHROPIC_API_KEY": "old2"}, "ANTHROPIC_AUTH_TOKEN"),
-    ({}, "ANTHROPIC_AUTH_TOKEN"),
-])
+@pytest.mark.parametrize(
+    ("env", "written"),
+    [
+        ({"ANTHROPIC_API_KEY": "old"}, "ANTHROPIC_API_KEY"),
+        ({"ANTHROPIC_AUTH_TOKEN": "old"}, "ANTHROPIC_AUTH_TOKEN"),
+        ({"ANTHROPIC_AUTH_TOKEN": "old", "ANTHROPIC_API_KEY": "old2"}, "ANTHROPIC_AUTH_TOKEN"),
+        ({}, "ANTHROPIC_AUTH_TOKEN"),
+    ],
+)
 def test_the_key_goes_where_the_file_keeps_it(env: dict[str, str], written: str) -> None:
     kind = get_kind("claude-code")
     cf = parse_config(json.dumps({"env": env}), "claude-code", None)

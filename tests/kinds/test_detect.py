@@ -142,14 +142,9 @@ def test_codex_home_and_claude_config_dir(tmp_path: Path, monkeypatch: pytest.Mo
     assert detect_kind(codex, "") == "codex"  # an empty file, there
 
 
-@pytest.mark.parametrize(
-    "where", ["~/.config/cc-switch/config.toml", "~/.cc-switch/config.toml", "/tmp/x.toml"]
-)
+@pytest.mark.parametrize("where", ["~/.config/cc-switch/config.toml", "~/.cc-switch/config.toml", "/tmp/x.toml"])
 def test_ccswitch_style_config(where: str) -> None:
-    assert (
-        detect_kind(Path(where).expanduser(), CCSWITCH.read_text(encoding="utf-8"))
-        == "article-ccswitch"
-    )
+    assert detect_kind(Path(where).expanduser(), CCSWITCH.read_text(encoding="utf-8")) == "article-ccswitch"
 
 
 @pytest.mark.parametrize("where", ["~/.config/kvswitch/kvswitch.toml", "/tmp/x.toml", None])
@@ -171,8 +166,6 @@ def test_default_paths_follow_home_and_xdg() -> None:
     home, xdg = Path(os.environ["HOME"]), Path(os.environ["XDG_CONFIG_HOME"])
     assert default_path("claude-code") == home / ".claude" / "settings.json"
     assert default_path("codex") == home / ".codex" / "config.toml"
-    assert (
-        default_path("cline-providers") == home / ".cline" / "data" / "settings" / "providers.json"
-    )
+    assert default_path("cline-providers") == home / ".cline" / "data" / "settings" / "providers.json"
     assert default_path("opencode") == xdg / "opencode" / "opencode.json"
     assert default_path("qwen-code") == home / ".qwen" / "settings.json"

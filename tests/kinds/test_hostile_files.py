@@ -26,10 +26,17 @@ HOSTILE: list[tuple[str, str]] = [
     ("codex", '[model_providers.kvswitch]\nhttp_headers = "x"\n'),
     ("codex", "model_providers = { kvswitch = 3 }\n"),
     ("cline-providers", '{"providers": "x", "lastUsedProvider": 1}'),
-    ("cline-providers", f'{{"providers": {{"openai-compatible": {{"settings": {{"headers": [], "apiKey": "{KEY}"}}}}}}}}'),
+    (
+        "cline-providers",
+        f'{{"providers": {{"openai-compatible": {{"settings": {{"headers": [], "apiKey": "{KEY}"}}}}}}}}',
+    ),
     ("opencode", '{"provider": {"kvswitch": {"options": 7}}}'),
     ("qwen-code", '{"security": {"auth": "x"}}'),
-    ("qwen-code", f'{{"security": {{"auth": {{"apiKey": "{KEY}"}}}}, "model": {{"generationConfig": {{"customHeaders": {{"X-Cache-Mode": 5}}}}}}}}'),
+    (
+        "qwen-code",
+        f'{{"security": {{"auth": {{"apiKey": "{KEY}"}}}}, '
+        '"model": {"generationConfig": {"customHeaders": {"X-Cache-Mode": 5}}}}',
+    ),
 ]
 
 

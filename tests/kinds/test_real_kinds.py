@@ -43,9 +43,7 @@ def _golden(kind_id: str, mode: str, text: str) -> None:
     path = GOLDEN / f"{kind_id}.{mode}"
     if REGEN:
         path.write_text(_comparable(kind_id, text), encoding="utf-8", newline="")
-    assert _comparable(kind_id, text) == path.read_text(encoding="utf-8"), (
-        f"differs from {path.name}"
-    )
+    assert _comparable(kind_id, text) == path.read_text(encoding="utf-8"), f"differs from {path.name}"
 
 
 def _data(kind_id: str, path: Path) -> Any:
@@ -64,6 +62,7 @@ def _use(*argv: str) -> None:
 
 
 # -- golden files and the round trip ------------------------------------------------------
+
 
 @pytest.mark.parametrize("kind_id", REAL)
 def test_golden_files(kind_id: str) -> None:
@@ -96,8 +95,7 @@ def test_round_trip_is_byte_identical(kind_id: str) -> None:
     if kind_id == "cline-providers":
         assert _comparable(kind_id, again) == _comparable(kind_id, merged)
         stamps = [
-            get_path(json.loads(t), ("providers", "openai-compatible", "updatedAt"))
-            for t in (merged, split, again)
+            get_path(json.loads(t), ("providers", "openai-compatible", "updatedAt")) for t in (merged, split, again)
         ]
         assert all(isinstance(s, str) and s.endswith("Z") for s in stamps)
     else:
@@ -146,9 +144,7 @@ def test_switch_writes_only_url_and_header(kind_id: str) -> None:
     assert model_path is not None
     text = path.read_text(encoding="utf-8")
     hand = "hand-picked-model" if kind_id != "opencode" else "kvswitch/hand-picked-model"
-    text = text.replace(
-        f'"{json.loads(json.dumps(get_path(_data(kind_id, path), model_path)))}"', f'"{hand}"', 1
-    )
+    text = text.replace(f'"{json.loads(json.dumps(get_path(_data(kind_id, path), model_path)))}"', f'"{hand}"', 1)
     path.write_text(text, encoding="utf-8")
     before = _data(kind_id, path)
     assert get_path(before, model_path) == hand
@@ -285,9 +281,7 @@ def test_mode_header_off_writes_no_header(kind_id: str) -> None:
     _use("profile", "use", "A")
     _use("switch", "split")
     assert MODE_HEADER not in path.read_text(encoding="utf-8")
-    assert get_path(_data(kind_id, path), _real(kind_id).url_path(_data(kind_id, path))) == _url(
-        kind_id, SPLIT_URL
-    )
+    assert get_path(_data(kind_id, path), _real(kind_id).url_path(_data(kind_id, path))) == _url(kind_id, SPLIT_URL)
 
 
 @pytest.mark.parametrize("kind_id", REAL)
@@ -320,13 +314,9 @@ def _add_user_header(kind_id: str, path: Path) -> None:
     """The user adds X-Team: a to kvswitch's own header object, by hand."""
     text = path.read_text(encoding="utf-8")
     if kind_id == "codex":
-        text = text.replace(
-            'X-Cache-Mode = "merged"\n', 'X-Cache-Mode = "merged"\nX-Team = "a"\n', 1
-        )
+        text = text.replace('X-Cache-Mode = "merged"\n', 'X-Cache-Mode = "merged"\nX-Team = "a"\n', 1)
     else:
-        text = text.replace(
-            '"X-Cache-Mode": "merged"', '"X-Cache-Mode": "merged", "X-Team": "a"', 1
-        )
+        text = text.replace('"X-Cache-Mode": "merged"', '"X-Cache-Mode": "merged", "X-Team": "a"', 1)
     path.write_text(text, encoding="utf-8")
 
 
@@ -417,9 +407,7 @@ def _lint(path: Path, kind: str | None = None) -> tuple[int, list[dict[str, Any]
     result = cli("lint", "--format", "json", *(["--kind", kind] if kind else []), str(path))
     assert result.rc in (0, 1), result
     found = json.loads(result.out)
-    items = (
-        found if isinstance(found, list) else found.get("diagnostics", found.get("findings", []))
-    )
+    items = found if isinstance(found, list) else found.get("diagnostics", found.get("findings", []))
     return result.rc, items
 
 

@@ -62,9 +62,7 @@ def test_products_name_clients() -> None:
     assert products["cline-providers"] == "Cline"
     assert products["opencode"] == "OpenCode"
     assert products["qwen-code"] == "Qwen Code"
-    assert (
-        get_kind("codex").apply_hint() == "restart Codex to apply (it reads its config at start-up)"
-    )
+    assert get_kind("codex").apply_hint() == "restart Codex to apply (it reads its config at start-up)"
     assert {k.id: k.takes_effect for k in all_kinds(clients_only=True) if k.real} == {
         "claude-code": "now",
         "codex": "next start",
@@ -229,12 +227,7 @@ exempt: other modules refer to it through kinds.CONFIG)."""
 
 def _sources() -> list[Path]:
     kinds = ROOT / "kvswitch" / "kinds"
-    return sorted(
-        p
-        for top in ("kvswitch", "gui")
-        for p in (ROOT / top).rglob("*.py")
-        if kinds not in p.parents
-    )
+    return sorted(p for top in ("kvswitch", "gui") for p in (ROOT / top).rglob("*.py") if kinds not in p.parents)
 
 
 def _offenders(paths: list[Path]) -> list[str]:
@@ -242,11 +235,7 @@ def _offenders(paths: list[Path]) -> list[str]:
     for path in paths:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Constant)
-                and isinstance(node.value, str)
-                and node.value in NAMES
-            ):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in NAMES:
                 out.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
     return out
 
@@ -262,9 +251,7 @@ def test_no_module_outside_the_kinds_package_names_a_kind() -> None:
 def test_the_scan_finds_a_kind_named(tmp_path: Path) -> None:
     """The scan above can fail: a module comparing with a kind id is caught."""
     bad = tmp_path / "bad.py"
-    bad.write_text(
-        'def f(kind):\n    return kind == "codex" or kind in ("cline",)\n', encoding="utf-8"
-    )
+    bad.write_text('def f(kind):\n    return kind == "codex" or kind in ("cline",)\n', encoding="utf-8")
     original = ROOT
     try:
         globals()["ROOT"] = tmp_path

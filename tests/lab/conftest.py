@@ -72,8 +72,17 @@ def tiny_model(lab_dir: Path) -> Path:
 def llama(tiny_model: Path, lab_dir: Path) -> Iterator[LlamaServer]:
     """The running server (``.url`` is ``http://127.0.0.1:<port>``)."""
     server = LlamaServer(
-        tiny_model, port=0, ctx_size=4096, n_batch=512, n_ubatch=512, parallel=2, threads=THREADS, metrics=True,
-        slot_save_path=lab_dir / "slots", log_path=lab_dir / "llama.log", alias=MODEL_NAME,
+        tiny_model,
+        port=0,
+        ctx_size=4096,
+        n_batch=512,
+        n_ubatch=512,
+        parallel=2,
+        threads=THREADS,
+        metrics=True,
+        slot_save_path=lab_dir / "slots",
+        log_path=lab_dir / "llama.log",
+        alias=MODEL_NAME,
     )
     server.start()
     try:

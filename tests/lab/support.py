@@ -53,15 +53,18 @@ def fresh_client() -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=60, trust_env=False, limits=httpx.Limits(max_keepalive_connections=0))
 
 
-async def astream(client: httpx.AsyncClient, base: str, prompt: str, *, max_tokens: int = 8,
-                  extra: dict[str, Any] | None = None) -> RequestResult:
+async def astream(
+    client: httpx.AsyncClient, base: str, prompt: str, *, max_tokens: int = 8, extra: dict[str, Any] | None = None
+) -> RequestResult:
     body = chat_body(MODEL_NAME, prompt, max_tokens, extra=extra)
-    return await stream_chat(client, f"{base}/v1/chat/completions", body, {}, mode="merged", stall_timeout=30,
-                             total_timeout=60)
+    return await stream_chat(
+        client, f"{base}/v1/chat/completions", body, {}, mode="merged", stall_timeout=30, total_timeout=60
+    )
 
 
-def streams(base: str, prompts: Sequence[str], *, max_tokens: int = 8,
-            extra: dict[str, Any] | None = None) -> list[RequestResult]:
+def streams(
+    base: str, prompts: Sequence[str], *, max_tokens: int = 8, extra: dict[str, Any] | None = None
+) -> list[RequestResult]:
     """Stream ``prompts`` one after another through kvswitch's probe client."""
 
     async def run() -> list[RequestResult]:

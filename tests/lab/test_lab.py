@@ -98,13 +98,20 @@ def _cpus_of_every_thread(pid: int) -> set[str]:
     return out
 
 
-def _stream(url: str, prompt: str, *, max_tokens: int = 8, headers: dict[str, str] | None = None,
-            extra: dict[str, Any] | None = None) -> RequestResult:
+def _stream(
+    url: str,
+    prompt: str,
+    *,
+    max_tokens: int = 8,
+    headers: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> RequestResult:
     async def run() -> RequestResult:
         async with support.fresh_client() as client:
             body = chat_body("kvswitch-lab-tiny", prompt, max_tokens, extra={"ignore_eos": True, **(extra or {})})
-            return await stream_chat(client, url, body, headers or {}, mode="merged", stall_timeout=30,
-                                     total_timeout=60)
+            return await stream_chat(
+                client, url, body, headers or {}, mode="merged", stall_timeout=30, total_timeout=60
+            )
 
     return asyncio.run(run())
 
@@ -216,8 +223,12 @@ def test_a_stream_in_each_mode(in_lab: Lab) -> None:
 
 
 def test_non_streamed_requests_and_other_routes(in_lab: Lab) -> None:
-    body = {"model": "m", "messages": [{"role": "user", "content": support.words(20, 3)}], "max_tokens": 4,
-            "ignore_eos": True}
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": support.words(20, 3)}],
+        "max_tokens": 4,
+        "ignore_eos": True,
+    }
     with httpx.Client(trust_env=False, timeout=30) as client:
         for mode in ("merged", "split"):
             r = client.post(f"{in_lab.root}/{mode}/v1/chat/completions", json=body)
@@ -227,7 +238,8 @@ def test_non_streamed_requests_and_other_routes(in_lab: Lab) -> None:
         assert models.status_code == 200 and "kvswitch-lab-tiny" in models.text
         health = client.get(f"{in_lab.root}/health")
         assert health.status_code == 200 and health.json()["upstreams"] == dict.fromkeys(
-            ("merged", "prefill", "decode"), "ok")
+            ("merged", "prefill", "decode"), "ok"
+        )
         bad = client.post(f"{in_lab.root}/v1/chat/completions", json=body, headers={"X-Cache-Mode": "both"})
         assert bad.status_code == 400 and "X-Cache-Mode" in bad.json()["error"]["message"]
         assert client.get(f"{in_lab.root}/nowhere").status_code == 404
@@ -257,25 +269,36 @@ def _read_response(sock: socket.socket) -> tuple[str, dict[str, str], bytes]:
 def test_plain_http_clients(in_lab: Lab) -> None:
     """Two streamed requests on one kept-alive connection (the second with a chunked body and
     ``Expect: 100-continue``), then an HTTP/1.0 client: its stream ends with the connection."""
-    payload = json.dumps({"messages": [{"role": "user", "content": support.words(16, 5)}], "max_tokens": 3,
-                          "stream": True, "ignore_eos": True}).encode()
+    payload = json.dumps(
+        {
+            "messages": [{"role": "user", "content": support.words(16, 5)}],
+            "max_tokens": 3,
+            "stream": True,
+            "ignore_eos": True,
+        }
+    ).encode()
     with socket.create_connection(("127.0.0.1", in_lab.port), timeout=30) as sock:
-        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: lab\r\nX-Cache-Mode: split\r\n"
-                     b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%b" % (len(payload), payload))
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: lab\r\nX-Cache-Mode: split\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%b" % (len(payload), payload)
+        )
         status, headers, body = _read_response(sock)
         assert status == "HTTP/1.1 200 OK" and headers.get("connection", "keep-alive") == "keep-alive"
         assert headers["content-type"].startswith("text/event-stream") and body.count(b"data: ") == 6
         assert body.rstrip().endswith(b"data: [DONE]")
-        sock.sendall(b"POST /merged/v1/chat/completions HTTP/1.1\r\nHost: lab\r\nExpect: 100-continue\r\n"
-                     b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+        sock.sendall(
+            b"POST /merged/v1/chat/completions HTTP/1.1\r\nHost: lab\r\nExpect: 100-continue\r\n"
+            b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        )
         assert sock.recv(64) == b"HTTP/1.1 100 Continue\r\n\r\n"
         half = len(payload) // 2
         sock.sendall(b"%x\r\n%b\r\n%x\r\n%b\r\n0\r\n\r\n" % (half, payload[:half], len(payload) - half, payload[half:]))
         status, headers, body = _read_response(sock)
         assert status == "HTTP/1.1 200 OK" and headers["connection"] == "close" and body.count(b"data: ") == 6
     with socket.create_connection(("127.0.0.1", in_lab.port), timeout=30) as sock:
-        sock.sendall(b"POST /split/v1/chat/completions HTTP/1.0\r\nContent-Length: %d\r\n\r\n%b"
-                     % (len(payload), payload))
+        sock.sendall(
+            b"POST /split/v1/chat/completions HTTP/1.0\r\nContent-Length: %d\r\n\r\n%b" % (len(payload), payload)
+        )
         status, headers, body = _read_response(sock)
         # aiohttp answers an HTTP/1.0 request in HTTP/1.0 (RFC 9110 §2.5 allows it)
         assert status in ("HTTP/1.0 200 OK", "HTTP/1.1 200 OK") and "transfer-encoding" not in headers
@@ -285,8 +308,12 @@ def test_plain_http_clients(in_lab: Lab) -> None:
 def test_upstream_errors_are_passed_on_with_their_status(in_lab: Lab) -> None:
     """A prompt longer than a slot's context: llama.cpp's 400 reaches the client in both modes
     (in split, from the prefill server, before anything is handed over)."""
-    body = {"model": "m", "messages": [{"role": "user", "content": support.words(4500, 4)}], "max_tokens": 4,
-            "stream": True}
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": support.words(4500, 4)}],
+        "max_tokens": 4,
+        "stream": True,
+    }
     before = _metrics(in_lab)["kvswitch_lab:kv_handoffs_total"]
     with httpx.Client(trust_env=False, timeout=60) as client:
         for mode in ("merged", "split"):
@@ -316,8 +343,10 @@ def test_handoff_counter_moves_only_in_split(in_lab: Lab) -> None:
     # every server's own series, labelled by instance; the split pair did the split work
     for instance in ("merged", "prefill", "decode"):
         assert f'llamacpp:prompt_tokens_total{{instance="{instance}"}}' in m2
-    grew = {i: m2[f'llamacpp:prompt_tokens_total{{instance="{i}"}}'] - m1[f'llamacpp:prompt_tokens_total{{instance="{i}"}}']
-            for i in ("merged", "prefill", "decode")}
+    grew = {
+        i: m2[f'llamacpp:prompt_tokens_total{{instance="{i}"}}'] - m1[f'llamacpp:prompt_tokens_total{{instance="{i}"}}']
+        for i in ("merged", "prefill", "decode")
+    }
     assert grew["merged"] == 0 and grew["prefill"] >= 3 * 64 and grew["decode"] <= 3 * 2
     assert not list((in_lab.home / "state" / "lab" / "slots").iterdir())  # slot files deleted after use
 
@@ -330,11 +359,20 @@ def test_concurrent_split_requests_share_the_slots(in_lab: Lab) -> None:
 
     async def run() -> list[RequestResult]:
         async with support.fresh_client() as client:
+
             async def one(i: int) -> RequestResult:
-                body = chat_body("m", f"[{support.nonce()}] " + support.words(200, 40 + i), 16,
-                                 extra={"ignore_eos": True})
-                return await stream_chat(client, f"{in_lab.root}/split/v1/chat/completions", body, {}, mode="split",
-                                         stall_timeout=30, total_timeout=60)
+                body = chat_body(
+                    "m", f"[{support.nonce()}] " + support.words(200, 40 + i), 16, extra={"ignore_eos": True}
+                )
+                return await stream_chat(
+                    client,
+                    f"{in_lab.root}/split/v1/chat/completions",
+                    body,
+                    {},
+                    mode="split",
+                    stall_timeout=30,
+                    total_timeout=60,
+                )
 
             return list(await asyncio.gather(*(one(i) for i in range(manage.SLOTS + 2))))
 
@@ -358,8 +396,7 @@ def test_the_split_pair_really_hands_the_kv_cache_over(in_lab: Lab) -> None:
     assert all(r.prompt_tokens is not None and r.prompt_tokens >= LONG_WORDS for r in cold)
     cold_ms = support.median_ms([r.ttft for r in cold])
     seen = len(_handoffs(in_lab))
-    split = [_stream(f"{in_lab.root}/split/v1/chat/completions", _long_prompt(20 + i), max_tokens=4)
-             for i in range(3)]
+    split = [_stream(f"{in_lab.root}/split/v1/chat/completions", _long_prompt(20 + i), max_tokens=4) for i in range(3)]
     support.ok(split)
     records = _handoffs(in_lab)[seen:]
     assert len(records) == 3
@@ -381,12 +418,19 @@ def test_the_split_pair_really_hands_the_kv_cache_over(in_lab: Lab) -> None:
 def test_the_merged_server_prefills_in_chunks_of_the_profiles_size(in_lab: Lab) -> None:
     """llama.cpp's ``return_progress`` reports each prefill step: on the merged instance the
     steps are the lab profile's chunk size (n_batch = n_ubatch = 192)."""
-    body = {"model": "m", "messages": [{"role": "user", "content": _long_prompt(30)}], "max_tokens": 2,
-            "stream": True, "return_progress": True, "ignore_eos": True}
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": _long_prompt(30)}],
+        "max_tokens": 2,
+        "stream": True,
+        "return_progress": True,
+        "ignore_eos": True,
+    }
     processed = []
-    with httpx.Client(trust_env=False, timeout=60) as client, client.stream(
-        "POST", f"{in_lab.root}/merged/v1/chat/completions", json=body
-    ) as response:
+    with (
+        httpx.Client(trust_env=False, timeout=60) as client,
+        client.stream("POST", f"{in_lab.root}/merged/v1/chat/completions", json=body) as response,
+    ):
         assert response.status_code == 200
         for line in response.iter_lines():
             if line.startswith("data:") and "prompt_progress" in line:
@@ -401,8 +445,25 @@ def test_the_merged_server_prefills_in_chunks_of_the_profiles_size(in_lab: Lab) 
 # -- the probe against the lab --------------------------------------------------------------------------------
 def _probe(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
     capsys.readouterr()
-    code = main(["probe", "--profile", "lab", "--runs", "3", "--warmup", "1", "--prompt-tokens", "256",
-                 "--max-tokens", "8", "--no-gpu", "--format", "json", *extra])
+    code = main(
+        [
+            "probe",
+            "--profile",
+            "lab",
+            "--runs",
+            "3",
+            "--warmup",
+            "1",
+            "--prompt-tokens",
+            "256",
+            "--max-tokens",
+            "8",
+            "--no-gpu",
+            "--format",
+            "json",
+            *extra,
+        ]
+    )
     report = envelope_data(capsys.readouterr().out, "probe")
     assert code == 0, report
     return report
@@ -448,15 +509,21 @@ def test_down_leaves_nothing_behind(in_lab: Lab, capsys: pytest.CaptureFixture[s
 
 # -- pidfiles that must not be obeyed (no servers needed) -----------------------------------------------------------
 def _sleeper(*marks: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *marks],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", *marks],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def _pidfile(role: str, pid: int, start_time: int | None, port: int = 1) -> None:
     path = manage.lab_dir() / f"{role}.pid"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"role": role, "pid": pid, "start_time": start_time,
-                                "url": f"http://127.0.0.1:{port}", "port": port}))
+    path.write_text(
+        json.dumps(
+            {"role": role, "pid": pid, "start_time": start_time, "url": f"http://127.0.0.1:{port}", "port": port}
+        )
+    )
 
 
 def _start_ticks(pid: int) -> int:
@@ -481,7 +548,11 @@ def test_a_stale_pidfile_is_reported_never_obeyed(capsys: pytest.CaptureFixture[
 
         st = manage.status(check_health=False)
         assert {p.role: p.state for p in st.processes} == {
-            "router": "stale", "merged": "stale", "prefill": "running", "decode": "gone"}
+            "router": "stale",
+            "merged": "stale",
+            "prefill": "running",
+            "decode": "gone",
+        }
         assert not st.running
         with pytest.raises(manage.LabError, match="partly up"):
             manage.up(port=free_port())
@@ -507,8 +578,9 @@ def test_without_the_lab_extra_up_names_the_install_command(
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a, **k: None if name == "xllamacpp" else real(name, *a, **k))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a, **k: None if name == "xllamacpp" else real(name, *a, **k)
+    )
     assert main(["lab", "up", "--port", str(free_port())]) == 1
     err = capsys.readouterr().err
     assert "pip install 'kvswitch[lab]'" in err and "xllamacpp" in err
@@ -522,8 +594,9 @@ def test_the_lab_profile_is_registered_and_updated() -> None:
     from kvswitch.config import edit_config, read_config
     from kvswitch.edits import Set
 
-    action, active, activated = manage._register_profile(18080, "kvswitch-lab-tiny", 512, "http://127.0.0.1:1",
-                                                         "http://127.0.0.1:2")
+    action, active, activated = manage._register_profile(
+        18080, "kvswitch-lab-tiny", 512, "http://127.0.0.1:1", "http://127.0.0.1:2"
+    )
     assert (action, active, activated) == ("added", True, True)
     config = read_config()
     assert config.model.active_profile == "lab"
@@ -532,10 +605,16 @@ def test_the_lab_profile_is_registered_and_updated() -> None:
     assert lab.merged.url == "http://127.0.0.1:18080/merged/v1"
     assert "probe_url" not in config.path.read_text(encoding="utf-8")
     edit_config([Set(("profiles", "lab", "request", "max_tokens"), 99)])
-    assert manage._register_profile(18080, "kvswitch-lab-tiny", 512, "http://127.0.0.1:1",
-                                    "http://127.0.0.1:2") == ("unchanged", True, False)
-    assert manage._register_profile(18090, "kvswitch-lab-medium", 256, "http://127.0.0.1:3",
-                                    "http://127.0.0.1:4") == ("updated", True, False)
+    assert manage._register_profile(18080, "kvswitch-lab-tiny", 512, "http://127.0.0.1:1", "http://127.0.0.1:2") == (
+        "unchanged",
+        True,
+        False,
+    )
+    assert manage._register_profile(18090, "kvswitch-lab-medium", 256, "http://127.0.0.1:3", "http://127.0.0.1:4") == (
+        "updated",
+        True,
+        False,
+    )
     profile = read_config().model.profiles["lab"]
     assert profile.base_url == "http://127.0.0.1:18090/v1" and profile.model == "kvswitch-lab-medium"
     assert profile.merged.chunk_size == 256 and profile.split.decode_base_url == "http://127.0.0.1:4/v1"
@@ -544,10 +623,12 @@ def test_the_lab_profile_is_registered_and_updated() -> None:
 
 # -- router pieces without servers ---------------------------------------------------------------------------------
 def test_metrics_of_several_servers_merge_into_one_valid_text() -> None:
-    text = ("# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.\n"
-            "# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total 7\n"
-            "# HELP x_seconds A histogram.\n# TYPE x_seconds histogram\n"
-            'x_seconds_bucket{le="1"} 1\nx_seconds_bucket{le="+Inf"} 2\nx_seconds_sum 1.5\nx_seconds_count 2\n')
+    text = (
+        "# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.\n"
+        "# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total 7\n"
+        "# HELP x_seconds A histogram.\n# TYPE x_seconds histogram\n"
+        'x_seconds_bucket{le="1"} 1\nx_seconds_bucket{le="+Inf"} 2\nx_seconds_sum 1.5\nx_seconds_count 2\n'
+    )
     lines = _relabel([("merged", text), ("decode", text.replace(" 7", " 9"))])
     out = "\n".join(lines) + "\n"
     assert out.count("# TYPE llamacpp:prompt_tokens_total") == 1 and out.count("# TYPE x_seconds") == 1
@@ -603,8 +684,9 @@ def test_the_lab_outlives_the_command_that_started_it() -> None:
     require_lab()
     port = free_port()
     cmd = [sys.executable, "-m", "kvswitch", "lab"]
-    out = subprocess.run([*cmd, "up", "--port", str(port), "--format", "json"], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [*cmd, "up", "--port", str(port), "--format", "json"], capture_output=True, text=True, timeout=120
+    )
     pids: list[int] = []
     try:
         assert out.returncode == 0, out.stderr
@@ -613,8 +695,9 @@ def test_the_lab_outlives_the_command_that_started_it() -> None:
         pids = [p["pid"] for p in data["status"]["processes"]]
         st = manage.status()
         assert st.running and st.healthy and [p.pid for p in st.processes] == pids
-        r = _stream(f"http://127.0.0.1:{port}/v1/chat/completions", support.words(32, 1),
-                    headers={"X-Cache-Mode": "split"})
+        r = _stream(
+            f"http://127.0.0.1:{port}/v1/chat/completions", support.words(32, 1), headers={"X-Cache-Mode": "split"}
+        )
         assert r.ok, r.error
         from kvswitch.config import read_config
 

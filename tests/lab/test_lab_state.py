@@ -71,9 +71,7 @@ def _users_lab_profile() -> Path:
     return config_file()
 
 
-def test_up_refuses_a_lab_profile_the_user_made(
-    no_servers: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_up_refuses_a_lab_profile_the_user_made(no_servers: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     """The user's own ``lab`` profile (provider ``custom``) was silently rewritten to the lab's
     URLs, model and key. Now ``up`` refuses before it starts anything, and says what to do."""
     config = _users_lab_profile()
@@ -91,9 +89,7 @@ def test_registering_never_touches_a_users_lab_profile() -> None:
     config = _users_lab_profile()
     before = config.read_bytes()
     with pytest.raises(manage.LabError, match="did not make"):
-        manage._register_profile(
-            18080, "kvswitch-lab-tiny", 512, "http://127.0.0.1:1", "http://127.0.0.1:2"
-        )
+        manage._register_profile(18080, "kvswitch-lab-tiny", 512, "http://127.0.0.1:1", "http://127.0.0.1:2")
     assert config.read_bytes() == before
 
 
@@ -106,9 +102,7 @@ def test_a_lab_profile_from_the_lab_preset_is_the_labs(no_servers: list[str]) ->
     with pytest.raises(Started):
         manage.up(port=free_port())
     assert (
-        manage._register_profile(
-            18090, "kvswitch-lab-tiny", 256, "http://127.0.0.1:1", "http://127.0.0.1:2"
-        )[0]
+        manage._register_profile(18090, "kvswitch-lab-tiny", 256, "http://127.0.0.1:1", "http://127.0.0.1:2")[0]
         == "updated"
     )
     assert read_config().model.profiles["lab"].merged.chunk_size == 256

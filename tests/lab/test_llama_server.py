@@ -34,15 +34,37 @@ def test_available() -> None:
 
 
 def test_command_line_maps_the_settings(tmp_path: Path) -> None:
-    server = LlamaServer(tmp_path / "m.gguf", port=8123, ctx_size=2048, n_batch=256, n_ubatch=128, parallel=3,
-                         threads=1, threads_batch=2, slot_save_path=tmp_path / "slots", metrics=True,
-                         cont_batching=False, alias="tiny")
+    server = LlamaServer(
+        tmp_path / "m.gguf",
+        port=8123,
+        ctx_size=2048,
+        n_batch=256,
+        n_ubatch=128,
+        parallel=3,
+        threads=1,
+        threads_batch=2,
+        slot_save_path=tmp_path / "slots",
+        metrics=True,
+        cont_batching=False,
+        alias="tiny",
+    )
     cmd = server.command()
     assert cmd[:3] == [sys.executable, "-m", "kvswitch.lab.llama"]
     flags = " ".join(cmd[3:])
-    for part in ("--port 8123", "--ctx-size 2048", "--batch-size 256", "--ubatch-size 128", "--parallel 3",
-                 "--threads 1", "--threads-batch 2", "--metrics", f"--slot-save-path {tmp_path / 'slots'}",
-                 "--no-cont-batching", "--alias tiny", "--host 127.0.0.1"):
+    for part in (
+        "--port 8123",
+        "--ctx-size 2048",
+        "--batch-size 256",
+        "--ubatch-size 128",
+        "--parallel 3",
+        "--threads 1",
+        "--threads-batch 2",
+        "--metrics",
+        f"--slot-save-path {tmp_path / 'slots'}",
+        "--no-cont-batching",
+        "--alias tiny",
+        "--host 127.0.0.1",
+    ):
         assert part in flags
     assert "--metrics" not in LlamaServer(tmp_path / "m.gguf", metrics=False).command()
     with pytest.raises(LlamaServerError, match="not started"):
@@ -94,8 +116,10 @@ def test_a_broken_model_fails_with_the_log(tmp_path: Path) -> None:
 def test_slot_save_writes_into_the_directory(llama: LlamaServer, lab_dir: Path) -> None:
     """KV save/restore (what a later prefill→decode hand-off builds on) lands in
     ``slot_save_path``, not next to it."""
-    http_post(f"{llama.url}/v1/chat/completions", {"messages": [{"role": "user", "content": "hello world " * 20}],
-                                                "max_tokens": 2, "id_slot": 0})
+    http_post(
+        f"{llama.url}/v1/chat/completions",
+        {"messages": [{"role": "user", "content": "hello world " * 20}], "max_tokens": 2, "id_slot": 0},
+    )
     saved = http_post(f"{llama.url}/slots/0?action=save", {"filename": "handoff.bin"})
     assert saved["n_saved"] and (lab_dir / "slots" / "handoff.bin").stat().st_size > 0
     restored = http_post(f"{llama.url}/slots/1?action=restore", {"filename": "handoff.bin"})
@@ -104,9 +128,24 @@ def test_slot_save_writes_into_the_directory(llama: LlamaServer, lab_dir: Path) 
 
 def test_module_entry_point_prints_listening_and_exits_on_sigterm(tiny_model: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kvswitch.lab.llama", "--model", str(tiny_model), "--port", "0", "--threads", "1",
-         "--parallel", "1", "--ctx-size", "1024"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-m",
+            "kvswitch.lab.llama",
+            "--model",
+            str(tiny_model),
+            "--port",
+            "0",
+            "--threads",
+            "1",
+            "--parallel",
+            "1",
+            "--ctx-size",
+            "1024",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         assert proc.stdout is not None

@@ -33,8 +33,15 @@ CHARS = 24
 @pytest.fixture(scope="module")
 def ending(tiny_model: Path, lab_dir: Path) -> Iterator[LlamaServer]:
     """A llama.cpp server started with the grammar ``up --answer-chars 24`` gives it."""
-    server = LlamaServer(tiny_model, port=0, ctx_size=2048, parallel=1, threads=THREADS,
-                         log_path=lab_dir / "ending.log", grammar=manage.answer_grammar(CHARS))
+    server = LlamaServer(
+        tiny_model,
+        port=0,
+        ctx_size=2048,
+        parallel=1,
+        threads=THREADS,
+        log_path=lab_dir / "ending.log",
+        grammar=manage.answer_grammar(CHARS),
+    )
     server.start()
     try:
         yield server
@@ -43,8 +50,12 @@ def ending(tiny_model: Path, lab_dir: Path) -> Iterator[LlamaServer]:
 
 
 def _chat(url: str, max_tokens: int, *, stream: bool = False) -> httpx.Response:
-    body = {"messages": [{"role": "user", "content": "say ok"}], "max_tokens": max_tokens, "stream": stream,
-            "cache_prompt": False}
+    body = {
+        "messages": [{"role": "user", "content": "say ok"}],
+        "max_tokens": max_tokens,
+        "stream": stream,
+        "cache_prompt": False,
+    }
     response = httpx.post(f"{url}/v1/chat/completions", json=body, timeout=60, trust_env=False)
     assert response.status_code == 200, response.text
     return response
@@ -59,8 +70,11 @@ def test_answers_end_with_stop_after_at_most_n_characters(ending: LlamaServer) -
 
 
 def test_a_streamed_answer_ends_with_stop_too(ending: LlamaServer) -> None:
-    events = [json.loads(line[6:]) for line in _chat(ending.url, 200, stream=True).text.splitlines()
-              if line.startswith("data: {")]
+    events = [
+        json.loads(line[6:])
+        for line in _chat(ending.url, 200, stream=True).text.splitlines()
+        if line.startswith("data: {")
+    ]
     text = "".join(e["choices"][0]["delta"].get("content") or "" for e in events if e["choices"])
     finishes = [e["choices"][0]["finish_reason"] for e in events if e["choices"]]
     assert finishes[-1] == "stop" and 0 < len(text) <= CHARS
@@ -177,13 +191,18 @@ NOTE = "the running lab has answer chars 40; run kvswitch lab down first to chan
 
 def _running(answer_chars: int, port: int) -> LabStatus:
     processes = [LabProcess(role, 1000 + i, "running", healthy=True) for i, role in enumerate(manage.ROLES)]
-    return LabStatus(processes, manage.lab_dir(), preset="tiny", chunk_size=512, port=port,
-                     answer_chars=answer_chars)
+    return LabStatus(processes, manage.lab_dir(), preset="tiny", chunk_size=512, port=port, answer_chars=answer_chars)
 
 
-@pytest.mark.parametrize(("asked", "note"), [
-    (None, None), (40, None), (0, NOTE), (20, NOTE),
-])
+@pytest.mark.parametrize(
+    ("asked", "note"),
+    [
+        (None, None),
+        (40, None),
+        (0, NOTE),
+        (20, NOTE),
+    ],
+)
 def test_a_running_lab_with_another_value_is_reported_not_changed(
     asked: int | None, note: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

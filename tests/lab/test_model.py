@@ -60,8 +60,13 @@ def test_tiny_model_metadata(tiny_model: Path) -> None:
 
 def test_medium_preset_from_the_command_line(tmp_path: Path) -> None:
     out = tmp_path / "medium.gguf"
-    proc = subprocess.run([sys.executable, "-m", "kvswitch.lab.model", str(out), "--preset", "medium"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kvswitch.lab.model", str(out), "--preset", "medium"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "medium" in proc.stdout and "F16" in proc.stdout
     from gguf import GGUFReader

@@ -120,8 +120,9 @@ def router_running(argv: list[str], log: Path) -> Iterator[Running]:
     """Start ``argv`` in a session of its own; ready once ``GET /readiness`` answers 200."""
     url = f"http://127.0.0.1:{flag(argv, '--port')[0]}"
     with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
         deadline = time.monotonic() + STARTUP
         while True:
@@ -153,8 +154,16 @@ def read_listening(proc: subprocess.Popen[str], what: str) -> str:
 def workers(tiny_model: Path, lab_dir: Path) -> Iterator[tuple[LlamaServer, LlamaServer]]:
     """Two llama.cpp servers (the lab's tiny model): A and B."""
     servers = tuple(
-        LlamaServer(tiny_model, port=0, ctx_size=2048, parallel=2, threads=THREADS, metrics=True,
-                    alias=MODEL_NAME, log_path=lab_dir / f"pd-router-worker-{i}.log")
+        LlamaServer(
+            tiny_model,
+            port=0,
+            ctx_size=2048,
+            parallel=2,
+            threads=THREADS,
+            metrics=True,
+            alias=MODEL_NAME,
+            log_path=lab_dir / f"pd-router-worker-{i}.log",
+        )
         for i in range(2)
     )
     try:
@@ -173,7 +182,12 @@ def shim(workers: tuple[LlamaServer, LlamaServer], lab_dir: Path) -> Iterator[st
     with log.open("wb") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "kvswitch.lab.prefill_shim", "--upstream", workers[0].url, "--port", "0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True)
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+        )
     try:
         yield read_listening(proc, "the prefill shim")
     finally:
@@ -187,11 +201,35 @@ def router_argv(*, prefill: str, decode: str, mode: str, policy: str) -> list[st
     free port and whose prefill and decode URLs are ``prefill`` and ``decode``."""
     init(preset="vllm", model=MODEL_NAME, profile="lab")
     split = f"http://127.0.0.1:{free_port()}/v1"
-    edit = cli("profile", "edit", "lab", "--split-url", split, "--prefill-base-url", f"{prefill}/v1",
-               "--decode-base-url", f"{decode}/v1")
+    edit = cli(
+        "profile",
+        "edit",
+        "lab",
+        "--split-url",
+        split,
+        "--prefill-base-url",
+        f"{prefill}/v1",
+        "--decode-base-url",
+        f"{decode}/v1",
+    )
     assert edit.rc == 0, edit
-    out = cli("engine-flags", "--engine", "sglang", "--mode", "split", "--router", "sglang", "--router-mode", mode,
-              "--router-policy", policy, "--router-metrics-port", str(free_port()), "--format", "json")
+    out = cli(
+        "engine-flags",
+        "--engine",
+        "sglang",
+        "--mode",
+        "split",
+        "--router",
+        "sglang",
+        "--router-mode",
+        mode,
+        "--router-policy",
+        policy,
+        "--router-metrics-port",
+        str(free_port()),
+        "--format",
+        "json",
+    )
     assert out.rc == 0, out
     data = json.loads(out.out)["data"]  # kvswitch's JSON envelope
     assert (data["router"], data["router_mode"]) == ("sglang", mode)
@@ -216,13 +254,22 @@ def test_regular_mode_over_two_llama_workers(workers: tuple[LlamaServer, LlamaSe
     assert "--pd-disaggregation" not in argv
     before = {s.url: predicted(s) for s in workers}
     with router_running(argv, lab_dir / "router-regular.log") as router:
-        client = openai.OpenAI(base_url=f"{router.url}/v1", api_key="unused", max_retries=0, timeout=60,
-                               http_client=openai.DefaultHttpxClient(trust_env=False))
+        client = openai.OpenAI(
+            base_url=f"{router.url}/v1",
+            api_key="unused",
+            max_retries=0,
+            timeout=60,
+            http_client=openai.DefaultHttpxClient(trust_env=False),
+        )
         with client:
             for i in range(4):
                 stream = client.chat.completions.create(
-                    model=MODEL_NAME, messages=[{"role": "user", "content": words(12, i)}], max_tokens=6,
-                    stream=True, extra_body={"ignore_eos": True})
+                    model=MODEL_NAME,
+                    messages=[{"role": "user", "content": words(12, i)}],
+                    max_tokens=6,
+                    stream=True,
+                    extra_body={"ignore_eos": True},
+                )
                 chunks = list(stream)
                 text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
                 assert text.strip(), chunks
@@ -244,8 +291,9 @@ def test_pd_mode_with_a_llama_prefill_behind_the_shim(
     assert flag(argv, "--prefill") == [shim, "8998"] and flag(argv, "--decode") == [b.url]
     before = {s.url: predicted(s) for s in workers}
     with router_running(argv, lab_dir / "router-pd.log") as router:
-        results = ok(streams(router.url, [words(40, 100 + i) for i in range(3)], max_tokens=8,
-                             extra={"ignore_eos": True}))
+        results = ok(
+            streams(router.url, [words(40, 100 + i) for i in range(3)], max_tokens=8, extra={"ignore_eos": True})
+        )
     for result in results:
         assert result.first_event is not None and result.ttft is not None  # the first event arrived
         assert result.done and result.token_events > 0
@@ -256,9 +304,15 @@ def test_pd_mode_with_a_llama_prefill_behind_the_shim(
 def test_the_shim_turns_a_streamed_request_into_a_one_token_prefill(
     workers: tuple[LlamaServer, LlamaServer], shim: str
 ) -> None:
-    body = {"model": MODEL_NAME, "messages": [{"role": "user", "content": words(20, 7)}], "max_tokens": 9,
-            "max_completion_tokens": 9, "stream": True, "stream_options": {"include_usage": True},
-            "ignore_eos": True}
+    body = {
+        "model": MODEL_NAME,
+        "messages": [{"role": "user", "content": words(20, 7)}],
+        "max_tokens": 9,
+        "max_completion_tokens": 9,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "ignore_eos": True,
+    }
     answer = http_post(f"{shim}/v1/chat/completions", body)
     assert answer["object"] == "chat.completion"
     assert answer["usage"]["completion_tokens"] == 1  # type: ignore[index]
@@ -271,15 +325,31 @@ def test_the_shim_turns_a_streamed_request_into_a_one_token_prefill(
 
 
 def test_prefill_body_keeps_everything_but_length_and_streaming() -> None:
-    body = {"model": "m", "messages": [], "max_tokens": 64, "max_completion_tokens": 64, "n_predict": 64,
-            "stream": True, "stream_options": {"include_usage": True}, "bootstrap_room": 7, "temperature": 0}
-    assert prefill_body(body) == {"model": "m", "messages": [], "max_tokens": 1, "stream": False,
-                                  "bootstrap_room": 7, "temperature": 0}
+    body = {
+        "model": "m",
+        "messages": [],
+        "max_tokens": 64,
+        "max_completion_tokens": 64,
+        "n_predict": 64,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "bootstrap_room": 7,
+        "temperature": 0,
+    }
+    assert prefill_body(body) == {
+        "model": "m",
+        "messages": [],
+        "max_tokens": 1,
+        "stream": False,
+        "bootstrap_room": 7,
+        "temperature": 0,
+    }
     assert body["max_tokens"] == 64  # the caller's body is left as it was
 
 
-@pytest.mark.parametrize("url", ["https://127.0.0.1:1", "http://127.0.0.1:1/v1", "http://user:pw@127.0.0.1:1",
-                                 "127.0.0.1:1"])
+@pytest.mark.parametrize(
+    "url", ["https://127.0.0.1:1", "http://127.0.0.1:1/v1", "http://user:pw@127.0.0.1:1", "127.0.0.1:1"]
+)
 def test_the_shim_takes_only_a_plain_http_origin(url: str) -> None:
     with pytest.raises(PrefillShimError, match="plain http://host:port"):
         PrefillShim(url)
@@ -290,8 +360,7 @@ def test_a_shim_whose_server_is_gone_answers_502() -> None:
         shim = PrefillShim(f"http://127.0.0.1:{free_port()}")
         await shim.start()
         try:
-            status, answer = await asyncio.to_thread(_post_status, f"{shim.url}/v1/chat/completions",
-                                                     {"messages": []})
+            status, answer = await asyncio.to_thread(_post_status, f"{shim.url}/v1/chat/completions", {"messages": []})
             return status, answer, shim.prefills
         finally:
             await shim.close()
@@ -308,7 +377,6 @@ def _post_status(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with exc:
             data: dict[str, Any] = json.loads(exc.read())
             return exc.code, data
-
 
 
 def test_the_pd_router_as_the_gateways_split_upstream(
@@ -331,29 +399,46 @@ def test_the_pd_router_as_the_gateways_split_upstream(
     loop = Loop()
     try:
         with router_running(argv, lab_dir / "router-gateway.log") as router:
+
             async def start() -> Gateway:
-                gateway = Gateway(GatewaySettings(merged=f"{a.url}/v1", split=f"{router.url}/v1",
-                                                  token="pd-test-token", port=0))
+                gateway = Gateway(
+                    GatewaySettings(merged=f"{a.url}/v1", split=f"{router.url}/v1", token="pd-test-token", port=0)
+                )
                 await gateway.start()
                 return gateway
 
             gateway = loop.call(start())
             try:
                 before = predicted(b)
-                chat = openai.OpenAI(base_url=f"{gateway.url}/split/v1", api_key="pd-test-token", max_retries=0,
-                                     timeout=60, http_client=openai.DefaultHttpxClient(trust_env=False))
+                chat = openai.OpenAI(
+                    base_url=f"{gateway.url}/split/v1",
+                    api_key="pd-test-token",
+                    max_retries=0,
+                    timeout=60,
+                    http_client=openai.DefaultHttpxClient(trust_env=False),
+                )
                 with chat:
                     raw = chat.chat.completions.with_raw_response.create(
-                        model=MODEL_NAME, messages=[{"role": "user", "content": words(20, 300)}], max_tokens=5,
-                        extra_body={"ignore_eos": True})
+                        model=MODEL_NAME,
+                        messages=[{"role": "user", "content": words(20, 300)}],
+                        max_tokens=5,
+                        extra_body={"ignore_eos": True},
+                    )
                 assert raw.headers[REPLY_HEADER] == "split; reason=path"
                 assert raw.parse().choices[0].message.content
-                messages = anthropic.Anthropic(base_url=f"{gateway.url}/split", api_key="pd-test-token",
-                                               max_retries=0, timeout=60,
-                                               http_client=anthropic.DefaultHttpxClient(trust_env=False))
-                with messages, messages.messages.stream(
-                        model=MODEL_NAME, max_tokens=5,
-                        messages=[{"role": "user", "content": words(20, 301)}]) as stream:
+                messages = anthropic.Anthropic(
+                    base_url=f"{gateway.url}/split",
+                    api_key="pd-test-token",
+                    max_retries=0,
+                    timeout=60,
+                    http_client=anthropic.DefaultHttpxClient(trust_env=False),
+                )
+                with (
+                    messages,
+                    messages.messages.stream(
+                        model=MODEL_NAME, max_tokens=5, messages=[{"role": "user", "content": words(20, 301)}]
+                    ) as stream,
+                ):
                     final = stream.get_final_message()
                     translated = stream.response.headers.get(TRANSLATED_HEADER)
                 assert final.content and final.content[0].type == "text" and final.content[0].text

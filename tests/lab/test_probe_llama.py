@@ -66,11 +66,19 @@ def test_first_chunk_is_role_only_and_sent_with_the_first_token(llama: LlamaServ
     """What the probe relies on, seen on the wire: llama.cpp's first event is
     ``delta: {role: assistant, content: null}``, then one event per token, a finish event,
     a ``choices: []`` usage event with ``timings``, and ``data: [DONE]``."""
-    body = {"model": MODEL_NAME, "messages": [{"role": "user", "content": support.words(16, 2)}], "max_tokens": 4,
-            "stream": True, "stream_options": {"include_usage": True}, **BUSTED}
+    body = {
+        "model": MODEL_NAME,
+        "messages": [{"role": "user", "content": support.words(16, 2)}],
+        "max_tokens": 4,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        **BUSTED,
+    }
     events: list[Any] = []
-    with httpx.Client(trust_env=False, timeout=30) as client, \
-            client.stream("POST", f"{llama.url}/v1/chat/completions", json=body) as response:
+    with (
+        httpx.Client(trust_env=False, timeout=30) as client,
+        client.stream("POST", f"{llama.url}/v1/chat/completions", json=body) as response,
+    ):
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
         for line in response.iter_lines():
@@ -148,8 +156,11 @@ def test_metrics_are_scraped_and_count_a_batch(llama: LlamaServer) -> None:
     ok(results)
     assert before.error is None and after.error is None, (before.error, after.error)
     names = {k.split("{", 1)[0] for k in after.values}
-    assert {"llamacpp:prompt_tokens_total", "llamacpp:tokens_predicted_total",
-            "llamacpp:requests_processing"} <= names, sorted(names)
+    assert {
+        "llamacpp:prompt_tokens_total",
+        "llamacpp:tokens_predicted_total",
+        "llamacpp:requests_processing",
+    } <= names, sorted(names)
     d = deltas(before, after)
     prefilled = sum((r.prompt_tokens or 0) - (r.cached_tokens or 0) for r in results)
     assert d["generation_tokens"] == sum(r.output_tokens or 0 for r in results) == 24
@@ -193,12 +204,19 @@ def test_prefix_reuse_shows_without_cache_busting(llama: LlamaServer) -> None:
     assert median_ms([r.ttft for r in repeated]) < 0.5 * median_ms([r.ttft for r in busted])
 
 
-
-
 def test_run_probe_end_to_end(llama: LlamaServer) -> None:
     """``run_probe`` with the one mode a plain llama.cpp server has: a full report, no failure."""
-    settings = ProbeSettings(base_url=llama.url + "/v1", model=MODEL_NAME, modes=("merged",), runs=5, warmup=1,
-                             prompt_tokens=128, max_tokens=8, gpu=False, extra_body={"ignore_eos": True})
+    settings = ProbeSettings(
+        base_url=llama.url + "/v1",
+        model=MODEL_NAME,
+        modes=("merged",),
+        runs=5,
+        warmup=1,
+        prompt_tokens=128,
+        max_tokens=8,
+        gpu=False,
+        extra_body={"ignore_eos": True},
+    )
     report = build_report(asyncio.run(run_probe(settings)))
     json.dumps(report)  # JSON-ready
     merged = report["modes"]["merged"]
@@ -219,10 +237,19 @@ def test_llamacpp_closes_the_connection_after_every_stream(llama: LlamaServer) -
     connection within a millisecond, though its headers say ``Keep-Alive: timeout=5, max=100``
     and never ``Connection: close``. Plain (non-streamed) responses keep it open."""
     port = int(llama.url.rsplit(":", 1)[1])
-    body = json.dumps({"model": MODEL_NAME, "messages": [{"role": "user", "content": support.words(8, 5)}],
-                       "max_tokens": 2, "stream": True, **BUSTED}).encode()
-    request = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-               b"Content-Length: %d\r\n\r\n" % len(body)) + body
+    body = json.dumps(
+        {
+            "model": MODEL_NAME,
+            "messages": [{"role": "user", "content": support.words(8, 5)}],
+            "max_tokens": 2,
+            "stream": True,
+            **BUSTED,
+        }
+    ).encode()
+    request = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(body)
+    ) + body
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(request)
         data = b""
@@ -325,9 +352,18 @@ def relay(llama: LlamaServer) -> Iterator[HoldOpenRelay]:
 
 
 def test_run_probe_survives_a_server_closing_streamed_connections(relay: HoldOpenRelay) -> None:
-    settings = ProbeSettings(base_url=f"http://127.0.0.1:{relay.port}/v1", model=MODEL_NAME, modes=("merged",),
-                             runs=4, warmup=0, prompt_tokens=32, max_tokens=4, gpu=False, metrics=False,
-                             extra_body={"ignore_eos": True})
+    settings = ProbeSettings(
+        base_url=f"http://127.0.0.1:{relay.port}/v1",
+        model=MODEL_NAME,
+        modes=("merged",),
+        runs=4,
+        warmup=0,
+        prompt_tokens=32,
+        max_tokens=4,
+        gpu=False,
+        metrics=False,
+        extra_body={"ignore_eos": True},
+    )
     report = build_report(asyncio.run(run_probe(settings)))
     gc.collect()
     merged = report["modes"]["merged"]

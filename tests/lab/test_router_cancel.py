@@ -49,8 +49,9 @@ class Servers:
     slots: Path
 
     def router(self, prefill_slots: int = 1) -> Router:
-        return Router(self.merged.url, self.prefill.url, self.decode.url, self.slots,
-                      prefill_slots=prefill_slots, decode_slots=1)
+        return Router(
+            self.merged.url, self.prefill.url, self.decode.url, self.slots, prefill_slots=prefill_slots, decode_slots=1
+        )
 
 
 @pytest.fixture(scope="module")
@@ -68,10 +69,17 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
             server = LlamaServer(
                 # the split pair has a second slot (the prefill server, to be busy beside a
                 # request; the decode server must be shaped alike to restore its slot files)
-                model, port=0, ctx_size=4096 if role == "merged" else 8192, n_batch=512,
-                n_ubatch=512, parallel=1 if role == "merged" else 2,
-                threads=THREADS, metrics=True, alias=support.MODEL_NAME,
-                slot_save_path=slots if role != "merged" else None, log_path=root / f"{role}.log",
+                model,
+                port=0,
+                ctx_size=4096 if role == "merged" else 8192,
+                n_batch=512,
+                n_ubatch=512,
+                parallel=1 if role == "merged" else 2,
+                threads=THREADS,
+                metrics=True,
+                alias=support.MODEL_NAME,
+                slot_save_path=slots if role != "merged" else None,
+                log_path=root / f"{role}.log",
             )
             started.append(server.start())
         yield Servers(*started, slots)
@@ -105,8 +113,11 @@ async def counters(server: LlamaServer) -> Counters:
 
 
 async def totals(s: Servers) -> dict[str, Counters]:
-    return {"merged": await counters(s.merged), "prefill": await counters(s.prefill),
-            "decode": await counters(s.decode)}
+    return {
+        "merged": await counters(s.merged),
+        "prefill": await counters(s.prefill),
+        "decode": await counters(s.decode),
+    }
 
 
 def slot_files(s: Servers) -> list[str]:
@@ -115,9 +126,15 @@ def slot_files(s: Servers) -> list[str]:
 
 # -- a client that leaves ---------------------------------------------------------------------------
 def body(prompt: str, max_tokens: int) -> bytes:
-    return json.dumps({"model": support.MODEL_NAME, "stream": True, "max_tokens": max_tokens,
-                       "ignore_eos": True,
-                       "messages": [{"role": "user", "content": prompt}]}).encode()
+    return json.dumps(
+        {
+            "model": support.MODEL_NAME,
+            "stream": True,
+            "max_tokens": max_tokens,
+            "ignore_eos": True,
+            "messages": [{"role": "user", "content": prompt}],
+        }
+    ).encode()
 
 
 def long_prompt(seed: int) -> str:
@@ -161,7 +178,8 @@ async def send(router: Router, mode: str, payload: bytes) -> Client:
     writer.write(
         f"POST /{mode}/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         f"Content-Type: application/json\r\nConnection: close\r\n"
-        f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload
+        f"Content-Length: {len(payload)}\r\n\r\n".encode()
+        + payload
     )
     await writer.drain()
     return Client(reader, writer)
@@ -198,8 +216,12 @@ async def next_split_is_served(router: Router, s: Servers) -> None:
     async with httpx.AsyncClient(trust_env=False, timeout=WAIT) as client:
         r = await client.post(
             f"{router.url}/split/v1/chat/completions",
-            json={"model": support.MODEL_NAME, "max_tokens": 4, "ignore_eos": True,
-                  "messages": [{"role": "user", "content": support.words(20, 9)}]},
+            json={
+                "model": support.MODEL_NAME,
+                "max_tokens": 4,
+                "ignore_eos": True,
+                "messages": [{"role": "user", "content": support.words(20, 9)}],
+            },
         )
     assert r.status_code == 200, r.text
     assert r.json()["choices"][0]["message"]["content"]
@@ -376,9 +398,10 @@ def test_merged_client_leaving_before_the_first_byte(servers: Servers) -> None:
         assert router.stats.cancelled["merged"] == 1
         assert merged.predicted <= 2, merged  # the first token, never sent; no decoding after
         async with httpx.AsyncClient(trust_env=False, timeout=WAIT) as c:
-            r = await c.post(f"{router.url}/merged/v1/chat/completions",
-                             json={"model": support.MODEL_NAME, "max_tokens": 4,
-                                   "messages": [{"role": "user", "content": "hello"}]})
+            r = await c.post(
+                f"{router.url}/merged/v1/chat/completions",
+                json={"model": support.MODEL_NAME, "max_tokens": 4, "messages": [{"role": "user", "content": "hello"}]},
+            )
         assert r.status_code == 200, r.text
 
     run(servers, scenario)

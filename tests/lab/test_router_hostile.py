@@ -70,9 +70,7 @@ def upstream() -> Iterator[SSEServer]:
 
 
 @contextlib.asynccontextmanager
-async def running(
-    upstream: SSEServer | str, tmp_path: Path, **options: Any
-) -> AsyncIterator[Router]:
+async def running(upstream: SSEServer | str, tmp_path: Path, **options: Any) -> AsyncIterator[Router]:
     """A router whose three upstreams are ``upstream`` (a server, or its ``http://host:port``)."""
     root = upstream if isinstance(upstream, str) else upstream.root
     router = Router(root, root, root, tmp_path, prefill_slots=1, decode_slots=1, **options)
@@ -120,10 +118,7 @@ def test_a_request_target_never_chooses_where_the_router_connects(
 
     async def run() -> tuple[dict[str, Reply], int]:
         async with running(upstream, tmp_path) as router:
-            out = {
-                t: await exchange(router.port, post(t, extra=f"X-Cache-Mode: {mode}\r\n"))
-                for t in targets
-            }
+            out = {t: await exchange(router.port, post(t, extra=f"X-Cache-Mode: {mode}\r\n")) for t in targets}
             out["CONNECT"] = await exchange(
                 router.port,
                 f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode(),
@@ -152,12 +147,8 @@ def test_the_host_header_and_an_absolute_target_naming_the_router_are_harmless(
 
     async def run() -> tuple[Reply, Reply, int]:
         async with running(upstream, tmp_path) as router:
-            a = await exchange(
-                router.port, post("/v1/chat/completions", host=f"127.0.0.1:{port}"), wait=5
-            )
-            b = await exchange(
-                router.port, post(f"http://127.0.0.1:{router.port}/v1/chat/completions"), wait=5
-            )
+            a = await exchange(router.port, post("/v1/chat/completions", host=f"127.0.0.1:{port}"), wait=5)
+            b = await exchange(router.port, post(f"http://127.0.0.1:{router.port}/v1/chat/completions"), wait=5)
             return a, b, router.port
 
     a, b, router_port = asyncio.run(run())
@@ -188,9 +179,7 @@ def test_a_half_sent_request_head_times_out(upstream: SSEServer, tmp_path: Path)
     async def run() -> tuple[Reply, Reply, Reply, float]:
         async with running(upstream, tmp_path, head_timeout=0.5) as router:
             t = time.monotonic()
-            half = await exchange(
-                router.port, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-", wait=5
-            )
+            half = await exchange(router.port, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-", wait=5)
             took = time.monotonic() - t
             silent = await exchange(router.port, b"", wait=5)
             second = await exchange(
@@ -221,16 +210,10 @@ def test_a_stream_longer_than_the_head_timeout_is_not_cut(tmp_path: Path) -> Non
                 )
 
         reply = asyncio.run(run())
-    assert (
-        reply.status == 200
-        and reply.data.count(b'"content": "tok') == 8
-        and b"[DONE]" in reply.data
-    )
+    assert reply.status == 200 and reply.data.count(b'"content": "tok') == 8 and b"[DONE]" in reply.data
 
 
-def test_idle_connections_are_capped_and_the_router_keeps_serving(
-    upstream: SSEServer, tmp_path: Path
-) -> None:
+def test_idle_connections_are_capped_and_the_router_keeps_serving(upstream: SSEServer, tmp_path: Path) -> None:
     """40 connections that send nothing against a cap of 20: the 21st on get a 503 at once;
     the idle ones are closed after the head timeout; then a real request is served."""
 
@@ -276,12 +259,9 @@ MALFORMED = {
     "huge chunk size": (f"{POST_HEAD}{CHUNKED}\r\n{'f' * 40}\r\nab\r\n"),
     "chunk without CRLF": (f"{POST_HEAD}{CHUNKED}\r\n2\r\nabXY0\r\n\r\n"),
     "Content-Length with Transfer-Encoding": (
-        f"{POST_HEAD}Content-Length: 4\r\n{CHUNKED}\r\n"
-        "0\r\n\r\nGET /lab/handoffs HTTP/1.1\r\nHost: x\r\n\r\n"
+        f"{POST_HEAD}Content-Length: 4\r\n{CHUNKED}\r\n0\r\n\r\nGET /lab/handoffs HTTP/1.1\r\nHost: x\r\n\r\n"
     ),
-    "two different Content-Length": (
-        POST_HEAD + "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}x"
-    ),
+    "two different Content-Length": (POST_HEAD + "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}x"),
     "two equal Content-Length": (POST_HEAD + "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}"),
     "Content-Length abc": POST_HEAD + "Content-Length: abc\r\n\r\n{}",
     "Content-Length +2": POST_HEAD + "Content-Length: +2\r\n\r\n{}",
@@ -325,9 +305,7 @@ def test_a_malformed_request_gets_a_400_and_is_closed(
 OVERSIZED = {
     "request line": "GET /" + "a" * 20000 + " HTTP/1.1\r\nHost: x\r\n\r\n",
     "header line": "GET /lab/handoffs HTTP/1.1\r\nHost: x\r\nX-A: " + "a" * 20000 + "\r\n\r\n",
-    "header count": "GET /lab/handoffs HTTP/1.1\r\nHost: x\r\n"
-    + "".join(f"X-{i}: a\r\n" for i in range(300))
-    + "\r\n",
+    "header count": "GET /lab/handoffs HTTP/1.1\r\nHost: x\r\n" + "".join(f"X-{i}: a\r\n" for i in range(300)) + "\r\n",
 }
 
 
@@ -341,18 +319,14 @@ def test_an_oversized_head_is_refused(upstream: SSEServer, tmp_path: Path, case:
     assert reply.status in (400, 414, 431) and reply.closed
 
 
-def test_a_body_over_the_cap_is_a_413(
-    upstream: SSEServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_body_over_the_cap_is_a_413(upstream: SSEServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import kvswitch.lab.router as router_module
 
     monkeypatch.setattr(router_module, "_MAX_BODY", 1000)
 
     async def run() -> Reply:
         async with running(upstream, tmp_path) as router:
-            return await exchange(
-                router.port, post("/v1/chat/completions", body=b"x" * 5000), wait=5
-            )
+            return await exchange(router.port, post("/v1/chat/completions", body=b"x" * 5000), wait=5)
 
     reply = asyncio.run(run())
     assert reply.status == 413 and reply.closed and upstream_hits(upstream) == 0

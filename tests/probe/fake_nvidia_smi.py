@@ -49,7 +49,7 @@ def install(directory: Path, *, record_args: Path | None = None) -> Path:
 def arg(prefix: str) -> str | None:
     for a in sys.argv[1:]:
         if a.startswith(prefix):
-            return a[len(prefix):]
+            return a[len(prefix) :]
     return None
 
 
@@ -76,19 +76,39 @@ def gpus(mode: str, sample: int) -> list[dict[str, str]]:
         uuid = UUIDS[i]
         if i == 0 and os.environ.get("FAKE_SMI_UUID"):
             uuid = os.environ["FAKE_SMI_UUID"]
-        rows.append({"index": str(i), "uuid": uuid, "name": "NVIDIA H100 80GB HBM3",
-                     "memory.used": f"{used0 + 1000 * i:g}", "memory.total": "81559", "utilization.gpu": "0",
-                     "power.draw": "70.12"})
+        rows.append(
+            {
+                "index": str(i),
+                "uuid": uuid,
+                "name": "NVIDIA H100 80GB HBM3",
+                "memory.used": f"{used0 + 1000 * i:g}",
+                "memory.total": "81559",
+                "utilization.gpu": "0",
+                "power.draw": "70.12",
+            }
+        )
     if mode == "na":  # unified memory (GB10): the discrete VRAM fields are not populated
         rows[0].update({"name": "NVIDIA GB10", "memory.used": "[N/A]", "memory.total": "[N/A]"})
     if mode == "mig":  # the parent GPU's row: memory is the aggregate, utilization N/A
         rows[0].update({"utilization.gpu": "[N/A]"})
     if mode == "mig-rows":  # MIG instances listed by UUID (as a MIG-aware wrapper lists them)
         base = rows[0]
-        rows = [base | {"index": "0", "uuid": "MIG-5c4c0e3a-2b0e-5d7c-9a1e-0f7e6d5c4b3a",
-                        "memory.used": "[N/A]", "memory.total": "[N/A]"},
-                base | {"index": "0", "uuid": "MIG-GPU-e82ab913-2d6b-1a55-89a8-9ad23a5a09cf/1/0",
-                        "memory.used": "[Not Supported]", "memory.total": "20096"}]
+        rows = [
+            base
+            | {
+                "index": "0",
+                "uuid": "MIG-5c4c0e3a-2b0e-5d7c-9a1e-0f7e6d5c4b3a",
+                "memory.used": "[N/A]",
+                "memory.total": "[N/A]",
+            },
+            base
+            | {
+                "index": "0",
+                "uuid": "MIG-GPU-e82ab913-2d6b-1a55-89a8-9ad23a5a09cf/1/0",
+                "memory.used": "[Not Supported]",
+                "memory.total": "20096",
+            },
+        ]
     return rows
 
 
@@ -143,8 +163,14 @@ def main() -> int:
     while True:
         block = [", ".join(field(row, n, nounits) for n in names) for row in gpus(mode, sample)]
         if mode == "garbage":
-            block = ["Unable to determine the device handle for GPU0000:01:00.0: Unknown Error",
-                     block[0], "", "0, not-a-uuid, 1, 2", "1, GPU-too-few, 5", "x, GPU-abc, 1, 2"]
+            block = [
+                "Unable to determine the device handle for GPU0000:01:00.0: Unknown Error",
+                block[0],
+                "",
+                "0, not-a-uuid, 1, 2",
+                "1, GPU-too-few, 5",
+                "x, GPU-abc, 1, 2",
+            ]
         out("".join(line + "\n" for line in block))
         sample += 1
         if every is None:

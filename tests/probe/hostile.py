@@ -63,8 +63,18 @@ def echo_form(form: str, value: str) -> str:
     raise ValueError(form)
 
 
-ECHO_FORMS = ("raw", "json-unicode", "json-mixed", "json-slash", "percent", "percent-plus", "percent-lower",
-              "basic", "base64-key", "base64url-key")
+ECHO_FORMS = (
+    "raw",
+    "json-unicode",
+    "json-mixed",
+    "json-slash",
+    "percent",
+    "percent-plus",
+    "percent-lower",
+    "basic",
+    "base64-key",
+    "base64url-key",
+)
 
 
 class HostileServer:
@@ -123,7 +133,9 @@ class HostileServer:
                 head = await reader.readuntil(b"\r\n\r\n")
                 lines = head.decode("latin-1").split("\r\n")
                 method, target = [*lines[0].split(" "), "", ""][:2]
-                headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ":" in ln)}
+                headers = {
+                    k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ":" in ln)
+                }
                 length = int(headers.get("content-length", "0") or 0)
                 if length:
                     await reader.readexactly(length)
@@ -160,10 +172,12 @@ class HostileServer:
 Handler = Callable[[HostileServer, str, str, str, asyncio.StreamWriter], Awaitable[bool]]
 
 
-async def _send(writer: asyncio.StreamWriter, status: str, body: bytes, *, ctype: str = "application/json",
-                extra: str = "") -> bool:
-    writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\n{extra}Content-Length: {len(body)}\r\n\r\n".encode()
-                 + body)
+async def _send(
+    writer: asyncio.StreamWriter, status: str, body: bytes, *, ctype: str = "application/json", extra: str = ""
+) -> bool:
+    writer.write(
+        f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\n{extra}Content-Length: {len(body)}\r\n\r\n".encode() + body
+    )
     await writer.drain()
     return True
 
@@ -177,8 +191,10 @@ async def _write(writer: asyncio.StreamWriter, raw: bytes) -> bool:
 
 def _fixed(raw: bytes) -> Handler:
     """A scenario that answers every request with ``raw`` and closes the connection."""
+
     async def handler(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
         return await _write(w, raw)
+
     return handler
 
 
@@ -206,8 +222,9 @@ async def sse_unparseable(srv: HostileServer, method: str, target: str, auth: st
     """A 200 stream with an event that is not JSON and quotes the key."""
     if method == "GET":
         return await _send(w, "200 OK", b'{"object": "list", "data": [{"id": "m"}]}')
-    return await _write(w, _OK_SSE + b"\r\n" + _ROLE + b"data: <debug> Authorization: " + srv.echo(auth).encode()
-                        + b"\n\n")
+    return await _write(
+        w, _OK_SSE + b"\r\n" + _ROLE + b"data: <debug> Authorization: " + srv.echo(auth).encode() + b"\n\n"
+    )
 
 
 async def status_line_echo(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
@@ -218,8 +235,13 @@ async def status_line_echo(srv: HostileServer, method: str, target: str, auth: s
 async def header_echo(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
     """A 500 that quotes the key in a header and in its body, and a header line without a colon."""
     echoed = srv.echo(auth)
-    return await _send(w, "500 Internal Server Error", f"failed for {echoed}".encode(), ctype="text/plain",
-                       extra=f"X-Seen-Authorization: {echoed}\r\n")
+    return await _send(
+        w,
+        "500 Internal Server Error",
+        f"failed for {echoed}".encode(),
+        ctype="text/plain",
+        extra=f"X-Seen-Authorization: {echoed}\r\n",
+    )
 
 
 async def bad_header_line(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
@@ -258,9 +280,11 @@ async def endless_body(srv: HostileServer, method: str, target: str, auth: str, 
 
 
 bad_content_length = _fixed(
-    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: abc\r\n\r\n" + _ROLE)
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: abc\r\n\r\n" + _ROLE
+)
 negative_content_length = _fixed(
-    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: -5\r\n\r\n" + _ROLE)
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: -5\r\n\r\n" + _ROLE
+)
 two_content_lengths = _fixed(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 700\r\n\r\n" + _ROLE)
 chunk_bad_size = _fixed(_OK_SSE + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n" + _ROLE + b"\r\n0\r\n\r\n")
 chunk_negative_size = _fixed(_OK_SSE + b"Transfer-Encoding: chunked\r\n\r\n-5\r\n" + _ROLE + b"\r\n0\r\n\r\n")
@@ -299,31 +323,52 @@ async def silent(srv: HostileServer, method: str, target: str, auth: str, w: asy
 
 async def redirect(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
     """Every request sent on to ``srv.location`` (a client must not follow it with the key)."""
-    return await _send(w, "307 Temporary Redirect", b'{"error": {"message": "moved"}}',
-                       extra=f"Location: {srv.location}\r\n")
+    return await _send(
+        w, "307 Temporary Redirect", b'{"error": {"message": "moved"}}', extra=f"Location: {srv.location}\r\n"
+    )
 
 
 async def nan_numbers(srv: HostileServer, method: str, target: str, auth: str, w: asyncio.StreamWriter) -> bool:
     """A good stream whose numbers are NaN and Infinity (not JSON), and a /metrics of NaN and +Inf."""
     if target.endswith("/metrics"):
-        text = ("# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc NaN\n"
-                "# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total +Inf\n")
+        text = (
+            "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc NaN\n"
+            "# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total +Inf\n"
+        )
         return await _send(w, "200 OK", text.encode(), ctype="text/plain")
     if method == "GET":
         return await _send(w, "200 OK", b'{"object": "list", "data": [{"id": "m"}]}')
-    last = (b'data: {"choices": [], "usage": {"completion_tokens": 1, "prompt_tokens": NaN}, '
-            b'"timings": {"prompt_ms": NaN, "predicted_ms": Infinity}}\n\n')
+    last = (
+        b'data: {"choices": [], "usage": {"completion_tokens": 1, "prompt_tokens": NaN}, '
+        b'"timings": {"prompt_ms": NaN, "predicted_ms": Infinity}}\n\n'
+    )
     return await _write(w, _OK_SSE + b"\r\n" + _ROLE + _TOKEN + last + b"data: [DONE]\n\n")
 
 
 SCENARIOS: dict[str, Handler] = {
-    "echo-401": echo_401, "echo-text-401": echo_text_401, "sse-error": sse_error, "sse-unparseable": sse_unparseable,
-    "status-line-echo": status_line_echo, "header-echo": header_echo, "bad-header-line": bad_header_line,
-    "endless-line": endless_line, "endless-event": endless_event, "endless-comments": endless_comments,
-    "endless-tokens": endless_tokens, "huge-header": huge_header, "endless-body": endless_body,
-    "bad-content-length": bad_content_length, "negative-content-length": negative_content_length,
-    "two-content-lengths": two_content_lengths, "chunk-bad-size": chunk_bad_size,
-    "chunk-negative-size": chunk_negative_size, "chunk-overlong": chunk_overlong,
-    "chunk-endless-size": chunk_endless_size, "trickle": trickle, "slow-head": slow_head, "silent": silent,
-    "nan": nan_numbers, "redirect": redirect,
+    "echo-401": echo_401,
+    "echo-text-401": echo_text_401,
+    "sse-error": sse_error,
+    "sse-unparseable": sse_unparseable,
+    "status-line-echo": status_line_echo,
+    "header-echo": header_echo,
+    "bad-header-line": bad_header_line,
+    "endless-line": endless_line,
+    "endless-event": endless_event,
+    "endless-comments": endless_comments,
+    "endless-tokens": endless_tokens,
+    "huge-header": huge_header,
+    "endless-body": endless_body,
+    "bad-content-length": bad_content_length,
+    "negative-content-length": negative_content_length,
+    "two-content-lengths": two_content_lengths,
+    "chunk-bad-size": chunk_bad_size,
+    "chunk-negative-size": chunk_negative_size,
+    "chunk-overlong": chunk_overlong,
+    "chunk-endless-size": chunk_endless_size,
+    "trickle": trickle,
+    "slow-head": slow_head,
+    "silent": silent,
+    "nan": nan_numbers,
+    "redirect": redirect,
 }

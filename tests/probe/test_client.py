@@ -48,17 +48,32 @@ def _client() -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=None, trust_env=False)
 
 
-async def _one(client: httpx.AsyncClient, url: str, *, scenario: str | None = None, mode: str = "merged",
-               stall_timeout: float = 5.0, total_timeout: float = 30.0, max_tokens: int = TOKENS,
-               headers: dict[str, str] | None = None) -> tuple[RequestResult, str]:
+async def _one(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    scenario: str | None = None,
+    mode: str = "merged",
+    stall_timeout: float = 5.0,
+    total_timeout: float = 30.0,
+    max_tokens: int = TOKENS,
+    headers: dict[str, str] | None = None,
+) -> tuple[RequestResult, str]:
     rid = uuid.uuid4().hex
     h = {"X-Request-Id": rid, **(headers or {})}
     if scenario:
         h["X-Test-Scenario"] = scenario
     if mode != "merged":
         h["X-Cache-Mode"] = mode
-    r = await stream_chat(client, url + "/chat/completions", chat_body("test-model", "hello there", max_tokens), h,
-                          mode=mode, stall_timeout=stall_timeout, total_timeout=total_timeout)
+    r = await stream_chat(
+        client,
+        url + "/chat/completions",
+        chat_body("test-model", "hello there", max_tokens),
+        h,
+        mode=mode,
+        stall_timeout=stall_timeout,
+        total_timeout=total_timeout,
+    )
     return r, rid
 
 
@@ -80,8 +95,9 @@ def stamp_of(server: SSEServer, rid: str) -> Stamp:
     raise AssertionError(f"the server has no stamp for {rid}")
 
 
-def timed_runs(server: SSEServer, n: int, scenario: str | None = None,
-               mode: str = "merged") -> list[tuple[RequestResult, Stamp]]:
+def timed_runs(
+    server: SSEServer, n: int, scenario: str | None = None, mode: str = "merged"
+) -> list[tuple[RequestResult, Stamp]]:
     """``n`` sequential requests on one connection, each with the server's stamp."""
 
     async def go() -> list[tuple[RequestResult, str]]:
@@ -230,8 +246,13 @@ def test_wrong_key_and_unknown_model(via: str) -> None:
 
         async def bad_model() -> RequestResult:
             async with _client() as c:
-                return await stream_chat(c, srv.url + "/chat/completions", chat_body("nope", "x", 2),
-                                         {"Authorization": "Bearer sk-right"}, mode="merged")
+                return await stream_chat(
+                    c,
+                    srv.url + "/chat/completions",
+                    chat_body("nope", "x", 2),
+                    {"Authorization": "Bearer sk-right"},
+                    mode="merged",
+                )
 
         assert_failed(asyncio.run(bad_model()), "HTTP 404: model 'nope' does not exist")
 
@@ -264,8 +285,14 @@ def test_connection_refused(via: str) -> None:
 
     async def go() -> RequestResult:
         async with _client() as c:
-            return await stream_chat(c, f"http://127.0.0.1:{port}/v1/chat/completions", chat_body("m", "x", 2), {},
-                                     mode="merged", stall_timeout=2)
+            return await stream_chat(
+                c,
+                f"http://127.0.0.1:{port}/v1/chat/completions",
+                chat_body("m", "x", 2),
+                {},
+                mode="merged",
+                stall_timeout=2,
+            )
 
     assert_failed(asyncio.run(go()), "cannot connect")
 
@@ -291,8 +318,9 @@ def mocked(*parts: bytes | Exception, status: int = 200, ctype: str = "text/even
 
     async def go() -> RequestResult:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as c:
-            return await stream_chat(c, "http://127.0.0.1:1/v1/chat/completions", chat_body("m", "x", 4), {},
-                                     mode="merged")
+            return await stream_chat(
+                c, "http://127.0.0.1:1/v1/chat/completions", chat_body("m", "x", 4), {}, mode="merged"
+            )
 
     return asyncio.run(go())
 
@@ -301,14 +329,27 @@ DONE = b"data: [DONE]\n\n"
 
 
 def test_empty_and_null_content_and_role_chunks_are_not_tokens() -> None:
-    r = mocked(_chunk({"role": "assistant"}), _chunk({"role": "assistant", "content": ""}), _chunk({"content": None}),
-               _chunk(None), _chunk({"tool_calls": None}), _chunk({"reasoning": ""}), _chunk({"content": "hi"}), DONE)
+    r = mocked(
+        _chunk({"role": "assistant"}),
+        _chunk({"role": "assistant", "content": ""}),
+        _chunk({"content": None}),
+        _chunk(None),
+        _chunk({"tool_calls": None}),
+        _chunk({"reasoning": ""}),
+        _chunk({"content": "hi"}),
+        DONE,
+    )
     assert r.ok and r.token_events == 1
 
 
-@pytest.mark.parametrize("delta", [{"reasoning": "hm"}, {"reasoning_content": "hm"},
-                                   {"tool_calls": [{"index": 0, "id": "c1", "type": "function",
-                                                    "function": {"name": "f", "arguments": ""}}]}])
+@pytest.mark.parametrize(
+    "delta",
+    [
+        {"reasoning": "hm"},
+        {"reasoning_content": "hm"},
+        {"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": ""}}]},
+    ],
+)
 def test_reasoning_and_tool_calls_are_tokens_but_not_answer(delta: dict[str, Any]) -> None:
     r = mocked(_chunk(delta), _chunk({"content": "answer"}), DONE)
     assert r.ok and r.token_events == 2
@@ -318,8 +359,12 @@ def test_reasoning_and_tool_calls_are_tokens_but_not_answer(delta: dict[str, Any
 
 
 def test_output_tokens_come_from_usage_not_chunks() -> None:
-    usage = {"prompt_tokens": 30, "completion_tokens": 9, "total_tokens": 39,
-             "prompt_tokens_details": {"cached_tokens": 16}}
+    usage = {
+        "prompt_tokens": 30,
+        "completion_tokens": 9,
+        "total_tokens": 39,
+        "prompt_tokens_details": {"cached_tokens": 16},
+    }
     r = mocked(_chunk({"content": "abc"}), _chunk({"content": "def"}), _chunk(choices=[], usage=usage), DONE)
     assert r.ok and r.token_events == 2 and r.output_tokens == 9
     assert r.prompt_tokens == 30 and r.cached_tokens == 16
@@ -333,8 +378,9 @@ def test_tpot_is_undefined_for_one_token() -> None:
 
 
 def test_usage_with_null_choices_and_the_usage_chunk_does_not_extend_e2e() -> None:
-    r = mocked(_chunk({"content": "a"}), _chunk({"content": "b"}), _chunk(choices=None, usage={"completion_tokens": 2}),
-               DONE)
+    r = mocked(
+        _chunk({"content": "a"}), _chunk({"content": "b"}), _chunk(choices=None, usage={"completion_tokens": 2}), DONE
+    )
     assert r.ok and r.output_tokens == 2 and r.token_events == 2
     assert r.e2e is not None and r.itl and r.e2e == pytest.approx(r.ttft + r.itl[0])
 
@@ -344,8 +390,11 @@ def test_json_content_type_with_an_sse_body_is_read_by_body() -> None:
 
 
 def test_old_vllm_top_level_error_object_in_the_stream() -> None:
-    r = mocked(_chunk({"content": "a"}),
-               b'data: {"object":"error","message":"too long","type":"BadRequestError","code":400}\n\n', DONE)
+    r = mocked(
+        _chunk({"content": "a"}),
+        b'data: {"object":"error","message":"too long","type":"BadRequestError","code":400}\n\n',
+        DONE,
+    )
     assert_failed(r, "error event in the stream: too long")
 
 
@@ -379,8 +428,12 @@ def test_as_dict_is_json_ready() -> None:
 
 # -- the wire, through kvswitch's StampedTransport and a raw server -------------------------------
 
-_SSE = (_chunk({"role": "assistant", "content": ""}) + _chunk({"content": "tok"})
-        + _chunk(choices=[], usage={"completion_tokens": 1}) + DONE)
+_SSE = (
+    _chunk({"role": "assistant", "content": ""})
+    + _chunk({"content": "tok"})
+    + _chunk(choices=[], usage={"completion_tokens": 1})
+    + DONE
+)
 _HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
 
 
@@ -404,8 +457,11 @@ def raw_exchange(*responses: tuple[list[bytes], bool]) -> tuple[list[RequestResu
         try:
             while queue:
                 head = await reader.readuntil(b"\r\n\r\n")
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length:"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
                 await reader.readexactly(length)
                 pieces, close = queue.pop(0)
                 for piece in pieces:
@@ -426,8 +482,16 @@ def raw_exchange(*responses: tuple[list[bytes], bool]) -> tuple[list[RequestResu
         try:
             async with httpx.AsyncClient(transport=StampedTransport(), timeout=None, trust_env=False) as c:
                 for _ in responses:
-                    out.append(await stream_chat(c, f"http://127.0.0.1:{port}/v1/chat/completions",
-                                                 chat_body("m", "x", 2), {}, mode="merged", stall_timeout=2))
+                    out.append(
+                        await stream_chat(
+                            c,
+                            f"http://127.0.0.1:{port}/v1/chat/completions",
+                            chat_body("m", "x", 2),
+                            {},
+                            mode="merged",
+                            stall_timeout=2,
+                        )
+                    )
         finally:
             server.close()
             await server.wait_closed()

@@ -27,12 +27,34 @@ def history_lines() -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-def test_a_combined_report_is_what_advise_finds_latest(server: SSEServer, tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_combined_report_is_what_advise_finds_latest(
+    server: SSEServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     files = []
     for mode in ("merged", "split"):
-        assert main(["probe", "--base-url", server.url, "--model", "test-model", "--mode", mode, "--runs", "5",
-                     "--warmup", "0", "--max-tokens", "2", "--no-gpu", "--format", "json"]) == 0
+        assert (
+            main(
+                [
+                    "probe",
+                    "--base-url",
+                    server.url,
+                    "--model",
+                    "test-model",
+                    "--mode",
+                    mode,
+                    "--runs",
+                    "5",
+                    "--warmup",
+                    "0",
+                    "--max-tokens",
+                    "2",
+                    "--no-gpu",
+                    "--format",
+                    "json",
+                ]
+            )
+            == 0
+        )
         path = tmp_path / f"{mode}.json"
         path.write_text(capsys.readouterr().out)
         files.append(str(path))
@@ -45,21 +67,54 @@ def test_a_combined_report_is_what_advise_finds_latest(server: SSEServer, tmp_pa
     assert advice["decided_by"] == "measurement" and advice["mode"] == "merged", advice
 
 
-def test_combine_with_no_history_leaves_the_history_alone(server: SSEServer, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["probe", "--base-url", server.url, "--model", "test-model", "--mode", "merged", "--runs", "2",
-                 "--warmup", "0", "--max-tokens", "2", "--no-gpu", "--format", "json", "--no-history"]) == 0
+def test_combine_with_no_history_leaves_the_history_alone(
+    server: SSEServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(
+            [
+                "probe",
+                "--base-url",
+                server.url,
+                "--model",
+                "test-model",
+                "--mode",
+                "merged",
+                "--runs",
+                "2",
+                "--warmup",
+                "0",
+                "--max-tokens",
+                "2",
+                "--no-gpu",
+                "--format",
+                "json",
+                "--no-history",
+            ]
+        )
+        == 0
+    )
     path = tmp_path / "merged.json"
     path.write_text(capsys.readouterr().out)
     assert main(["probe", "--combine", str(path), "--no-history"]) == 0
     assert history_lines() == []
 
 
-@pytest.mark.parametrize("content", ["", "[1, 2]", '{"modes": 3}', '{"modes": {"merged": {}}, "settings": {}}',
-                                     '{"modes": {"merged": {"ttft_samples_ms": ["x"]}}, "settings": {}}',
-                                     "not json", '{"modes": {"merged": {"ttft_samples_ms": [1, NaN]}}}'])
-def test_a_file_that_is_not_a_probe_report_is_a_usage_error(content: str, tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",
+        "[1, 2]",
+        '{"modes": 3}',
+        '{"modes": {"merged": {}}, "settings": {}}',
+        '{"modes": {"merged": {"ttft_samples_ms": ["x"]}}, "settings": {}}',
+        "not json",
+        '{"modes": {"merged": {"ttft_samples_ms": [1, NaN]}}}',
+    ],
+)
+def test_a_file_that_is_not_a_probe_report_is_a_usage_error(
+    content: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "bad.json"
     path.write_text(content)
     assert main(["probe", "--combine", str(path)]) == 2
@@ -68,8 +123,9 @@ def test_a_file_that_is_not_a_probe_report_is_a_usage_error(content: str, tmp_pa
     assert history_lines() == []
 
 
-def test_combine_of_a_directory_or_a_missing_file_is_a_usage_error(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_combine_of_a_directory_or_a_missing_file_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["probe", "--combine", str(tmp_path)]) == 2
     assert main(["probe", "--combine", str(tmp_path / "missing.json")]) == 2
     assert str(tmp_path) in capsys.readouterr().err
@@ -77,7 +133,13 @@ def test_combine_of_a_directory_or_a_missing_file_is_a_usage_error(tmp_path: Pat
 
 def test_combined_text_of_a_sparse_report_does_not_crash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "sparse.json"
-    path.write_text(json.dumps({"settings": {}, "modes": {"merged": {"ttft_samples_ms": [1.0, 2.0]},
-                                                          "split": {"ttft_samples_ms": [2.0, 4.0]}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "settings": {},
+                "modes": {"merged": {"ttft_samples_ms": [1.0, 2.0]}, "split": {"ttft_samples_ms": [2.0, 4.0]}},
+            }
+        )
+    )
     assert main(["probe", "--combine", str(path), "--no-history"]) == 0
     assert "merged" in capsys.readouterr().out

@@ -66,18 +66,21 @@ def sampling(**kw: object) -> Iterator[GpuSampler]:
 # -- parse_smi_line: every documented form -------------------------------------------------------
 
 
-@pytest.mark.parametrize(("line", "used", "total"), [
-    (f"0, {U0}, 529, 81559", 529.0, 81559.0),                      # noheader,nounits (what the sampler asks for)
-    (f"0, {U0}, 529 MiB, 81559 MiB", 529.0, 81559.0),              # units kept
-    (f"2, {U2}, 74767, 81559\n", 74767.0, 81559.0),                # with its line end
-    (f"0, {U0}, 529, 81559\r\n", 529.0, 81559.0),
-    (f"0,{U0},12.5,100", 12.5, 100.0),                              # no spaces
-    (f"0, {U0}, [N/A], [N/A]", None, None),                         # unified memory (GB10)
-    (f"0, {U0}, [Not Supported], 81559", None, 81559.0),
-    (f"0, {U0}, [Unknown Error], [Insufficient Permissions]", None, None),
-    ("0, MIG-5c4c0e3a-2b0e-5d7c-9a1e-0f7e6d5c4b3a, 1024, 20096", 1024.0, 20096.0),  # a MIG instance
-    (f"0, MIG-{U0}/1/0, [N/A], [N/A]", None, None),                 # very old drivers' MIG naming
-])
+@pytest.mark.parametrize(
+    ("line", "used", "total"),
+    [
+        (f"0, {U0}, 529, 81559", 529.0, 81559.0),  # noheader,nounits (what the sampler asks for)
+        (f"0, {U0}, 529 MiB, 81559 MiB", 529.0, 81559.0),  # units kept
+        (f"2, {U2}, 74767, 81559\n", 74767.0, 81559.0),  # with its line end
+        (f"0, {U0}, 529, 81559\r\n", 529.0, 81559.0),
+        (f"0,{U0},12.5,100", 12.5, 100.0),  # no spaces
+        (f"0, {U0}, [N/A], [N/A]", None, None),  # unified memory (GB10)
+        (f"0, {U0}, [Not Supported], 81559", None, 81559.0),
+        (f"0, {U0}, [Unknown Error], [Insufficient Permissions]", None, None),
+        ("0, MIG-5c4c0e3a-2b0e-5d7c-9a1e-0f7e6d5c4b3a, 1024, 20096", 1024.0, 20096.0),  # a MIG instance
+        (f"0, MIG-{U0}/1/0, [N/A], [N/A]", None, None),  # very old drivers' MIG naming
+    ],
+)
 def test_parse_smi_line_documented_forms(line: str, used: float | None, total: float | None) -> None:
     sample = parse_smi_line(line, 1.5, "local")
     assert sample is not None
@@ -85,20 +88,23 @@ def test_parse_smi_line_documented_forms(line: str, used: float | None, total: f
     assert sample.uuid.startswith(("GPU-", "MIG-")) and sample.at == 1.5 and sample.instance == "local"
 
 
-@pytest.mark.parametrize("line", [
-    "",
-    "\n",
-    "index, uuid, memory.used [MiB], memory.total [MiB]",          # a header
-    "memory.used [MiB], memory.total [MiB], uuid",
-    f"74698, 81559, {U0}",                                          # another field order
-    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
-    "No devices were found",
-    "0, not-a-uuid, 1, 2",
-    f"0, {U0}, 5",                                                   # too few fields
-    f"0, {U0}, 5, 6, 7",                                             # too many
-    f"x, {U0}, 1, 2",                                                # index not a number
-    f"-1, {U0}, 1, 2",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "",
+        "\n",
+        "index, uuid, memory.used [MiB], memory.total [MiB]",  # a header
+        "memory.used [MiB], memory.total [MiB], uuid",
+        f"74698, 81559, {U0}",  # another field order
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+        "No devices were found",
+        "0, not-a-uuid, 1, 2",
+        f"0, {U0}, 5",  # too few fields
+        f"0, {U0}, 5, 6, 7",  # too many
+        f"x, {U0}, 1, 2",  # index not a number
+        f"-1, {U0}, 1, 2",
+    ],
+)
 def test_parse_smi_line_rejects_other_lines(line: str) -> None:
     assert parse_smi_line(line, 0.0, "local") is None
 
@@ -157,8 +163,9 @@ def test_baseline_peak_and_delta_per_uuid_with_a_ramp(smi: str, monkeypatch: pyt
     assert [x.used_mib for x in s.samples] == [1000, 1000, 1000, 5000, 9000, 9000, 3000]
     assert at == sorted(at)
     mem = s.memory(at[2], [(at[3], at[5])])
-    assert mem == {U0: {"instance": "local", "baseline_mib": 1000.0, "peak_mib": 9000.0, "delta_mib": 8000.0,
-                        "total_mib": 81559.0}}
+    assert mem == {
+        U0: {"instance": "local", "baseline_mib": 1000.0, "peak_mib": 9000.0, "delta_mib": 8000.0, "total_mib": 81559.0}
+    }
     later = s.memory(at[5], [(at[6], at[6] + 1)])[U0]
     assert later["baseline_mib"] == 9000 and later["peak_mib"] == 3000 and later["delta_mib"] == -6000
     # no reading before the baseline time: the first reading is the baseline
@@ -307,8 +314,10 @@ def test_two_instances_on_different_cards(smi: str, pidfile: Path) -> None:
 
 
 def test_per_process_rows(smi: str) -> None:
-    assert per_process(smi) == [{"uuid": U0, "pid": 1912379, "used_mib": 518.0},
-                                {"uuid": U2, "pid": 3891903, "used_mib": 74698.0}]
+    assert per_process(smi) == [
+        {"uuid": U0, "pid": 1912379, "used_mib": 518.0},
+        {"uuid": U2, "pid": 3891903, "used_mib": 74698.0},
+    ]
 
 
 def test_per_process_na_and_none_and_through_a_prefix(smi: str) -> None:
@@ -356,15 +365,18 @@ def test_nvml_is_preferred_when_it_finds_a_gpu(monkeypatch: pytest.MonkeyPatch, 
     with sampling(interval_ms=20, smi=smi) as s:
         assert s.source == "NVML"
         assert wait_for(lambda: len(s.samples) >= 4)
-    assert {(x.uuid, x.used_mib, x.total_mib) for x in s.samples} == {("GPU-nvml-0", 1024.0, 81920.0),
-                                                                     ("GPU-nvml-1", 2048.0, 81920.0)}
+    assert {(x.uuid, x.used_mib, x.total_mib) for x in s.samples} == {
+        ("GPU-nvml-0", 1024.0, 81920.0),
+        ("GPU-nvml-1", 2048.0, 81920.0),
+    }
     assert fake.calls[0] == "init" and fake.calls[-1] == "shutdown"  # type: ignore[attr-defined]
     assert started(pidfile) == []  # no nvidia-smi process
 
 
 @pytest.mark.parametrize(("count", "fail_init"), [(0, False), (1, True)])
-def test_nvml_without_a_gpu_falls_back_to_nvidia_smi(monkeypatch: pytest.MonkeyPatch, smi: str, count: int,
-                                                      fail_init: bool) -> None:
+def test_nvml_without_a_gpu_falls_back_to_nvidia_smi(
+    monkeypatch: pytest.MonkeyPatch, smi: str, count: int, fail_init: bool
+) -> None:
     monkeypatch.setitem(sys.modules, "pynvml", _fake_pynvml(count, fail_init))
     with sampling(interval_ms=20, smi=smi) as s:
         assert s.source == "nvidia-smi"
@@ -375,11 +387,19 @@ def test_the_stand_in_prints_headers_and_units_like_the_real_tool(smi: str) -> N
     import subprocess
 
     env = {**os.environ, "FAKE_SMI_MODE": "na"}
-    out = subprocess.run([smi, "--query-gpu=name,memory.used,memory.total,utilization.gpu", "--format=csv"],
-                         capture_output=True, text=True, env=env, check=True).stdout
-    assert out == ("name, memory.used [MiB], memory.total [MiB], utilization.gpu [%]\n"
-                   "NVIDIA GB10, [N/A], [N/A], 0 %\n")
-    out = subprocess.run([smi, "--query-compute-apps=gpu_uuid,pid,used_memory", "--format=csv"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [smi, "--query-gpu=name,memory.used,memory.total,utilization.gpu", "--format=csv"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout
+    assert out == ("name, memory.used [MiB], memory.total [MiB], utilization.gpu [%]\nNVIDIA GB10, [N/A], [N/A], 0 %\n")
+    out = subprocess.run(
+        [smi, "--query-compute-apps=gpu_uuid,pid,used_memory", "--format=csv"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.splitlines()[0] == "gpu_uuid, pid, used_gpu_memory [MiB]"
     assert out.splitlines()[1] == f"{U0}, 1912379, 518 MiB"

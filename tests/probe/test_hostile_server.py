@@ -47,6 +47,7 @@ def history() -> str:
 
 def strict_json(text: str) -> Any:
     """JSON as RFC 8259 has it: a bare NaN or Infinity is an error."""
+
     def refuse(name: str) -> Any:
         raise AssertionError(f"{name} in JSON output")
 
@@ -54,8 +55,30 @@ def strict_json(text: str) -> Any:
 
 
 def probe_cli(url: str, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
-    code = main(["probe", "--base-url", url, "--model", "m", "--api-key-env", ENV, "--mode", "merged", "--runs", "1",
-                 "--warmup", "0", "--no-gpu", "--no-metrics", "--stall-timeout", "1", "--timeout", "2", *extra])
+    code = main(
+        [
+            "probe",
+            "--base-url",
+            url,
+            "--model",
+            "m",
+            "--api-key-env",
+            ENV,
+            "--mode",
+            "merged",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--no-gpu",
+            "--no-metrics",
+            "--stall-timeout",
+            "1",
+            "--timeout",
+            "2",
+            *extra,
+        ]
+    )
     got = capsys.readouterr()
     return code, got.out + got.err
 
@@ -64,8 +87,14 @@ def probe_cli(url: str, capsys: pytest.CaptureFixture[str], *extra: str) -> tupl
 
 ECHOES = [("echo-401", form) for form in ECHO_FORMS] + [
     (scenario, form)
-    for scenario in ("echo-text-401", "sse-error", "sse-unparseable", "status-line-echo", "header-echo",
-                     "bad-header-line")
+    for scenario in (
+        "echo-text-401",
+        "sse-error",
+        "sse-unparseable",
+        "status-line-echo",
+        "header-echo",
+        "bad-header-line",
+    )
     for form in ("raw", "json-unicode", "json-mixed", "percent", "basic")
 ]
 
@@ -85,14 +114,36 @@ def test_an_echoed_key_reaches_no_probe_output(scenario: str, form: str, capsys:
         assert_masked(output, KEY)
 
 
-@pytest.mark.parametrize(("scenario", "form"), [("echo-401", f) for f in ("raw", "json-mixed", "percent-plus", "basic")]
-                         + [("sse-error", "json-unicode"), ("sse-unparseable", "raw"), ("header-echo", "percent")])
+@pytest.mark.parametrize(
+    ("scenario", "form"),
+    [("echo-401", f) for f in ("raw", "json-mixed", "percent-plus", "basic")]
+    + [("sse-error", "json-unicode"), ("sse-unparseable", "raw"), ("header-echo", "percent")],
+)
 def test_an_echoed_key_reaches_no_doctor_output(scenario: str, form: str, capsys: pytest.CaptureFixture[str]) -> None:
     with HostileServer(scenario, form) as srv:
         outputs = []
         for fmt in ("text", "json"):
-            code = main(["doctor", "--base-url", srv.url, "--model", "m", "--api-key-env", ENV, "--format", fmt,
-                         "--timeout", "2", "--skip", "nvidia-smi", "--skip", "same-gpu", "--skip", "prefix-cache"])
+            code = main(
+                [
+                    "doctor",
+                    "--base-url",
+                    srv.url,
+                    "--model",
+                    "m",
+                    "--api-key-env",
+                    ENV,
+                    "--format",
+                    fmt,
+                    "--timeout",
+                    "2",
+                    "--skip",
+                    "nvidia-smi",
+                    "--skip",
+                    "same-gpu",
+                    "--skip",
+                    "prefix-cache",
+                ]
+            )
             got = capsys.readouterr()
             assert code in (0, 1), got
             outputs.append(got.out + got.err)
@@ -106,8 +157,23 @@ def test_a_redirect_never_takes_the_key_to_another_server(capsys: pytest.Capture
     with HostileServer("echo-401") as elsewhere, HostileServer("redirect") as srv:
         srv.location = elsewhere.url + "/models"
         code, out = probe_cli(srv.url, capsys)
-        main(["doctor", "--base-url", srv.url, "--model", "m", "--api-key-env", ENV, "--timeout", "2",
-              "--skip", "nvidia-smi", "--skip", "same-gpu"])
+        main(
+            [
+                "doctor",
+                "--base-url",
+                srv.url,
+                "--model",
+                "m",
+                "--api-key-env",
+                ENV,
+                "--timeout",
+                "2",
+                "--skip",
+                "nvidia-smi",
+                "--skip",
+                "same-gpu",
+            ]
+        )
         out += capsys.readouterr().out
     assert code == 1 and srv.seen
     assert elsewhere.seen == []  # nothing followed the redirect, so no key went there
@@ -138,8 +204,19 @@ BROKEN = {
 
 def run_library_probe(url: str) -> tuple[dict[str, Any], int, float]:
     """(report, tracemalloc peak in bytes, seconds) of one request through the real runner."""
-    s = ProbeSettings(base_url=url, model="m", api_key=KEY, modes=("merged",), runs=1, warmup=0, max_tokens=4,
-                      gpu=False, metrics=False, stall_timeout=1.0, request_timeout=2.0)
+    s = ProbeSettings(
+        base_url=url,
+        model="m",
+        api_key=KEY,
+        modes=("merged",),
+        runs=1,
+        warmup=0,
+        max_tokens=4,
+        gpu=False,
+        metrics=False,
+        stall_timeout=1.0,
+        request_timeout=2.0,
+    )
     tracemalloc.start()
     started = time.perf_counter()
     try:
@@ -176,8 +253,25 @@ def test_doctor_survives_endless_and_broken_answers(capsys: pytest.CaptureFixtur
         with HostileServer(scenario) as srv:
             tracemalloc.start()
             try:
-                code = main(["doctor", "--base-url", srv.url, "--model", "m", "--api-key-env", ENV, "--timeout", "2",
-                             "--skip", "nvidia-smi", "--skip", "same-gpu", "--skip", "prefix-cache"])
+                code = main(
+                    [
+                        "doctor",
+                        "--base-url",
+                        srv.url,
+                        "--model",
+                        "m",
+                        "--api-key-env",
+                        ENV,
+                        "--timeout",
+                        "2",
+                        "--skip",
+                        "nvidia-smi",
+                        "--skip",
+                        "same-gpu",
+                        "--skip",
+                        "prefix-cache",
+                    ]
+                )
                 _, peak = tracemalloc.get_traced_memory()
             finally:
                 tracemalloc.stop()
@@ -188,10 +282,29 @@ def test_doctor_survives_endless_and_broken_answers(capsys: pytest.CaptureFixtur
 
 # -- NaN and Infinity -------------------------------------------------------------------------------
 
+
 def test_nan_and_infinity_never_reach_json_or_history(capsys: pytest.CaptureFixture[str]) -> None:
     with HostileServer("nan") as srv:
-        code = main(["probe", "--base-url", srv.url, "--model", "m", "--mode", "merged", "--runs", "2",
-                     "--warmup", "0", "--no-gpu", "--format", "json", "--stall-timeout", "2"])
+        code = main(
+            [
+                "probe",
+                "--base-url",
+                srv.url,
+                "--model",
+                "m",
+                "--mode",
+                "merged",
+                "--runs",
+                "2",
+                "--warmup",
+                "0",
+                "--no-gpu",
+                "--format",
+                "json",
+                "--stall-timeout",
+                "2",
+            ]
+        )
         out = capsys.readouterr().out
     assert code == 0, out
     report = strict_json(out)["data"]
@@ -216,17 +329,21 @@ def test_export_and_history_refuse_to_write_nan(tmp_path: Path) -> None:
 
 # -- framing rules of the transport (RFC 9112) -------------------------------------------------------
 
-@pytest.mark.parametrize(("head", "expected"), [
-    (b"HTTP/1.1 200 OK\r\nContent-Length: 12", (200, 12, False, True)),
-    (b"HTTP/1.1 200\r\nTransfer-Encoding: chunked", (200, None, True, True)),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5", (200, None, True, False)),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked", (200, None, True, True)),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip", (200, None, False, False)),
-    (b"HTTP/1.1 200 OK\r\nContent-Length: 7, 7", (200, 7, False, True)),
-    (b"HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 1", (200, 1, False, False)),
-    (b"HTTP/1.0 200 OK", (200, None, False, False)),
-    (b"HTTP/1.1 204 No Content", (204, 0, False, False)),
-])
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 12", (200, 12, False, True)),
+        (b"HTTP/1.1 200\r\nTransfer-Encoding: chunked", (200, None, True, True)),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5", (200, None, True, False)),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked", (200, None, True, True)),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip", (200, None, False, False)),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 7, 7", (200, 7, False, True)),
+        (b"HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 1", (200, 1, False, False)),
+        (b"HTTP/1.0 200 OK", (200, None, False, False)),
+        (b"HTTP/1.1 204 No Content", (204, 0, False, False)),
+    ],
+)
 def test_response_heads_are_framed_as_rfc_9112_says(head: bytes, expected: tuple[Any, ...]) -> None:
     from kvswitch.probe.transport import _head
 
@@ -234,17 +351,20 @@ def test_response_heads_are_framed_as_rfc_9112_says(head: bytes, expected: tuple
     assert (status, length, chunked, keep) == expected
 
 
-@pytest.mark.parametrize(("head", "why"), [
-    (b"HTTP/2 200 OK", "not an HTTP response"),
-    (b"HTTP/1.1 2000 OK", "not an HTTP response"),
-    (b"ICY 200 OK", "not an HTTP response"),
-    (b"HTTP/1.1 200 OK\r\nContent-Length : 5", "malformed header line"),
-    (b"HTTP/1.1 200 OK\r\nno colon here", "malformed header line"),
-    (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6", "more than one Content-Length"),
-    (b"HTTP/1.1 200 OK\r\nContent-Length: +5", "bad Content-Length"),
-    (b"HTTP/1.1 200 OK\r\nContent-Length: 0x10", "bad Content-Length"),
-    (b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999", "bad Content-Length"),
-])
+@pytest.mark.parametrize(
+    ("head", "why"),
+    [
+        (b"HTTP/2 200 OK", "not an HTTP response"),
+        (b"HTTP/1.1 2000 OK", "not an HTTP response"),
+        (b"ICY 200 OK", "not an HTTP response"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length : 5", "malformed header line"),
+        (b"HTTP/1.1 200 OK\r\nno colon here", "malformed header line"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6", "more than one Content-Length"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: +5", "bad Content-Length"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 0x10", "bad Content-Length"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999", "bad Content-Length"),
+    ],
+)
 def test_malformed_heads_are_refused_with_a_reason(head: bytes, why: str) -> None:
     from kvswitch.probe.transport import _head
 

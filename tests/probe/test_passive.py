@@ -70,8 +70,10 @@ def upstreams(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[SSEServer, SSES
     """merged (40 ms to the first token) and split (120 ms), and a config whose gateway token is
     read from KVSWITCH_GATEWAY_TOKEN, as the CLI reads it."""
     monkeypatch.setenv("KVSWITCH_GATEWAY_TOKEN", TOKEN)
-    with SSEServer(ttft_ms=MERGED_MS, itl_ms=2, tokens=4) as merged, \
-            SSEServer(ttft_ms=SPLIT_MS, itl_ms=2, tokens=4) as split:
+    with (
+        SSEServer(ttft_ms=MERGED_MS, itl_ms=2, tokens=4) as merged,
+        SSEServer(ttft_ms=SPLIT_MS, itl_ms=2, tokens=4) as split,
+    ):
         write_config(merged, split)
         yield merged, split
 
@@ -134,7 +136,8 @@ def clean(capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
 
 
 def test_the_passive_figures_agree_with_an_active_probe_of_the_same_requests(
-        gateway: str, upstreams: tuple[SSEServer, SSEServer]) -> None:
+    gateway: str, upstreams: tuple[SSEServer, SSEServer]
+) -> None:
     """The active probe sends its requests through the gateway (/merged/v1 and /split/v1) while
     the passive probe watches the gateway: both measure the very same requests, one at the
     client and one inside the gateway, so a disagreement can only be the passive path's (the
@@ -147,21 +150,38 @@ def test_the_passive_figures_agree_with_an_active_probe_of_the_same_requests(
     ready = threading.Event()
 
     def watcher() -> None:
-        found["report"] = run_passive(passive(gateway, window=120, requests=runs),
-                                      progress=lambda w, left: ready.set())
+        found["report"] = run_passive(passive(gateway, window=120, requests=runs), progress=lambda w, left: ready.set())
 
     t = threading.Thread(target=watcher)
     t.start()
     assert ready.wait(30), "the passive probe never read the gateway"
-    active = build_report(asyncio.run(run_probe(ProbeSettings(
-        base_url=gateway, model="test-model", api_key=TOKEN, runs=runs, warmup=0, max_tokens=4, prompt_tokens=8,
-        gpu=False, metrics=False, endpoints={"merged": f"{gateway}/merged/v1", "split": f"{gateway}/split/v1"},
-        stall_timeout=10, request_timeout=30))))
+    active = build_report(
+        asyncio.run(
+            run_probe(
+                ProbeSettings(
+                    base_url=gateway,
+                    model="test-model",
+                    api_key=TOKEN,
+                    runs=runs,
+                    warmup=0,
+                    max_tokens=4,
+                    prompt_tokens=8,
+                    gpu=False,
+                    metrics=False,
+                    endpoints={"merged": f"{gateway}/merged/v1", "split": f"{gateway}/split/v1"},
+                    stall_timeout=10,
+                    request_timeout=30,
+                )
+            )
+        )
+    )
     t.join(60)
     rep = found["report"]
     merged, split = upstreams
-    server = {m: [st.first_content - st.received for st in srv.stamps if st.first_content is not None]
-              for m, srv in (("merged", merged), ("split", split))}
+    server = {
+        m: [st.first_content - st.received for st in srv.stamps if st.first_content is not None]
+        for m, srv in (("merged", merged), ("split", split))
+    }
     assert len(server["merged"]) == len(server["split"]) == runs
     for mode in ("merged", "split"):
         p, a = rep["modes"][mode], active["modes"][mode]
@@ -189,10 +209,15 @@ def test_the_passive_figures_agree_with_an_active_probe_of_the_same_requests(
 
 
 def test_the_running_gateway_is_found_and_its_traffic_shown(
-        upstreams: tuple[SSEServer, SSEServer], capsys: pytest.CaptureFixture[str]) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "kvswitch", "gateway", "run", "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    upstreams: tuple[SSEServer, SSEServer], capsys: pytest.CaptureFixture[str]
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kvswitch", "gateway", "run", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -229,12 +254,30 @@ def test_a_window_without_traffic_says_so_and_exits_1(gateway: str, capsys: pyte
     assert main(["probe", "--passive", "--gateway", gateway, "--window", "0.2"]) == 1
     out, err = clean(capsys)
     assert out == ""
-    assert err == (f"kvswitch: no requests passed through the gateway at '{gateway}' during the 0.2 s window: "
-                   "nothing to measure. Send traffic through it (clients pinned with kvswitch gateway pin), "
-                   "or widen --window\n")
+    assert err == (
+        f"kvswitch: no requests passed through the gateway at '{gateway}' during the 0.2 s window: "
+        "nothing to measure. Send traffic through it (clients pinned with kvswitch gateway pin), "
+        "or widen --window\n"
+    )
     chat(gateway, 2)
-    assert main(["probe", "--passive", "--gateway", gateway, "--past", "--window", "600", "--mode", "split",
-                 "--format", "json"]) == 1
+    assert (
+        main(
+            [
+                "probe",
+                "--passive",
+                "--gateway",
+                gateway,
+                "--past",
+                "--window",
+                "600",
+                "--mode",
+                "split",
+                "--format",
+                "json",
+            ]
+        )
+        == 1
+    )
     out, err = clean(capsys)
     assert out == "" and "no requests in split mode passed through the gateway" in err
     assert "in the last 600 s (2 of other modes or APIs did)" in err
@@ -260,8 +303,22 @@ def test_requests_end_the_window_once_each_mode_has_them(gateway: str, capsys: p
     sender = threading.Timer(0.3, lambda: chat(gateway, 3, "/split/v1/chat/completions"))
     sender.start()
     try:
-        code = main(["probe", "--passive", "--gateway", gateway, "--requests", "3", "--mode", "split",
-                     "--api", "chat", "--format", "json"])
+        code = main(
+            [
+                "probe",
+                "--passive",
+                "--gateway",
+                gateway,
+                "--requests",
+                "3",
+                "--mode",
+                "split",
+                "--api",
+                "chat",
+                "--format",
+                "json",
+            ]
+        )
     finally:
         sender.join()
     assert code == 0
@@ -287,19 +344,24 @@ def test_cancel_ends_the_window_early_with_what_came(gateway: str) -> None:
 # -- refusals and errors ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--passive", "--runs", "5", "--no-gpu"],
-     "--passive sends no request of its own, so --no-gpu, --runs do not go with it"),
-    (["--passive", "--base-url", "http://127.0.0.1:1/v1"], "so --base-url does not go with it"),
-    (["--passive", "--combine", "a.json"], "so --combine does not go with it"),
-    (["--window", "5"], "--window goes with --passive"),
-    (["--gateway", "http://127.0.0.1:1", "--api", "chat"], "--gateway, --api go with --passive"),
-    (["--passive", "--past", "--requests", "3"], "--past reads what the gateway kept at once"),
-    (["--passive", "--window", "-1"], "--window takes a number of seconds"),
-    (["--passive", "--requests", "0"], "--requests must be at least 1"),
-    (["--passive", "--gateway", "http://192.0.2.7:18090"], "is not on this machine: the gateway's token is sent"),
-    (["--passive", "--gateway", "ftp://127.0.0.1:1"], "--gateway 'ftp://127.0.0.1:1' is not an http(s) URL"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--passive", "--runs", "5", "--no-gpu"],
+            "--passive sends no request of its own, so --no-gpu, --runs do not go with it",
+        ),
+        (["--passive", "--base-url", "http://127.0.0.1:1/v1"], "so --base-url does not go with it"),
+        (["--passive", "--combine", "a.json"], "so --combine does not go with it"),
+        (["--window", "5"], "--window goes with --passive"),
+        (["--gateway", "http://127.0.0.1:1", "--api", "chat"], "--gateway, --api go with --passive"),
+        (["--passive", "--past", "--requests", "3"], "--past reads what the gateway kept at once"),
+        (["--passive", "--window", "-1"], "--window takes a number of seconds"),
+        (["--passive", "--requests", "0"], "--requests must be at least 1"),
+        (["--passive", "--gateway", "http://192.0.2.7:18090"], "is not on this machine: the gateway's token is sent"),
+        (["--passive", "--gateway", "ftp://127.0.0.1:1"], "--gateway 'ftp://127.0.0.1:1' is not an http(s) URL"),
+    ],
+)
 def test_usage_errors(argv: list[str], message: str, upstreams: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["probe", *argv]) == 2
     _, err = clean(capsys)
@@ -307,8 +369,11 @@ def test_usage_errors(argv: list[str], message: str, upstreams: Any, capsys: pyt
 
 
 def test_no_running_gateway_a_wrong_token_or_not_a_gateway(
-        gateway: str, upstreams: tuple[SSEServer, SSEServer], capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    gateway: str,
+    upstreams: tuple[SSEServer, SSEServer],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert main(["probe", "--passive"]) == 1
     assert "kvswitch: the gateway is not running (kvswitch gateway --detach starts it" in clean(capsys)[1]
     assert main(["probe", "--passive", "--gateway", upstreams[0].root, "--past"]) == 1
@@ -345,8 +410,19 @@ class Scripted(BaseHTTPRequestHandler):
 
 
 def sample(seq: int, mode: str = "merged", **kw: Any) -> dict[str, Any]:
-    return {"seq": seq, "time": time.time(), "mode": mode, "route": "default", "api": "chat", "ttft": 0.05,
-            "itl": [0.01, 0.01], "tokens": 3, "outcome": "ok", "status": 200, **kw}
+    return {
+        "seq": seq,
+        "time": time.time(),
+        "mode": mode,
+        "route": "default",
+        "api": "chat",
+        "ttft": 0.05,
+        "itl": [0.01, 0.01],
+        "tokens": 3,
+        "outcome": "ok",
+        "status": 200,
+        **kw,
+    }
 
 
 def scripted(answers: list[dict[str, Any]]) -> tuple[str, Callable[[], None]]:
@@ -363,14 +439,25 @@ def scripted(answers: list[dict[str, Any]]) -> tuple[str, Callable[[], None]]:
 
 
 def test_a_restart_lost_samples_and_entries_that_are_not_samples_are_noted() -> None:
-    url, stop = scripted([
-        {"seq": 5, "started": 100.0, "samples": []},  # where the window begins
-        {"seq": 10, "started": 100.0, "samples": [sample(7, ttft=-1), sample(8), sample(9, "split"), {"seq": "x"},
-                                                  sample(10, api="chat\x1b[2J")]},  # seq 6 no longer kept
-        {"seq": 2, "started": 200.0, "samples": []},  # a new gateway: its sequence starts again
-        {"seq": 2, "started": 200.0, "samples": [sample(1), sample(2, outcome="client_disconnect", ttft=None)]},
-        {"seq": 2, "started": 200.0, "samples": []},
-    ])
+    url, stop = scripted(
+        [
+            {"seq": 5, "started": 100.0, "samples": []},  # where the window begins
+            {
+                "seq": 10,
+                "started": 100.0,
+                "samples": [
+                    sample(7, ttft=-1),
+                    sample(8),
+                    sample(9, "split"),
+                    {"seq": "x"},
+                    sample(10, api="chat\x1b[2J"),
+                ],
+            },  # seq 6 no longer kept
+            {"seq": 2, "started": 200.0, "samples": []},  # a new gateway: its sequence starts again
+            {"seq": 2, "started": 200.0, "samples": [sample(1), sample(2, outcome="client_disconnect", ttft=None)]},
+            {"seq": 2, "started": 200.0, "samples": []},
+        ]
+    )
     try:
         w = watch(passive(url, window=0.3))
     finally:
@@ -391,15 +478,20 @@ def test_a_restart_lost_samples_and_entries_that_are_not_samples_are_noted() -> 
 
 
 def test_figures_are_grouped_by_api_and_the_token_never_appears() -> None:
-    w = Watched(began=0.0, ended=10.0, samples=[
-        sample(1, api="chat", ttft=0.040), sample(7, api="chat", ttft=0.5, itl=[], stream=False),
-        sample(2, api="messages", ttft=0.080, itl=[0.02]),
-        sample(3, api="messages", ttft=0.090, itl=[0.03]), sample(4, "split", api="responses", ttft=0.2),
-        sample(5, "split", api="responses", outcome="upstream_error", ttft=0.3, itl=[]),
-        sample(6, "split", api="responses", outcome="inband_error", error=TOKEN),
-    ])
-    rep = build_passive_report(w, passive("http://127.0.0.1:18090", window=10, apis=("chat", "messages",
-                                                                                    "responses")))
+    w = Watched(
+        began=0.0,
+        ended=10.0,
+        samples=[
+            sample(1, api="chat", ttft=0.040),
+            sample(7, api="chat", ttft=0.5, itl=[], stream=False),
+            sample(2, api="messages", ttft=0.080, itl=[0.02]),
+            sample(3, api="messages", ttft=0.090, itl=[0.03]),
+            sample(4, "split", api="responses", ttft=0.2),
+            sample(5, "split", api="responses", outcome="upstream_error", ttft=0.3, itl=[]),
+            sample(6, "split", api="responses", outcome="inband_error", error=TOKEN),
+        ],
+    )
+    rep = build_passive_report(w, passive("http://127.0.0.1:18090", window=10, apis=("chat", "messages", "responses")))
     merged, split = rep["modes"]["merged"], rep["modes"]["split"]
     assert sorted(merged["apis"]) == ["chat", "messages"]
     assert merged["apis"]["messages"]["ttft_ms"]["median"] == pytest.approx(85.0)
@@ -433,11 +525,16 @@ def test_nothing_but_its_own_answers_counts(gateway: str) -> None:
 def test_the_first_ctrl_c_ends_the_window_and_shows_what_came(upstreams: Any) -> None:
     import signal
 
-    url, stop = scripted([{"seq": 0, "started": 1.0, "samples": []},
-                          {"seq": 1, "started": 1.0, "samples": [sample(1)]}])
+    url, stop = scripted(
+        [{"seq": 0, "started": 1.0, "samples": []}, {"seq": 1, "started": 1.0, "samples": [sample(1)]}]
+    )
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "kvswitch", "probe", "--passive", "--gateway", url,
-                                 "--window", "600"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kvswitch", "probe", "--passive", "--gateway", url, "--window", "600"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 60
         while len(Scripted.seen) < 3:  # the window is being watched: Ctrl-C is its to take
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -452,8 +549,11 @@ def test_the_first_ctrl_c_ends_the_window_and_shows_what_came(upstreams: Any) ->
 
 
 def test_a_long_answer_whose_gaps_the_gateway_thinned_keeps_its_length() -> None:
-    w = Watched(began=0.0, ended=1.0, samples=[sample(1, ttft=0.05, itl=[0.01, 0.03], itl_count=10),
-                                               sample(2, ttft=0.05, itl=[0.01, 0.03])])
+    w = Watched(
+        began=0.0,
+        ended=1.0,
+        samples=[sample(1, ttft=0.05, itl=[0.01, 0.03], itl_count=10), sample(2, ttft=0.05, itl=[0.01, 0.03])],
+    )
     e2e = build_passive_report(w, passive("http://127.0.0.1:1", window=1))["modes"]["merged"]["e2e_ms"]
     # 50 + 10 + 30 ms for the whole answer; 50 + 20 ms (the kept gaps' mean) × 10 gaps for the thinned one
     assert e2e["count"] == 2 and e2e["min"] == pytest.approx(90.0) and e2e["median"] == pytest.approx(170.0)

@@ -31,14 +31,26 @@ def _raw(samples: list[GpuSample], *, unavailable: str | None = None) -> dict[st
     gpu.source = "" if unavailable else "nvidia-smi"
     gpu.unavailable = unavailable
     gpu.samples = samples
-    return {"settings": s, "routes": resolve_routes(s), "results": [], "windows": {m: [(0.0, 100.0)] for m in s.modes},
-            "scraped": {m: [] for m in s.modes}, "background_itl": {m: [] for m in s.modes}, "gpu": gpu,
-            "baseline_until": 0.0, "cancelled": False}
+    return {
+        "settings": s,
+        "routes": resolve_routes(s),
+        "results": [],
+        "windows": {m: [(0.0, 100.0)] for m in s.modes},
+        "scraped": {m: [] for m in s.modes},
+        "background_itl": {m: [] for m in s.modes},
+        "gpu": gpu,
+        "baseline_until": 0.0,
+        "cancelled": False,
+    }
 
 
 def test_timeline_is_relative_sorted_and_skips_unknown_readings() -> None:
-    samples = [GpuSample(10.5, "local", U1, 500.0, 8000.0), GpuSample(10.0, "local", U0, 1000.0, 8000.0),
-               GpuSample(10.0, "local", U1, None, None), GpuSample(10.25, "local", U0, 1200.0, 8000.0)]
+    samples = [
+        GpuSample(10.5, "local", U1, 500.0, 8000.0),
+        GpuSample(10.0, "local", U0, 1000.0, 8000.0),
+        GpuSample(10.0, "local", U1, None, None),
+        GpuSample(10.25, "local", U0, 1200.0, 8000.0),
+    ]
     rep = report_mod.build_report(_raw(samples))
     assert rep["gpu_timeline"] == [[0.0, U0, 1000.0], [0.25, U0, 1200.0], [0.5, U1, 500.0]]
     assert json.loads(json.dumps(rep))["gpu_timeline"] == rep["gpu_timeline"]

@@ -22,19 +22,34 @@ from kvswitch.probe.report import (
 )
 
 OLD_ACTIVE = {  # as kvswitch 0.1 wrote it: time.strftime("%Y-%m-%dT%H:%M:%S%z"), no routing_verified
-    "kvswitch_probe": 1, "time": "2026-01-02T03:04:05+0100",
+    "kvswitch_probe": 1,
+    "time": "2026-01-02T03:04:05+0100",
     "settings": {"base_url": "http://h/v1", "model": "m", "modes": ["merged", "split"], "runs": 2},
-    "modes": {"merged": {"requests": 2, "failures": 0, "ttft_samples_ms": [10.0, 11.0]},
-              "split": {"requests": 2, "failures": 0, "ttft_samples_ms": [20.0, 21.0]}},
+    "modes": {
+        "merged": {"requests": 2, "failures": 0, "ttft_samples_ms": [10.0, 11.0]},
+        "split": {"requests": 2, "failures": 0, "ttft_samples_ms": [20.0, 21.0]},
+    },
     "comparison": {},
-    "notes": ["TTFT = …", "routing unverified: both modes went to one URL and nothing in the backend's /metrics "
-              "or responses tells them apart — the numbers may compare a mode with itself"],
+    "notes": [
+        "TTFT = …",
+        "routing unverified: both modes went to one URL and nothing in the backend's /metrics "
+        "or responses tells them apart — the numbers may compare a mode with itself",
+    ],
 }
 OLD_PASSIVE = {
-    "kvswitch_probe": 1, "time": "2026-03-04T10:00:30-0500",
-    "settings": {"passive": True, "gateway": "http://127.0.0.1:18090", "look": "next",
-                 "began": "2026-03-04T10:00:00-0500", "ended": "2026-03-04T10:00:30-0500", "seconds": 30.0},
-    "modes": {}, "comparison": {}, "notes": [],
+    "kvswitch_probe": 1,
+    "time": "2026-03-04T10:00:30-0500",
+    "settings": {
+        "passive": True,
+        "gateway": "http://127.0.0.1:18090",
+        "look": "next",
+        "began": "2026-03-04T10:00:00-0500",
+        "ended": "2026-03-04T10:00:30-0500",
+        "seconds": 30.0,
+    },
+    "modes": {},
+    "comparison": {},
+    "notes": [],
 }
 
 
@@ -55,8 +70,12 @@ def test_history_lines_of_every_shape_read_as_this_versions_reports() -> None:
         "[1, 2]",
     )
     reports = load_history()
-    assert [r["time"] for r in reports] == ["2026-01-02T02:04:05Z", "2026-03-04T15:00:30Z",
-                                            "2026-01-01T00:00:00.250Z", "2026-05-06T07:08:09Z"]
+    assert [r["time"] for r in reports] == [
+        "2026-01-02T02:04:05Z",
+        "2026-03-04T15:00:30Z",
+        "2026-01-01T00:00:00.250Z",
+        "2026-05-06T07:08:09Z",
+    ]
     assert [r["routing_verified"] for r in reports] == [False, None, True, True]
     assert all(r["kvswitch_probe"] == REPORT_VERSION for r in reports)
     passive = reports[1]["settings"]
@@ -81,8 +100,12 @@ def test_iso_utc_is_the_envelopes_time_format() -> None:
 
 
 def test_combine_takes_envelopes_and_old_reports_alike() -> None:
-    split_only = {**OLD_ACTIVE, "kvswitch_probe": 2, "time": "2026-01-02T02:10:00Z",
-                  "modes": {"split": OLD_ACTIVE["modes"]["split"]}}  # type: ignore[index]
+    split_only = {
+        **OLD_ACTIVE,
+        "kvswitch_probe": 2,
+        "time": "2026-01-02T02:10:00Z",
+        "modes": {"split": OLD_ACTIVE["modes"]["split"]},
+    }  # type: ignore[index]
     merged_only = {**OLD_ACTIVE, "modes": {"merged": OLD_ACTIVE["modes"]["merged"]}}  # type: ignore[index]
     combined = combine_reports([merged_only, envelope("probe", split_only)])
     assert combined["settings"]["combined_from"] == ["2026-01-02T02:04:05Z", "2026-01-02T02:10:00Z"]

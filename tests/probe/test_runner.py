@@ -55,8 +55,16 @@ def server() -> Iterator[SSEServer]:
 
 
 def settings(url: str, **kw: Any) -> ProbeSettings:
-    base: dict[str, Any] = {"model": "test-model", "runs": 3, "warmup": 1, "max_tokens": 3, "prompt_tokens": 8,
-                            "gpu": False, "stall_timeout": 5.0, "request_timeout": 20.0}
+    base: dict[str, Any] = {
+        "model": "test-model",
+        "runs": 3,
+        "warmup": 1,
+        "max_tokens": 3,
+        "prompt_tokens": 8,
+        "gpu": False,
+        "stall_timeout": 5.0,
+        "request_timeout": 20.0,
+    }
     return ProbeSettings(base_url=url, **{**base, **kw})
 
 
@@ -112,15 +120,18 @@ def test_concurrency_sends_n_requests_at_once() -> None:
     assert starts[3] - starts[0] < 0.1 and starts[4] - starts[3] > 0.1
     progress: list[tuple[int, int, str]] = []
     with SSEServer(ttft_ms=5, itl_ms=1, tokens=2) as srv:
-        probe(settings(srv.url, modes=("merged",), concurrency=3, runs=2, warmup=1),
-              progress=lambda d, t, m: progress.append((d, t, m)))
+        probe(
+            settings(srv.url, modes=("merged",), concurrency=3, runs=2, warmup=1),
+            progress=lambda d, t, m: progress.append((d, t, m)),
+        )
     assert progress[-1] == (7, 7, "merged") and [p[0] for p in progress] == list(range(1, 8))
 
 
 def test_background_decode_load_is_recorded_apart() -> None:
     with SSEServer(ttft_ms=30, itl_ms=4, tokens=60) as srv:
-        raw, rep = probe(settings(srv.url, modes=("merged",), runs=2, warmup=0, max_tokens=3, background=1,
-                                  background_max_tokens=60))
+        raw, rep = probe(
+            settings(srv.url, modes=("merged",), runs=2, warmup=0, max_tokens=3, background=1, background_max_tokens=60)
+        )
     m = rep["modes"]["merged"]
     assert m["requests"] == 2 and m["ttft_ms"]["count"] == 2  # background requests are not in TTFT stats
     assert all(not r.background for r in raw["results"])
@@ -196,8 +207,9 @@ def test_split_without_a_split_deployment_stalls_and_fails() -> None:
 def test_a_failing_background_request_does_not_stall_every_batch() -> None:
     # a background stream that fails at once must not make each batch wait stall_timeout for it
     with SSEServer(ttft_ms=5, itl_ms=1, tokens=2) as ok, SSEServer(scenario="http-500") as bad:
-        s = settings(ok.url, runs=1, warmup=0, background=1, stall_timeout=1.5,
-                     endpoints={"merged": ok.url, "split": bad.url})
+        s = settings(
+            ok.url, runs=1, warmup=0, background=1, stall_timeout=1.5, endpoints={"merged": ok.url, "split": bad.url}
+        )
         t = time.monotonic()
         probe(s)
         elapsed = time.monotonic() - t
@@ -273,8 +285,17 @@ def test_gpu_numbers_with_the_stand_in(server: SSEServer, tmp_path: Path, monkey
 def test_same_card_note_with_two_instances(server: SSEServer, tmp_path: Path) -> None:
     smi = fake_nvidia_smi.install(tmp_path / "bin")
     same = ["env", "FAKE_SMI_UUID=GPU-same"]
-    _, rep = probe(settings(server.url, runs=1, warmup=0, gpu=True, smi=str(smi), gpu_interval_ms=25,
-                            gpu_prefixes={"prefill": same, "decode": same}))
+    _, rep = probe(
+        settings(
+            server.url,
+            runs=1,
+            warmup=0,
+            gpu=True,
+            smi=str(smi),
+            gpu_interval_ms=25,
+            gpu_prefixes={"prefill": same, "decode": same},
+        )
+    )
     assert any("report the same GPU (GPU-same)" in n and "only logically split" in n for n in rep["notes"])
     assert rep["modes"]["merged"]["gpu_memory"]["GPU-same"]["instance"] == "decode,prefill"
 
@@ -284,16 +305,26 @@ def _fake_raw(windows: dict[str, list[tuple[float, float]]], samples: list[tuple
     gpu = GpuSampler()
     gpu.source = "nvidia-smi"
     gpu.samples = [GpuSample(at, "local", U0, used, 80000.0) for at, used in samples]
-    return {"settings": s, "routes": resolve_routes(s), "results": [], "windows": windows,
-            "scraped": {m: [] for m in s.modes}, "background_itl": {m: [] for m in s.modes}, "gpu": gpu,
-            "baseline_until": 0.0, "cancelled": False}
+    return {
+        "settings": s,
+        "routes": resolve_routes(s),
+        "results": [],
+        "windows": windows,
+        "scraped": {m: [] for m in s.modes},
+        "background_itl": {m: [] for m in s.modes},
+        "gpu": gpu,
+        "baseline_until": 0.0,
+        "cancelled": False,
+    }
 
 
 def test_gpu_peak_of_a_mode_covers_only_its_own_batches() -> None:
     # with interleaved modes, [first window start, last window end] would cover the other mode too
     # merged ran in [1, 2] and [5, 6], split in [3, 4]; memory jumped only while split ran
-    raw = _fake_raw({"merged": [(1.0, 2.0), (5.0, 6.0)], "split": [(3.0, 4.0)]},
-                    [(-1.0, 1000), (1.5, 1000), (3.5, 9000), (5.5, 1000)])
+    raw = _fake_raw(
+        {"merged": [(1.0, 2.0), (5.0, 6.0)], "split": [(3.0, 4.0)]},
+        [(-1.0, 1000), (1.5, 1000), (3.5, 9000), (5.5, 1000)],
+    )
     rep = report_mod.build_report(raw)
     assert rep["modes"]["split"]["gpu_memory"][U0]["peak_mib"] == 9000
     assert rep["modes"]["merged"]["gpu_memory"][U0]["peak_mib"] == 1000
@@ -370,8 +401,14 @@ def test_parse_metrics_and_deltas_on_vllm_text() -> None:
     assert d["split_transfers"] is None and d["sglang_cache_hit_rate"] is None
     assert set(d) == set(INTERESTING)
     total = metric_deltas([(a, b), (b, b)])
-    assert total == {"kv_cache_usage": 0.35, "requests_running": 2, "prefix_cache_hits": 100,
-                     "prefix_cache_queries": 300, "prompt_tokens": 300, "generation_tokens": 40}
+    assert total == {
+        "kv_cache_usage": 0.35,
+        "requests_running": 2,
+        "prefix_cache_hits": 100,
+        "prefix_cache_queries": 300,
+        "prompt_tokens": 300,
+        "generation_tokens": 40,
+    }
 
 
 def test_parse_metrics_and_deltas_on_llamacpp_text() -> None:
@@ -417,8 +454,9 @@ def test_routing_verified_by_a_split_transfer_counter(server: SSEServer) -> None
     raw, _ = probe(settings(server.url, runs=2, warmup=0))
 
     def snap(n: int) -> MetricsSnapshot:
-        return MetricsSnapshot(parse_metrics(f"# TYPE kvswitch_lab:kv_handoffs_total counter\n"
-                                             f"kvswitch_lab:kv_handoffs_total {n}\n"))
+        return MetricsSnapshot(
+            parse_metrics(f"# TYPE kvswitch_lab:kv_handoffs_total counter\nkvswitch_lab:kv_handoffs_total {n}\n")
+        )
 
     raw["scraped"] = {"merged": [(snap(5), snap(5))] * 2, "split": [(snap(5), snap(6)), (snap(6), snap(7))]}
     rep = report_mod.build_report(raw)
@@ -483,8 +521,17 @@ def test_prompt_nonce_at_the_start() -> None:
 
 
 def test_estimate_counts_requests_and_remote_hosts() -> None:
-    s = ProbeSettings(base_url="http://192.0.2.10:8000/v1", model="m", runs=10, warmup=2, concurrency=2,
-                      background=1, prompt_tokens=100, max_tokens=10, background_max_tokens=50)
+    s = ProbeSettings(
+        base_url="http://192.0.2.10:8000/v1",
+        model="m",
+        runs=10,
+        warmup=2,
+        concurrency=2,
+        background=1,
+        prompt_tokens=100,
+        max_tokens=10,
+        background_max_tokens=50,
+    )
     requests, tokens, remote = estimate(s)
     assert requests == (2 + 20) * 2 + 1 * 10 * 2
     assert tokens == 22 * 2 * 110 + 10 * 2 * 150

@@ -90,7 +90,7 @@ def test_a_lone_cr_blank_line_at_the_end_of_a_read_dispatches_at_once() -> None:
 
 def test_events_come_out_as_soon_as_their_blank_line_arrives() -> None:
     p = SSEParser()
-    assert p.feed(b"data: {\"a\"") == []
+    assert p.feed(b'data: {"a"') == []
     assert p.feed(b": 1}\n") == []
     assert p.feed(b"\n") == [SSEEvent('{"a": 1}')]
 
@@ -230,8 +230,26 @@ def test_any_split_gives_the_events_of_the_whole_stream(data: st.DataObject) -> 
     assert parse(*chunks) == parse(raw) == reference(raw)
 
 
-_pieces = st.sampled_from([b"data", b"data:", b": ", b":", b" ", b"x", b"\r", b"\n", b"\r\n", BOM, b"\xef",
-                           b"\xff", b"\xc3", b"\xa9", b"event:", b"e"])
+_pieces = st.sampled_from(
+    [
+        b"data",
+        b"data:",
+        b": ",
+        b":",
+        b" ",
+        b"x",
+        b"\r",
+        b"\n",
+        b"\r\n",
+        BOM,
+        b"\xef",
+        b"\xff",
+        b"\xc3",
+        b"\xa9",
+        b"event:",
+        b"e",
+    ]
+)
 
 
 @settings(max_examples=200, deadline=None)

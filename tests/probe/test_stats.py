@@ -12,17 +12,17 @@ from kvswitch.probe.stats import Summary, percentile, ratio_interval, summarize
 # position = (n - 1) * q / 100 in the sorted values, interpolated between its neighbours.
 KNOWN = [
     ([1, 2, 3, 4], 0, 1.0),
-    ([1, 2, 3, 4], 25, 1.75),     # pos 0.75
-    ([1, 2, 3, 4], 50, 2.5),      # pos 1.5
-    ([1, 2, 3, 4], 90, 3.7),      # pos 2.7
+    ([1, 2, 3, 4], 25, 1.75),  # pos 0.75
+    ([1, 2, 3, 4], 50, 2.5),  # pos 1.5
+    ([1, 2, 3, 4], 90, 3.7),  # pos 2.7
     ([1, 2, 3, 4], 100, 4.0),
-    ([4, 1, 3, 2], 50, 2.5),      # order does not matter
+    ([4, 1, 3, 2], 50, 2.5),  # order does not matter
     ([7], 0, 7.0),
     ([7], 99, 7.0),
-    ([10, 20], 10, 11.0),         # pos 0.1
+    ([10, 20], 10, 11.0),  # pos 0.1
     ([3, 1, 2], 50, 2.0),
-    (list(range(1, 11)), 90, 9.1),    # pos 8.1
-    (list(range(1, 11)), 99, 9.91),   # pos 8.91
+    (list(range(1, 11)), 90, 9.1),  # pos 8.1
+    (list(range(1, 11)), 99, 9.91),  # pos 8.91
     (list(range(1, 11)), 50, 5.5),
     ([5, 5, 5, 100], 75, 28.75),  # pos 2.25: 5 + 0.25 * 95
     ([0.1, 0.4, 0.2, 0.3, 0.5], 99, 0.496),  # pos 3.96: 0.4 + 0.96 * 0.1

@@ -30,8 +30,17 @@ from typing import Any
 from tests.realclients.netns import Namespace, Server, stop
 
 __all__ = [
-    "BIN", "CLIENTS", "OPENCODE_PLUGIN", "Client", "Home", "TmuxSession", "client_env",
-    "missing", "prepare_home", "prepare_shared_home", "run_once",
+    "BIN",
+    "CLIENTS",
+    "OPENCODE_PLUGIN",
+    "Client",
+    "Home",
+    "TmuxSession",
+    "client_env",
+    "missing",
+    "prepare_home",
+    "prepare_shared_home",
+    "run_once",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,20 +69,42 @@ class Client:
         return self.path or BIN / self.name
 
 
-CLIENTS: dict[str, Client] = {c.name: c for c in (
-    Client("claude", "Claude Code", ".claude/settings.json", "anthropic", ("-p",), {
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1"}),
-    Client("codex", "Codex", ".codex/config.toml", "responses",
-           ("exec", "--skip-git-repo-check"), key_env=True),
-    # without the local backend Cline starts a hub daemon that outlives the run
-    Client("cline", "Cline", ".cline/data/settings/providers.json", "chat", (),
-           {"CLINE_SESSION_BACKEND_MODE": "local"}),
-    Client("opencode", "OpenCode", ".config/opencode/opencode.json", "chat", ("run",), {
-        "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-        "OPENCODE_DISABLE_AUTOUPDATE": "1"}, key_env=True),
-    Client("qwen", "Qwen Code", ".qwen/settings.json", "chat", ("-p",)),
-)}
+CLIENTS: dict[str, Client] = {
+    c.name: c
+    for c in (
+        Client(
+            "claude",
+            "Claude Code",
+            ".claude/settings.json",
+            "anthropic",
+            ("-p",),
+            {
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "DISABLE_AUTOUPDATER": "1",
+                "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
+            },
+        ),
+        Client("codex", "Codex", ".codex/config.toml", "responses", ("exec", "--skip-git-repo-check"), key_env=True),
+        # without the local backend Cline starts a hub daemon that outlives the run
+        Client(
+            "cline", "Cline", ".cline/data/settings/providers.json", "chat", (), {"CLINE_SESSION_BACKEND_MODE": "local"}
+        ),
+        Client(
+            "opencode",
+            "OpenCode",
+            ".config/opencode/opencode.json",
+            "chat",
+            ("run",),
+            {
+                "OPENCODE_DISABLE_MODELS_FETCH": "1",
+                "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+                "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            },
+            key_env=True,
+        ),
+        Client("qwen", "Qwen Code", ".qwen/settings.json", "chat", ("-p",)),
+    )
+}
 
 
 def missing() -> list[str]:
@@ -122,10 +153,15 @@ def _write_json(path: Path, data: Any) -> None:
 
 def _seed_claude(h: Home) -> None:
     # onboarding done and the project trusted, or an interactive session stops at dialogs
-    _write_json(h.home / ".claude.json", {
-        "hasCompletedOnboarding": True, "numStartups": 1, "autoUpdates": False,
-        "projects": {str(h.project): {"hasTrustDialogAccepted": True,
-                                      "hasCompletedProjectOnboarding": True}}})
+    _write_json(
+        h.home / ".claude.json",
+        {
+            "hasCompletedOnboarding": True,
+            "numStartups": 1,
+            "autoUpdates": False,
+            "projects": {str(h.project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
+        },
+    )
 
 
 def _seed_codex(h: Home) -> None:
@@ -135,11 +171,16 @@ def _seed_codex(h: Home) -> None:
 
 def _seed_cline(h: Home) -> None:
     data = h.home / ".cline" / "data"
-    _write_json(data / "settings" / "global-settings.json",
-                {"telemetryOptOut": True, "autoUpdateEnabled": False})
-    _write_json(data / "cache" / "feature-flags.json", {
-        "version": 2, "updatedAt": int(time.time() * 1000), "userId": None,
-        "flagsPayload": {"featureFlags": {}, "featureFlagPayloads": {}}})
+    _write_json(data / "settings" / "global-settings.json", {"telemetryOptOut": True, "autoUpdateEnabled": False})
+    _write_json(
+        data / "cache" / "feature-flags.json",
+        {
+            "version": 2,
+            "updatedAt": int(time.time() * 1000),
+            "userId": None,
+            "flagsPayload": {"featureFlags": {}, "featureFlagPayloads": {}},
+        },
+    )
 
 
 def _seed_opencode(h: Home) -> None:
@@ -150,8 +191,7 @@ def _seed_opencode(h: Home) -> None:
     for name in ("package.json", "package-lock.json"):
         shutil.copy2(OPENCODE_PLUGIN / name, folder / name)
     try:
-        shutil.copytree(OPENCODE_PLUGIN / "node_modules", folder / "node_modules",
-                        symlinks=True, copy_function=os.link)
+        shutil.copytree(OPENCODE_PLUGIN / "node_modules", folder / "node_modules", symlinks=True, copy_function=os.link)
     except (OSError, shutil.Error):
         shutil.rmtree(folder / "node_modules", ignore_errors=True)
         shutil.copytree(OPENCODE_PLUGIN / "node_modules", folder / "node_modules", symlinks=True)
@@ -162,8 +202,11 @@ def _seed_qwen(h: Home) -> None:
 
 
 SEEDS: dict[str, Callable[[Home], None]] = {
-    "claude": _seed_claude, "codex": _seed_codex, "cline": _seed_cline,
-    "opencode": _seed_opencode, "qwen": _seed_qwen,
+    "claude": _seed_claude,
+    "codex": _seed_codex,
+    "cline": _seed_cline,
+    "opencode": _seed_opencode,
+    "qwen": _seed_qwen,
 }
 
 
@@ -190,8 +233,7 @@ def prepare_shared_home(clients: list[str], parent: Path) -> dict[str, Home]:
     return homes
 
 
-def client_env(h: Home, proxy: Server,
-               env_extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def client_env(h: Home, proxy: Server, env_extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The whole environment of a client run: HOME, XDG folders and TMPDIR inside the fresh
     home, the refusing proxy, the recipe's variables, then ``env_extra``."""
     node = shutil.which("node")
@@ -199,31 +241,49 @@ def client_env(h: Home, proxy: Server,
     path += ["/usr/local/bin", "/usr/bin", "/bin"]
     home = h.home
     env = {
-        "PATH": os.pathsep.join(dict.fromkeys(path)), "HOME": str(home),
-        "USER": os.environ.get("USER", "root"), "LOGNAME": os.environ.get("USER", "root"),
-        "LANG": "C.UTF-8", "TERM": "xterm-256color", "TMPDIR": str(home.parent / "tmp"),
-        "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
-        "XDG_STATE_HOME": str(home / ".local/state"), "XDG_CACHE_HOME": str(home / ".cache"),
-        "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+        "PATH": os.pathsep.join(dict.fromkeys(path)),
+        "HOME": str(home),
+        "USER": os.environ.get("USER", "root"),
+        "LOGNAME": os.environ.get("USER", "root"),
+        "LANG": "C.UTF-8",
+        "TERM": "xterm-256color",
+        "TMPDIR": str(home.parent / "tmp"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_STATE_HOME": str(home / ".local/state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
     }
-    for var in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY",
-                "all_proxy"):
+    for var in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy"):
         env[var] = proxy.url
     env.update(h.client.env)
     env.update(env_extra or {})
     return env
 
 
-def run_once(ns: Namespace, h: Home, proxy: Server, env_extra: Mapping[str, str] | None = None,
-             prompt: str = PROMPT, timeout: float = RUN_S,
-             args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+def run_once(
+    ns: Namespace,
+    h: Home,
+    proxy: Server,
+    env_extra: Mapping[str, str] | None = None,
+    prompt: str = PROMPT,
+    timeout: float = RUN_S,
+    args: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[str]:
     """One headless turn of ``h.client`` inside ``ns`` (``args``: options added before the
     prompt); on timeout its process group is killed and the result has returncode -9 and
     "(timed out)" appended to stderr."""
     argv = [str(h.client.program), *h.client.argv, *args, prompt]
-    proc = ns.spawn(argv, cwd=h.project, env=client_env(h, proxy, env_extra),
-                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    text=True)
+    proc = ns.spawn(
+        argv,
+        cwd=h.project,
+        env=client_env(h, proxy, env_extra),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
         code = proc.returncode
@@ -237,8 +297,9 @@ def run_once(ns: Namespace, h: Home, proxy: Server, env_extra: Mapping[str, str]
                     stream.close()
             out, err = "", ""
         code = -9
-        err = (err or "") + (f"\n(timed out after {timeout:.0f} s: the client, or a process "
-                             "it left behind, kept its output open)")
+        err = (err or "") + (
+            f"\n(timed out after {timeout:.0f} s: the client, or a process it left behind, kept its output open)"
+        )
     finally:
         stop(proc)  # whatever it left in its process group
     return subprocess.CompletedProcess(argv, code, out, err)
@@ -254,27 +315,42 @@ class TmuxSession:
 
     RELOADED = "Settings changed from"
 
-    def __init__(self, ns: Namespace, h: Home, proxy: Server,
-                 env_extra: Mapping[str, str] | None = None, start_s: float = RUN_S) -> None:
+    def __init__(
+        self, ns: Namespace, h: Home, proxy: Server, env_extra: Mapping[str, str] | None = None, start_s: float = RUN_S
+    ) -> None:
         self.ns = ns
         # a socket path inside the temporary folder: removed with it (tmux leaves it behind)
         self.socket = str(h.home.parent / "tmux.sock")
         self.debug_log = h.home.parent / "claude-debug.log"
         env = client_env(h, proxy, env_extra)
-        argv = [shutil.which("tmux") or "tmux", "-S", self.socket, "-f", "/dev/null",
-                "new-session", "-d", "-x", "200", "-y", "50", "-c", str(h.project)]
+        argv = [
+            shutil.which("tmux") or "tmux",
+            "-S",
+            self.socket,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-c",
+            str(h.project),
+        ]
         # tmux's server inherits this environment; new-session -e would show it in `ps`
         claude = [str(h.client.program), "--debug-file", str(self.debug_log)]
-        done = subprocess.run(ns.cmd([*argv, *claude]), env=env,
-                              capture_output=True, text=True, timeout=30, check=False)
+        done = subprocess.run(
+            ns.cmd([*argv, *claude]), env=env, capture_output=True, text=True, timeout=30, check=False
+        )
         if done.returncode != 0:
             raise RuntimeError(f"tmux did not start: {done.stderr.strip()}")
-        self.wait_for(lambda screen: "\u276f" in screen or "> " in screen, start_s,
-                      "the prompt of Claude Code")
+        self.wait_for(lambda screen: "\u276f" in screen or "> " in screen, start_s, "the prompt of Claude Code")
 
     def _tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True,
-                              text=True, timeout=30, check=False)
+        return subprocess.run(
+            ["tmux", "-S", self.socket, *args], capture_output=True, text=True, timeout=30, check=False
+        )
 
     def screen(self) -> str:
         """What the pane shows now."""
@@ -320,8 +396,7 @@ class TmuxSession:
             if turns:
                 return turns[-1]
             time.sleep(0.2)
-        raise TimeoutError(f"no request on {server.name} after {seconds:.0f} s; "
-                           f"the screen:\n{self.screen()}")
+        raise TimeoutError(f"no request on {server.name} after {seconds:.0f} s; the screen:\n{self.screen()}")
 
     def close(self, grace: float = 5.0) -> None:
         """Kill the tmux server and wait for Claude Code to end (killed after ``grace``)."""

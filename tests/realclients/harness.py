@@ -37,8 +37,7 @@ from tests.realclients.netns import (
 __all__ = ["MODEL", "Harness", "model_turns", "require_harness"]
 
 MODEL = "kvswitch-test-model"
-TURN_PATHS = {"anthropic": "/v1/messages", "responses": "/v1/responses",
-              "chat": "/v1/chat/completions"}
+TURN_PATHS = {"anthropic": "/v1/messages", "responses": "/v1/responses", "chat": "/v1/chat/completions"}
 
 
 def require_harness() -> None:
@@ -63,10 +62,14 @@ def model_turns(client: Client | str, entries: list[dict[str, Any]]) -> list[dic
 
 def shown(entries: list[dict[str, Any]], key: str) -> str:
     """Requests for a failure message, without their keys."""
-    return "\n".join(
-        f"  {e['name']}: {e['method']} {e['path']} x-cache-mode={e['headers'].get('x-cache-mode')}"
-        f" key-ok={e['headers'].get('authorization') == f'Bearer {key}'}"
-        for e in entries) or "  (none)"
+    return (
+        "\n".join(
+            f"  {e['name']}: {e['method']} {e['path']} x-cache-mode={e['headers'].get('x-cache-mode')}"
+            f" key-ok={e['headers'].get('authorization') == f'Bearer {key}'}"
+            for e in entries
+        )
+        or "  (none)"
+    )
 
 
 def check_turn(client: str, turn: dict[str, Any], mode: str, key: str) -> None:
@@ -85,7 +88,8 @@ def landed(harness: Harness, client: str, mode: str, key: str) -> list[dict[str,
     turns = model_turns(client, entries)
     assert turns, f"{client} sent no model request to {mode}:\n{shown(entries + elsewhere, key)}"
     assert not model_turns(client, elsewhere), (
-        f"{client} reached {other.name} in {mode} mode:\n{shown(entries + elsewhere, key)}")
+        f"{client} reached {other.name} in {mode} mode:\n{shown(entries + elsewhere, key)}"
+    )
     for turn in turns:
         check_turn(client, turn, mode, key)
     return turns
@@ -109,9 +113,13 @@ class Harness:
             ns = Namespace()
             servers = root / "servers"
             servers.mkdir()
-            return cls(ns, start_recorder(ns, "merged", servers, MODEL),
-                       start_recorder(ns, "split", servers, MODEL),
-                       start_proxy(ns, servers), root)
+            return cls(
+                ns,
+                start_recorder(ns, "merged", servers, MODEL),
+                start_recorder(ns, "split", servers, MODEL),
+                start_proxy(ns, servers),
+                root,
+            )
         except BaseException:
             if ns is not None:
                 ns.close()
@@ -137,8 +145,7 @@ class Harness:
         self.split.mark()
         self.proxy.mark()
 
-    def run(self, h: Home, env_extra: Mapping[str, str] | None = None,
-            **kw: Any) -> subprocess.CompletedProcess[str]:
+    def run(self, h: Home, env_extra: Mapping[str, str] | None = None, **kw: Any) -> subprocess.CompletedProcess[str]:
         """One headless turn of ``h``'s client (see ``clients.run_once``)."""
         return run_once(self.ns, h, self.proxy, env_extra, **kw)
 

@@ -38,9 +38,13 @@ class KvSwitch:
         home = h.home
         env = {
             "PATH": str(Path(sys.executable).parent) + ":/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(home), "LANG": "C.UTF-8", "TMPDIR": str(home.parent / "tmp"),
-            "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
-            "XDG_STATE_HOME": str(home / ".local/state"), "XDG_CACHE_HOME": str(home / ".cache"),
+            "HOME": str(home),
+            "LANG": "C.UTF-8",
+            "TMPDIR": str(home.parent / "tmp"),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local/share"),
+            "XDG_STATE_HOME": str(home / ".local/state"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
             "KVSWITCH_HOME": str(home.parent / "kvswitch-home"),
             # a key stored with `key set` goes to a file keyring inside this HOME, never the
             # machine's keyring
@@ -56,12 +60,18 @@ class KvSwitch:
     def home(self) -> Path:
         return Path(self.env["KVSWITCH_HOME"])
 
-    def run(self, *argv: str, stdin: str | None = None,
-            timeout: float = RUN_S) -> subprocess.CompletedProcess[str]:
+    def run(self, *argv: str, stdin: str | None = None, timeout: float = RUN_S) -> subprocess.CompletedProcess[str]:
         """``kvswitch ARGV``; its exit code and output (never raises on a nonzero exit)."""
-        return subprocess.run([sys.executable, "-m", "kvswitch", *argv], env=self.env,
-                              cwd=self.client_home.project, input=stdin, capture_output=True,
-                              text=True, timeout=timeout, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "kvswitch", *argv],
+            env=self.env,
+            cwd=self.client_home.project,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
     def ok(self, *argv: str, stdin: str | None = None) -> str:
         """``kvswitch ARGV``, which must exit 0; its stdout and stderr together."""

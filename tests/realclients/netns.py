@@ -58,9 +58,11 @@ class Namespace:
 
     def __init__(self) -> None:
         self.holder = subprocess.Popen(
-            ["unshare", "-n", "sh", "-c",
-             "ip link set lo up && echo ready && exec sleep infinity"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            ["unshare", "-n", "sh", "-c", "ip link set lo up && echo ready && exec sleep infinity"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
         assert self.holder.stdout is not None
         line = self.holder.stdout.readline()  # "ready", or EOF when unshare/ip failed
@@ -150,7 +152,7 @@ class Server:
 
     def new(self) -> list[dict[str, Any]]:
         """Requests logged since the last :meth:`mark`."""
-        return self.entries()[self._seen:]
+        return self.entries()[self._seen :]
 
 
 def _start(ns: Namespace, name: str, module: str, args: list[str], folder: Path) -> Server:
@@ -159,9 +161,11 @@ def _start(ns: Namespace, name: str, module: str, args: list[str], folder: Path)
     log.touch()
     with (folder / f"{name}.stderr").open("w") as err:
         proc = ns.spawn(
-            [sys.executable, "-m", module, "--log", str(log), "--port-file", str(port_file),
-             *args],
-            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+            [sys.executable, "-m", module, "--log", str(log), "--port-file", str(port_file), *args],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
         )
     deadline = time.monotonic() + START_S
     while not port_file.exists():
@@ -175,8 +179,7 @@ def _start(ns: Namespace, name: str, module: str, args: list[str], folder: Path)
 
 def start_recorder(ns: Namespace, name: str, folder: Path, model: str = "test-model") -> Server:
     """A recording model server called ``name`` inside ``ns``; its files go in ``folder``."""
-    return _start(ns, name, "tests.realclients.recorder",
-                  ["--name", name, "--model", model], folder)
+    return _start(ns, name, "tests.realclients.recorder", ["--name", name, "--model", model], folder)
 
 
 def start_proxy(ns: Namespace, folder: Path) -> Server:

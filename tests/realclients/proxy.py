@@ -32,8 +32,7 @@ class _Refuser(BaseHTTPRequestHandler):
         """Quiet: the JSON log is the record."""
 
     def _refuse(self) -> None:
-        entry = {"method": self.command, "target": self.path,
-                 "host": self.headers.get("host", ""), "time": time.time()}
+        entry = {"method": self.command, "target": self.path, "host": self.headers.get("host", ""), "time": time.time()}
         with self.lock, self.log_path.open("a", encoding="utf-8") as log:
             log.write(json.dumps(entry) + "\n")
         payload = b"refused by the kvswitch test proxy\n"

@@ -48,55 +48,104 @@ def _sse(events: list[tuple[str | None, Any]]) -> bytes:
 
 def anthropic(model: str, stream: bool) -> tuple[str, bytes]:
     """An Anthropic Messages answer ("ok"), as SSE or as one JSON body."""
-    usage = {"input_tokens": 3, "output_tokens": 1,
-             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    usage = {"input_tokens": 3, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
     message: dict[str, Any] = {
-        "id": "msg_rec_1", "type": "message", "role": "assistant", "model": model,
-        "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage,
+        "id": "msg_rec_1",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
     }
     if not stream:
-        whole = {**message, "content": [{"type": "text", "text": REPLY}],
-                 "stop_reason": "end_turn"}
+        whole = {**message, "content": [{"type": "text", "text": REPLY}], "stop_reason": "end_turn"}
         return "application/json", json.dumps(whole).encode()
-    return "text/event-stream", _sse([
-        ("message_start", {"type": "message_start", "message": message}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "text", "text": ""}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "text_delta", "text": REPLY}}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta",
-                           "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                           "usage": {"output_tokens": 1}}),
-        ("message_stop", {"type": "message_stop"}),
-    ])
+    return "text/event-stream", _sse(
+        [
+            ("message_start", {"type": "message_start", "message": message}),
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            ),
+            (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": REPLY}},
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "usage": {"output_tokens": 1},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+    )
 
 
 def responses(model: str) -> tuple[str, bytes]:
     """An OpenAI Responses stream ("ok") in the shape Codex parses."""
     item_id = "msg_rec_1"
-    done_item = {"id": item_id, "type": "message", "role": "assistant", "status": "completed",
-                 "content": [{"type": "output_text", "text": REPLY, "annotations": []}]}
-    base = {"id": "resp_rec_1", "object": "response", "created_at": int(time.time()),
-            "model": model}
-    usage = {"input_tokens": 3, "input_tokens_details": {"cached_tokens": 0},
-             "output_tokens": 1, "output_tokens_details": {"reasoning_tokens": 0},
-             "total_tokens": 4}
+    done_item = {
+        "id": item_id,
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": REPLY, "annotations": []}],
+    }
+    base = {"id": "resp_rec_1", "object": "response", "created_at": int(time.time()), "model": model}
+    usage = {
+        "input_tokens": 3,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 1,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 4,
+    }
     events: list[tuple[str | None, Any]] = [
-        ("response.created", {"type": "response.created", "sequence_number": 0,
-                              "response": {**base, "status": "in_progress", "output": []}}),
-        ("response.output_item.added", {
-            "type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
-            "item": {**done_item, "status": "in_progress", "content": []}}),
-        ("response.output_text.delta", {
-            "type": "response.output_text.delta", "sequence_number": 2, "item_id": item_id,
-            "output_index": 0, "content_index": 0, "delta": REPLY}),
-        ("response.output_item.done", {"type": "response.output_item.done",
-                                       "sequence_number": 3, "output_index": 0,
-                                       "item": done_item}),
-        ("response.completed", {"type": "response.completed", "sequence_number": 4,
-                                "response": {**base, "status": "completed",
-                                             "output": [done_item], "usage": usage}}),
+        (
+            "response.created",
+            {
+                "type": "response.created",
+                "sequence_number": 0,
+                "response": {**base, "status": "in_progress", "output": []},
+            },
+        ),
+        (
+            "response.output_item.added",
+            {
+                "type": "response.output_item.added",
+                "sequence_number": 1,
+                "output_index": 0,
+                "item": {**done_item, "status": "in_progress", "content": []},
+            },
+        ),
+        (
+            "response.output_text.delta",
+            {
+                "type": "response.output_text.delta",
+                "sequence_number": 2,
+                "item_id": item_id,
+                "output_index": 0,
+                "content_index": 0,
+                "delta": REPLY,
+            },
+        ),
+        (
+            "response.output_item.done",
+            {"type": "response.output_item.done", "sequence_number": 3, "output_index": 0, "item": done_item},
+        ),
+        (
+            "response.completed",
+            {
+                "type": "response.completed",
+                "sequence_number": 4,
+                "response": {**base, "status": "completed", "output": [done_item], "usage": usage},
+            },
+        ),
     ]
     return "text/event-stream", _sse(events)
 
@@ -106,20 +155,29 @@ def chat(model: str, stream: bool) -> tuple[str, bytes]:
     usage = {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}
     head = {"id": "chatcmpl-rec-1", "created": int(time.time()), "model": model}
     if not stream:
-        whole = {**head, "object": "chat.completion", "usage": usage, "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": REPLY},
-             "finish_reason": "stop"}]}
+        whole = {
+            **head,
+            "object": "chat.completion",
+            "usage": usage,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}],
+        }
         return "application/json", json.dumps(whole).encode()
     chunk = {**head, "object": "chat.completion.chunk"}
-    return "text/event-stream", _sse([
-        (None, {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                      "finish_reason": None}]}),
-        (None, {**chunk, "choices": [{"index": 0, "delta": {"content": REPLY},
-                                      "finish_reason": None}]}),
-        (None, {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
-        (None, {**chunk, "choices": [], "usage": usage}),
-        (None, "[DONE]"),
-    ])
+    return "text/event-stream", _sse(
+        [
+            (
+                None,
+                {
+                    **chunk,
+                    "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}],
+                },
+            ),
+            (None, {**chunk, "choices": [{"index": 0, "delta": {"content": REPLY}, "finish_reason": None}]}),
+            (None, {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+            (None, {**chunk, "choices": [], "usage": usage}),
+            (None, "[DONE]"),
+        ]
+    )
 
 
 class _Recorder(BaseHTTPRequestHandler):
@@ -144,10 +202,14 @@ class _Recorder(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         url = urlsplit(self.path)
         entry = {
-            "name": self.name, "method": self.command, "path": url.path, "query": url.query,
+            "name": self.name,
+            "method": self.command,
+            "path": url.path,
+            "query": url.query,
             "headers": {k.lower(): v for k, v in self.headers.items()},
             "header_lines": [[k.lower(), v] for k, v in self.headers.items()],
-            "body": body, "time": time.time(),
+            "body": body,
+            "time": time.time(),
         }
         with self.lock, self.log_path.open("a", encoding="utf-8") as log:
             log.write(json.dumps(entry) + "\n")
@@ -192,8 +254,10 @@ class _Recorder(BaseHTTPRequestHandler):
         self._record()
         if urlsplit(self.path).path.rstrip("/").endswith("/models"):
             model = self.last_model or self.default_model
-            listing = {"object": "list", "data": [
-                {"id": model, "object": "model", "created": 0, "owned_by": "recorder"}]}
+            listing = {
+                "object": "list",
+                "data": [{"id": model, "object": "model", "created": 0, "owned_by": "recorder"}],
+            }
             self._send(200, "application/json", json.dumps(listing).encode())
         else:
             self._send(200, "application/json", b"{}")
@@ -201,11 +265,13 @@ class _Recorder(BaseHTTPRequestHandler):
     do_HEAD = do_GET
 
 
-def serve(name: str, log: Path, port: int = 0, model: str = "test-model",
-          host: str = "127.0.0.1") -> ThreadingHTTPServer:
+def serve(
+    name: str, log: Path, port: int = 0, model: str = "test-model", host: str = "127.0.0.1"
+) -> ThreadingHTTPServer:
     """A bound (not yet serving) recorder; call ``serve_forever`` on it."""
-    handler = type("Recorder", (_Recorder,), {
-        "name": name, "log_path": log, "default_model": model, "lock": threading.Lock()})
+    handler = type(
+        "Recorder", (_Recorder,), {"name": name, "log_path": log, "default_model": model, "lock": threading.Lock()}
+    )
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     return server

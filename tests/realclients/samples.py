@@ -32,36 +32,70 @@ def render(client: str, base_url: str, key: str, model: str, header_value: str) 
     v1 = base_url.rstrip("/") + "/v1"
     header = {"X-Cache-Mode": header_value}
     if client == "claude":
-        return _json({"env": {
-            "ANTHROPIC_BASE_URL": base_url.rstrip("/"), "ANTHROPIC_AUTH_TOKEN": key,
-            "ANTHROPIC_MODEL": model, "ANTHROPIC_CUSTOM_HEADERS": f"X-Cache-Mode: {header_value}",
-        }})
+        return _json(
+            {
+                "env": {
+                    "ANTHROPIC_BASE_URL": base_url.rstrip("/"),
+                    "ANTHROPIC_AUTH_TOKEN": key,
+                    "ANTHROPIC_MODEL": model,
+                    "ANTHROPIC_CUSTOM_HEADERS": f"X-Cache-Mode: {header_value}",
+                }
+            }
+        )
     if client == "codex":
         # top-level keys come before the seed's tables
-        return f'model = "{model}"\nmodel_provider = "{PROVIDER}"\n' + CODEX_SEED + (
-            f'\n[model_providers.{PROVIDER}]\nname = "kvswitch test"\nbase_url = "{v1}"\n'
-            f'env_key = "{KEY_VAR}"\nwire_api = "responses"\n'
-            f'http_headers = {{ "X-Cache-Mode" = "{header_value}" }}\n'
+        return (
+            f'model = "{model}"\nmodel_provider = "{PROVIDER}"\n'
+            + CODEX_SEED
+            + (
+                f'\n[model_providers.{PROVIDER}]\nname = "kvswitch test"\nbase_url = "{v1}"\n'
+                f'env_key = "{KEY_VAR}"\nwire_api = "responses"\n'
+                f'http_headers = {{ "X-Cache-Mode" = "{header_value}" }}\n'
+            )
         )
     if client == "cline":
-        return _json({
-            "version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
-            "providers": {"openai-compatible": {
-                "settings": {"provider": "openai-compatible", "apiKey": key, "model": model,
-                             "baseUrl": v1, "headers": header},
-                "updatedAt": CLINE_UPDATED_AT, "tokenSource": "manual"}}})
+        return _json(
+            {
+                "version": 1,
+                "lastUsedProvider": "openai-compatible",
+                "modes": {},
+                "providers": {
+                    "openai-compatible": {
+                        "settings": {
+                            "provider": "openai-compatible",
+                            "apiKey": key,
+                            "model": model,
+                            "baseUrl": v1,
+                            "headers": header,
+                        },
+                        "updatedAt": CLINE_UPDATED_AT,
+                        "tokenSource": "manual",
+                    }
+                },
+            }
+        )
     if client == "opencode":
-        return _json({
-            "provider": {PROVIDER: {
-                "npm": "@ai-sdk/openai-compatible", "name": "kvswitch test",
-                "options": {"baseURL": v1, "apiKey": f"{{env:{KEY_VAR}}}", "headers": header},
-                "models": {model: {"name": model}}}},
-            "model": f"{PROVIDER}/{model}"})
+        return _json(
+            {
+                "provider": {
+                    PROVIDER: {
+                        "npm": "@ai-sdk/openai-compatible",
+                        "name": "kvswitch test",
+                        "options": {"baseURL": v1, "apiKey": f"{{env:{KEY_VAR}}}", "headers": header},
+                        "models": {model: {"name": model}},
+                    }
+                },
+                "model": f"{PROVIDER}/{model}",
+            }
+        )
     if client == "qwen":
-        return _json({
-            **QWEN_SEED,
-            "security": {"auth": {"selectedType": "openai", "apiKey": key, "baseUrl": v1}},
-            "model": {"name": model, "generationConfig": {"customHeaders": header}}})
+        return _json(
+            {
+                **QWEN_SEED,
+                "security": {"auth": {"selectedType": "openai", "apiKey": key, "baseUrl": v1}},
+                "model": {"name": model, "generationConfig": {"customHeaders": header}},
+            }
+        )
     raise ValueError(f"unknown client {client!r}")
 
 

@@ -47,13 +47,25 @@ from tests.realclients.kvsandbox import KvSwitch
 
 pytestmark = [pytest.mark.realclients, pytest.mark.slow]
 
-KIND = {"claude": "claude-code", "codex": "codex", "cline": "cline-providers",
-        "opencode": "opencode", "qwen": "qwen-code"}
-PACKAGE = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "cline": "cline",
-           "opencode": "opencode-ai", "qwen": "@qwen-code/qwen-code"}
+KIND = {
+    "claude": "claude-code",
+    "codex": "codex",
+    "cline": "cline-providers",
+    "opencode": "opencode",
+    "qwen": "qwen-code",
+}
+PACKAGE = {
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "cline": "cline",
+    "opencode": "opencode-ai",
+    "qwen": "@qwen-code/qwen-code",
+}
 KEYS = {  # one per client, none a suffix of another (the leak check looks for tails too)
-    "claude": "sk-kvs-detect-4Jd8Qm2Zp7Vx", "codex": "sk-kvs-detect-9Tn3Wb6Lc1Ys",
-    "cline": "sk-kvs-detect-2Hf5Rk8Gq4Me", "opencode": "sk-kvs-detect-7Pv1Xz3Nd6Ua",
+    "claude": "sk-kvs-detect-4Jd8Qm2Zp7Vx",
+    "codex": "sk-kvs-detect-9Tn3Wb6Lc1Ys",
+    "cline": "sk-kvs-detect-2Hf5Rk8Gq4Me",
+    "opencode": "sk-kvs-detect-7Pv1Xz3Nd6Ua",
     "qwen": "sk-kvs-detect-5Bw9Ej2Ty8Ko",
 }
 # Codex and OpenCode read the key from a variable their file names; the others hold it
@@ -81,24 +93,46 @@ def user_file(client: str, root: str) -> str | None:
     """The file a user who set ``client`` up by hand has (``None``: the client writes it)."""
     url, key = endpoint(client, root), KEYS[client]
     if client == "claude":
-        return _json({"env": {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_AUTH_TOKEN": key,
-                              "ANTHROPIC_MODEL": MODEL, "ANTHROPIC_CUSTOM_HEADERS": "X-Team: t1"}})
+        return _json(
+            {
+                "env": {
+                    "ANTHROPIC_BASE_URL": url,
+                    "ANTHROPIC_AUTH_TOKEN": key,
+                    "ANTHROPIC_MODEL": MODEL,
+                    "ANTHROPIC_CUSTOM_HEADERS": "X-Team: t1",
+                }
+            }
+        )
     if client == "codex":
-        return (f'model = "{MODEL}"\nmodel_provider = "{PROVIDER}"\n' + CODEX_SEED
-                + f'\n[model_providers.{PROVIDER}]\nname = "Corp gateway"\nbase_url = "{url}"\n'
-                f'env_key = "{KEY_VARS[client]}"\nwire_api = "responses"\n'
-                'http_headers = { "X-Team" = "t1" }\n')
+        return (
+            f'model = "{MODEL}"\nmodel_provider = "{PROVIDER}"\n'
+            + CODEX_SEED
+            + f'\n[model_providers.{PROVIDER}]\nname = "Corp gateway"\nbase_url = "{url}"\n'
+            f'env_key = "{KEY_VARS[client]}"\nwire_api = "responses"\n'
+            'http_headers = { "X-Team" = "t1" }\n'
+        )
     if client == "opencode":
-        return _json({"provider": {PROVIDER: {
-            "npm": "@ai-sdk/openai-compatible", "name": "Corp gateway",
-            "options": {"baseURL": url, "apiKey": f"{{env:{KEY_VARS[client]}}}",
-                        "headers": TEAM},
-            "models": {MODEL: {"name": MODEL}}}}, "model": f"{PROVIDER}/{MODEL}"})
+        return _json(
+            {
+                "provider": {
+                    PROVIDER: {
+                        "npm": "@ai-sdk/openai-compatible",
+                        "name": "Corp gateway",
+                        "options": {"baseURL": url, "apiKey": f"{{env:{KEY_VARS[client]}}}", "headers": TEAM},
+                        "models": {MODEL: {"name": MODEL}},
+                    }
+                },
+                "model": f"{PROVIDER}/{MODEL}",
+            }
+        )
     if client == "qwen":
-        return _json({**QWEN_SEED,
-                      "security": {"auth": {"selectedType": "openai", "apiKey": key,
-                                            "baseUrl": url}},
-                      "model": {"name": MODEL, "generationConfig": {"customHeaders": TEAM}}})
+        return _json(
+            {
+                **QWEN_SEED,
+                "security": {"auth": {"selectedType": "openai", "apiKey": key, "baseUrl": url}},
+                "model": {"name": MODEL, "generationConfig": {"customHeaders": TEAM}},
+            }
+        )
     return None  # cline: its own `cline auth`
 
 
@@ -119,10 +153,28 @@ def set_up_by_hand(harness: Harness, h: Home, root: str) -> None:
     # Cline's own command writes its provider file; it has no option for headers, so the
     # header is added the way Cline formats the file (JSON.stringify, two spaces)
     done = subprocess.run(
-        harness.ns.cmd([str(h.client.program), "auth", "-p", "openai-compatible", "-k",
-                        KEYS[client], "-m", MODEL, "-b", endpoint(client, root)]),
-        cwd=h.project, env=client_env(h, harness.proxy), stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, timeout=60, check=False)
+        harness.ns.cmd(
+            [
+                str(h.client.program),
+                "auth",
+                "-p",
+                "openai-compatible",
+                "-k",
+                KEYS[client],
+                "-m",
+                MODEL,
+                "-b",
+                endpoint(client, root),
+            ]
+        ),
+        cwd=h.project,
+        env=client_env(h, harness.proxy),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, f"cline auth: exit {done.returncode}\n{done.stderr[-1500:]}"
     written = h.config.read_text(encoding="utf-8")
     data = json.loads(written)
@@ -140,8 +192,10 @@ def run_turn(harness: Harness, h: Home, mode: str, *, mode_header: bool) -> None
     target = getattr(harness, mode)
     other = harness.split if mode == "merged" else harness.merged
     entries, elsewhere = target.new(), other.new()
-    context = (f"{client} in {mode}: exit {done.returncode}\n{shown(entries + elsewhere, key)}\n"
-               f"stdout:\n{done.stdout[-1200:]}\nstderr:\n{done.stderr[-1200:]}")
+    context = (
+        f"{client} in {mode}: exit {done.returncode}\n{shown(entries + elsewhere, key)}\n"
+        f"stdout:\n{done.stdout[-1200:]}\nstderr:\n{done.stderr[-1200:]}"
+    )
     assert done.returncode == 0, context
     turns = model_turns(client, entries)
     assert turns and not model_turns(client, elsewhere), context
@@ -196,7 +250,6 @@ def world(harness: Harness) -> Iterator[World]:
     for name, c in CLIENTS.items():
         (folder / name).symlink_to(c.program)
     yield World(harness, homes, folder)
-
 
 
 def on_path(kv: KvSwitch, folder: Path) -> KvSwitch:
@@ -322,8 +375,7 @@ def test_detect_with_no_client_present(harness: Harness) -> None:
 
 
 # how each test names the client to import: a kind id, Cline's short alias, or the file's path
-SOURCE = {"claude": "claude-code", "codex": "codex", "cline": "cline", "opencode": "opencode",
-          "qwen": "PATH"}
+SOURCE = {"claude": "claude-code", "codex": "codex", "cline": "cline", "opencode": "opencode", "qwen": "PATH"}
 
 
 def import_json(kv: KvSwitch, *args: str) -> tuple[dict[str, Any], str]:
@@ -344,9 +396,13 @@ def test_import_makes_a_profile_from_the_real_clients_file(world: World, client:
     args = [source, "--key"] if holds_key else [source]
     name, url = KIND[client], endpoint(client, world.harness.merged.url)
     expected = {
-        "name": name, "base_url": url, "model": MODEL, "headers": TEAM,
+        "name": name,
+        "base_url": url,
+        "model": MODEL,
+        "headers": TEAM,
         "url_convention": "append-v1" if client == "claude" else "includes-v1",
-        "key": "keyring" if holds_key else f"env:{KEY_VARS[client]}", "key_stored": holds_key,
+        "key": "keyring" if holds_key else f"env:{KEY_VARS[client]}",
+        "key_stored": holds_key,
     }
     outputs = []
 
@@ -371,8 +427,9 @@ def test_import_makes_a_profile_from_the_real_clients_file(world: World, client:
     assert saved.get("key", "keyring") == expected["key"], saved
     assert config.get("clients", []) == [], "import registered a client"
 
-    assert stored_key(kv, name, KEYS[client]) is holds_key, "the keyring does not hold the " \
-        "file's key" if holds_key else "a key variable's value was stored"
+    assert stored_key(kv, name, KEYS[client]) is holds_key, (
+        "the keyring does not hold the file's key" if holds_key else "a key variable's value was stored"
+    )
     outputs.append(kv.ok("profile", "show", name))
 
     # again under the same name: refused, kvswitch's config unchanged
@@ -445,8 +502,10 @@ def test_claude_code_keeps_sending_its_key_as_x_api_key(harness: Harness) -> Non
     h = harness.home("claude")
     h.config.parent.mkdir(parents=True, exist_ok=True)
     key = KEYS["claude"]
-    h.config.write_text(_json({"env": {"ANTHROPIC_BASE_URL": DEAD_ROOT, "ANTHROPIC_API_KEY": key,
-                                       "ANTHROPIC_MODEL": MODEL}}), encoding="utf-8")
+    h.config.write_text(
+        _json({"env": {"ANTHROPIC_BASE_URL": DEAD_ROOT, "ANTHROPIC_API_KEY": key, "ANTHROPIC_MODEL": MODEL}}),
+        encoding="utf-8",
+    )
     kv = kvswitch(h, "api-key")
     outputs = [kv.ok("import", "claude-code", "--key", "--profile", "mine")]
     kv.set_mode_urls("mine", harness.merged.url, harness.split.url)
@@ -463,12 +522,20 @@ def test_claude_code_keeps_sending_its_key_as_x_api_key(harness: Harness) -> Non
         assert not as_bearer, "the key was also sent as a bearer token"
     no_key_in(outputs)
 
+
 def own_command(harness: Harness, h: Home, *args: str, stdin: str | None = None) -> None:
     """Run ``h``'s program with ``args`` inside the namespace (exit status not checked: Claude
     Code's first run without a login exits 1 after writing its files)."""
-    subprocess.run(harness.ns.cmd([str(h.client.program), *args]), cwd=h.project,
-                   env=client_env(h, harness.proxy), input=stdin, capture_output=True,
-                   text=True, timeout=60, check=False)
+    subprocess.run(
+        harness.ns.cmd([str(h.client.program), *args]),
+        cwd=h.project,
+        env=client_env(h, harness.proxy),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_clients_set_up_only_by_their_own_commands(harness: Harness) -> None:
@@ -485,8 +552,9 @@ def test_clients_set_up_only_by_their_own_commands(harness: Harness) -> None:
     own_command(harness, codex, "login", "--with-api-key", stdin=KEYS["codex"] + "\n")
     own_command(harness, cline, "auth", "-p", "anthropic", "-k", KEYS["cline"], "-m", MODEL)
     assert harness.proxy.new() == [] and harness.leftovers() == []
-    assert json.loads(claude.config.read_text(encoding="utf-8")) == {
-        "env": {"DISABLE_AUTOUPDATER": "1"}}, "Claude Code's first run wrote something else"
+    assert json.loads(claude.config.read_text(encoding="utf-8")) == {"env": {"DISABLE_AUTOUPDATER": "1"}}, (
+        "Claude Code's first run wrote something else"
+    )
     assert KEYS["codex"] in (codex.home / ".codex" / "auth.json").read_text(encoding="utf-8")
     assert json.loads(cline.config.read_text(encoding="utf-8"))["lastUsedProvider"] == "anthropic"
     before = {h.config: h.config.read_bytes() for h in homes.values()}
@@ -513,8 +581,10 @@ def test_detect_and_import_follow_codex_home_and_claude_config_dir(harness: Harn
     """``CODEX_HOME`` and ``CLAUDE_CONFIG_DIR`` move the real clients' files (each client is
     run from there); ``detect`` and ``import`` look where the client looks."""
     homes = harness.shared_home("claude", "codex")
-    moved = {"claude": homes["claude"].home / "elsewhere" / "claude-config",
-             "codex": homes["codex"].home / "elsewhere" / "codex-home"}
+    moved = {
+        "claude": homes["claude"].home / "elsewhere" / "claude-config",
+        "codex": homes["codex"].home / "elsewhere" / "codex-home",
+    }
     env = {"CLAUDE_CONFIG_DIR": str(moved["claude"]), "CODEX_HOME": str(moved["codex"])}
     files = {name: moved[name] / Path(h.client.config).name for name, h in homes.items()}
     homes["codex"].config.unlink()  # the seed goes with the file (user_file holds it)

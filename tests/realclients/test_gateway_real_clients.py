@@ -81,8 +81,7 @@ class Pinned:
     def status(self) -> dict[str, Any]:
         """``kvswitch gateway status --format json`` (asked from outside the namespace)."""
         done = self.kv.run("gateway", "status", "--format", "json")
-        assert done.returncode == 0, (
-            f"gateway status: exit {done.returncode}\n{done.stdout}{done.stderr}")
+        assert done.returncode == 0, f"gateway status: exit {done.returncode}\n{done.stdout}{done.stderr}"
         data: dict[str, Any] = json.loads(done.stdout)["data"]  # kvswitch's JSON envelope
         return data
 
@@ -90,8 +89,9 @@ class Pinned:
 def library(kv: KvSwitch, code: str) -> str:
     """Run ``code`` with kvswitch's library in the sandbox's environment (its KVSWITCH_HOME and
     file keyring); its stdout."""
-    done = subprocess.run([sys.executable, "-c", code], env=kv.env, capture_output=True, text=True,
-                          timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=kv.env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -99,10 +99,13 @@ def library(kv: KvSwitch, code: str) -> str:
 def stored_token(kv: KvSwitch) -> tuple[str, str]:
     """(the variable pinned clients read the token from, the token in the sandbox's keyring),
     read through kvswitch.gateway.token."""
-    out = library(kv, "from kvswitch.config import read_config\n"
-                      "from kvswitch.gateway.token import load_token, token_variable\n"
-                      "c = read_config()\n"
-                      "print(token_variable(c)); print(load_token(c) or '')\n")
+    out = library(
+        kv,
+        "from kvswitch.config import read_config\n"
+        "from kvswitch.gateway.token import load_token, token_variable\n"
+        "c = read_config()\n"
+        "print(token_variable(c)); print(load_token(c) or '')\n",
+    )
     name, token = out.splitlines()
     assert token, "gateway pin left no token in the keyring"
     return name, token
@@ -139,9 +142,14 @@ def gateway(harness: Harness, kv: KvSwitch) -> Iterator[subprocess.Popen[Any]]:
     ``kvswitch gateway stop`` (from outside) at the end, which must end the process."""
     log = kv.home.parent / "gateway.out"
     with log.open("w") as out:
-        proc = harness.ns.spawn([sys.executable, "-m", "kvswitch", "gateway", "run"], env=kv.env,
-                                cwd=kv.client_home.project, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT)
+        proc = harness.ns.spawn(
+            [sys.executable, "-m", "kvswitch", "gateway", "run"],
+            env=kv.env,
+            cwd=kv.client_home.project,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + START_S
         while "kvswitch gateway on" not in log.read_text():
@@ -197,9 +205,12 @@ def pinned(harness: Harness, client: str) -> Iterator[Pinned]:
 
 def shown(entries: list[dict[str, Any]]) -> str:
     """Requests for a failure message (header names only: the values may hold keys)."""
-    return "\n".join(
-        f"  {e['name']}: {e['method']} {e['path']} headers={[n for n, _ in e['header_lines']]}"
-        for e in entries) or "  (none)"
+    return (
+        "\n".join(
+            f"  {e['name']}: {e['method']} {e['path']} headers={[n for n, _ in e['header_lines']]}" for e in entries
+        )
+        or "  (none)"
+    )
 
 
 def upstream_lines(entry: dict[str, Any], name: str) -> list[str]:
@@ -220,8 +231,9 @@ def run_and_land(p: Pinned, mode: str) -> float:
     t0 = time.monotonic()
     done = harness.run(p.h, p.env)
     seconds = time.monotonic() - t0
-    context = (f"{client} in {mode}: exit {done.returncode}\nstdout:\n{done.stdout[-1500:]}\n"
-               f"stderr:\n{done.stderr[-1500:]}")
+    context = (
+        f"{client} in {mode}: exit {done.returncode}\nstdout:\n{done.stdout[-1500:]}\nstderr:\n{done.stderr[-1500:]}"
+    )
     assert done.returncode == 0, context
     target, other = harness.merged, harness.split
     if mode == "split":
@@ -230,11 +242,11 @@ def run_and_land(p: Pinned, mode: str) -> float:
     turns = model_turns(client, entries)
     assert turns, f"{client} sent no model request to {mode}:\n{shown(entries + elsewhere)}"
     assert not model_turns(client, elsewhere), (
-        f"{client} reached {other.name} in {mode} mode:\n{shown(entries + elsewhere)}")
+        f"{client} reached {other.name} in {mode} mode:\n{shown(entries + elsewhere)}"
+    )
     for turn in turns:
         profile_key = upstream_keys(turn) in ([KEY], [f"Bearer {KEY}"])  # no key in messages
-        assert profile_key, (
-            f"{client}: the key sent upstream is not the profile's alone:\n{shown([turn])}")
+        assert profile_key, f"{client}: the key sent upstream is not the profile's alone:\n{shown([turn])}"
         assert isinstance(turn["body"], dict) and turn["body"].get("model") == MODEL, client
     for e in entries + elsewhere:
         assert not upstream_lines(e, "x-cache-mode"), f"X-Cache-Mode went upstream:\n{shown([e])}"
@@ -272,7 +284,8 @@ def test_pinned_client_follows_flips_through_the_gateway(harness: Harness, clien
         # own "updatedAt", which it sets on every run, may move
         after = p.h.config.read_text(encoding="utf-8")
         assert without_updated_at(client, after) == without_updated_at(client, baseline_text), (
-            f"{client}: the pinned file changed over {flips} flips")
+            f"{client}: the pinned file changed over {flips} flips"
+        )
         if client != "cline":
             assert p.sha() == baseline
         by_mode = p.status()["requests"]
@@ -280,8 +293,10 @@ def test_pinned_client_follows_flips_through_the_gateway(harness: Harness, clien
         assert by_mode.get("merged", 0) >= flips // 2 + 1, by_mode
         assert by_mode.get("split", 0) >= flips // 2, by_mode
     assert harness.leftovers() == [], f"{client} or the gateway left processes running"
-    print(f"\n{client}: {flips} flips, {len(seconds)} turns, median turn "
-          f"{sorted(seconds)[len(seconds) // 2]:.2f} s, total {sum(seconds):.1f} s")
+    print(
+        f"\n{client}: {flips} flips, {len(seconds)} turns, median turn "
+        f"{sorted(seconds)[len(seconds) // 2]:.2f} s, total {sum(seconds):.1f} s"
+    )
 
 
 def test_live_claude_code_session_follows_the_gateway(harness: Harness) -> None:
@@ -303,8 +318,7 @@ def test_live_claude_code_session_follows_the_gateway(harness: Harness) -> None:
                 harness.mark()
                 turn = session.prompt(f"say ok in {mode}", getattr(harness, mode))
                 profile_key = upstream_keys(turn) == [f"Bearer {KEY}"]
-                assert profile_key, (
-                    f"the key sent upstream is not the profile's alone:\n{shown([turn])}")
+                assert profile_key, f"the key sent upstream is not the profile's alone:\n{shown([turn])}"
                 assert not upstream_lines(turn, "x-cache-mode"), shown([turn])
                 leaked = p.token in json.dumps(turn)
                 assert not leaked, "the local token went upstream"

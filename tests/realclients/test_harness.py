@@ -33,8 +33,7 @@ def test_client_follows_its_config_file(harness: Harness, client: str) -> None:
         write_config(h, getattr(harness, mode).url, KEYS[mode], MODEL, mode)
         harness.mark()
         done = harness.run(h, {KEY_VAR: KEYS[mode]})
-        context = (f"{client} exit {done.returncode}\nstdout:\n{done.stdout[-2000:]}\n"
-                   f"stderr:\n{done.stderr[-2000:]}")
+        context = f"{client} exit {done.returncode}\nstdout:\n{done.stdout[-2000:]}\nstderr:\n{done.stderr[-2000:]}"
         assert done.returncode == 0, context
         assert "ok" in done.stdout.lower(), context
         for turn in landed(harness, client, mode, KEYS[mode]):
@@ -79,8 +78,9 @@ def test_namespace_has_only_its_own_loopback(harness: Harness) -> None:
         "    except OSError as e:\n"
         "        print(host, e.errno)\n"
     )
-    done = subprocess.run(harness.ns.cmd([sys.executable, "-c", probe]), capture_output=True,
-                          text=True, timeout=30, check=False)
+    done = subprocess.run(
+        harness.ns.cmd([sys.executable, "-c", probe]), capture_output=True, text=True, timeout=30, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["192.0.2.1", "101", "10.0.0.1", "101"]  # ENETUNREACH
 
@@ -89,22 +89,27 @@ def test_proxy_sees_what_honours_the_client_environment(harness: Harness) -> Non
     """The environment every client gets routes an outside request to the refusing proxy,
     which records it: an empty log in the client tests means no attempt was made."""
     h = harness.home("qwen")
-    fetch = ("import urllib.request\ntry:\n"
-             "    urllib.request.urlopen('https://api.example.invalid/v1', timeout=10)\n"
-             "except OSError as e:\n    print('refused', e)\n")
+    fetch = (
+        "import urllib.request\ntry:\n"
+        "    urllib.request.urlopen('https://api.example.invalid/v1', timeout=10)\n"
+        "except OSError as e:\n    print('refused', e)\n"
+    )
     harness.mark()
-    done = subprocess.run(harness.ns.cmd([sys.executable, "-c", fetch]),
-                          env=client_env(h, harness.proxy), capture_output=True, text=True,
-                          timeout=30, check=False)
+    done = subprocess.run(
+        harness.ns.cmd([sys.executable, "-c", fetch]),
+        env=client_env(h, harness.proxy),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert "refused" in done.stdout and "403" in done.stdout, done.stdout + done.stderr
-    assert [(e["method"], e["target"]) for e in harness.proxy.new()] == [
-        ("CONNECT", "api.example.invalid:443")]
+    assert [(e["method"], e["target"]) for e in harness.proxy.new()] == [("CONNECT", "api.example.invalid:443")]
 
 
 def test_leftover_processes_are_found(harness: Harness) -> None:
     """A daemon a client leaves behind (in a session of its own) is seen and named."""
-    subprocess.run(harness.ns.cmd(["sh", "-c", "setsid sleep 321 >/dev/null 2>&1 &"]),
-                   timeout=30, check=True)
+    subprocess.run(harness.ns.cmd(["sh", "-c", "setsid sleep 321 >/dev/null 2>&1 &"]), timeout=30, check=True)
     try:
         # setsid forks, then execs sleep: until the exec the child's command line is setsid's
         assert wait_until(lambda: harness.leftovers() == ["sleep 321"], 10.0), harness.leftovers()
@@ -115,8 +120,7 @@ def test_leftover_processes_are_found(harness: Harness) -> None:
 
 
 def test_a_hung_client_is_killed_with_its_process_group(harness: Harness, tmp_path: Path) -> None:
-    hung = Client("hung", "a hung client", "unused", "chat", ("-c", "sleep 301 & sleep 302"),
-                  path=Path("/bin/sh"))
+    hung = Client("hung", "a hung client", "unused", "chat", ("-c", "sleep 301 & sleep 302"), path=Path("/bin/sh"))
     h = Home(hung, tmp_path, tmp_path)
     (tmp_path.parent / "tmp").mkdir(exist_ok=True)
     done = run_once(harness.ns, h, harness.proxy, timeout=1)

@@ -66,11 +66,18 @@ class Lab:
 
     def get(self, path: str) -> str:
         """GET ``ROUTER + path`` from inside the namespace (the lab is not reachable outside)."""
-        code = ("import sys, urllib.request\n"
-                "opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))\n"
-                "sys.stdout.write(opener.open(sys.argv[1], timeout=20).read().decode())\n")
-        done = subprocess.run(self.harness.ns.cmd([sys.executable, "-c", code, ROUTER + path]),
-                              capture_output=True, text=True, timeout=60, check=False)
+        code = (
+            "import sys, urllib.request\n"
+            "opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))\n"
+            "sys.stdout.write(opener.open(sys.argv[1], timeout=20).read().decode())\n"
+        )
+        done = subprocess.run(
+            self.harness.ns.cmd([sys.executable, "-c", code, ROUTER + path]),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
@@ -84,8 +91,14 @@ class Lab:
 
 def lab_cmd(harness: Harness, kv: KvSwitch, *argv: str) -> subprocess.CompletedProcess[str]:
     """``kvswitch lab ARGV`` inside the namespace (its servers outlive the command there)."""
-    return subprocess.run(harness.ns.cmd([sys.executable, "-m", "kvswitch", "lab", *argv]),
-                          env=kv.env, capture_output=True, text=True, timeout=180, check=False)
+    return subprocess.run(
+        harness.ns.cmd([sys.executable, "-m", "kvswitch", "lab", *argv]),
+        env=kv.env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
 
 
 def tune(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
@@ -96,17 +109,14 @@ def tune(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
 
 
 def tune_opencode(data: dict[str, Any]) -> None:
-    data["provider"]["kvswitch"]["models"][LAB_MODEL]["limit"] = {
-        "context": 4096, "output": MAX_TOKENS}
+    data["provider"]["kvswitch"]["models"][LAB_MODEL]["limit"] = {"context": 4096, "output": MAX_TOKENS}
     data["agent"] = {"build": {"prompt": SHORT_PROMPT.strip()}}
 
 
 def tune_qwen(data: dict[str, Any]) -> None:
-    data["model"].setdefault("generationConfig", {})["samplingParams"] = {
-        "max_tokens": MAX_TOKENS}
+    data["model"].setdefault("generationConfig", {})["samplingParams"] = {"max_tokens": MAX_TOKENS}
     data["skills"] = {"disabledLevels": ["bundled"]}
-    data["memory"] = {"enableManagedAutoMemory": False, "enableManagedAutoDream": False,
-                      "enableAutoSkill": False}
+    data["memory"] = {"enableManagedAutoMemory": False, "enableManagedAutoDream": False, "enableAutoSkill": False}
 
 
 TUNE = {"opencode": tune_opencode, "qwen": tune_qwen}
@@ -150,8 +160,7 @@ def test_client_reaches_the_split_pair(lab: Lab, client: str) -> None:
     before, seen = lab.metrics(), len(lab.handoffs())
     lab.harness.mark()
     done = lab.harness.run(h, lab.env[client], args=ARGS.get(client, ()))
-    context = (f"{client}: exit {done.returncode}\nstdout:\n{done.stdout[-1500:]}\n"
-               f"stderr:\n{done.stderr[-1500:]}")
+    context = f"{client}: exit {done.returncode}\nstdout:\n{done.stdout[-1500:]}\nstderr:\n{done.stderr[-1500:]}"
     if client == "cline" and done.returncode != 0:  # its retry overflows the slot (see above)
         assert CLINE_OVERFLOW in done.stderr, context
     else:
@@ -167,8 +176,7 @@ def test_client_reaches_the_split_pair(lab: Lab, client: str) -> None:
     if client != "cline":
         assert len(records) == turns and all(r["status"] == 200 for r in records), records
     assert lab.harness.proxy.new() == [], f"{client} tried to go out"
-    assert lab.harness.merged.new() == [] and lab.harness.split.new() == [], (
-        f"{client} reached a recorder, not the lab")
+    assert lab.harness.merged.new() == [] and lab.harness.split.new() == [], f"{client} reached a recorder, not the lab"
 
 
 def test_lab_down_leaves_nothing_running(lab: Lab) -> None:

@@ -39,13 +39,13 @@ def rec(tmp_path: Path) -> Iterator[tuple[int, Path]]:
         thread.join()
 
 
-def ask(port: int, method: str, path: str, body: Any = None,
-        headers: dict[str, str] | None = None) -> tuple[int, str, str]:
+def ask(
+    port: int, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+) -> tuple[int, str, str]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
         payload = json.dumps(body).encode() if body is not None else None
-        conn.request(method, path, body=payload, headers={"Content-Type": "application/json",
-                                                          **(headers or {})})
+        conn.request(method, path, body=payload, headers={"Content-Type": "application/json", **(headers or {})})
         resp = conn.getresponse()
         return resp.status, resp.getheader("content-type") or "", resp.read().decode()
     finally:
@@ -68,34 +68,41 @@ def sse(text: str) -> list[tuple[str | None, Any]]:
 def test_recorder_answers_each_protocol_on_any_prefix(rec: tuple[int, Path], prefix: str) -> None:
     port, log = rec
     # Anthropic Messages, streamed: the six events, text "ok"
-    status, ctype, body = ask(port, "POST", f"{prefix}/v1/messages?beta=true",
-                              {"model": "m1", "stream": True}, {"X-Cache-Mode": "split"})
+    status, ctype, body = ask(
+        port, "POST", f"{prefix}/v1/messages?beta=true", {"model": "m1", "stream": True}, {"X-Cache-Mode": "split"}
+    )
     events = sse(body)
     assert (status, ctype) == (200, "text/event-stream")
-    assert [e for e, _ in events] == ["message_start", "content_block_start",
-                                      "content_block_delta", "content_block_stop",
-                                      "message_delta", "message_stop"]
+    assert [e for e, _ in events] == [
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
     assert events[0][1]["message"]["model"] == "m1"
     assert events[2][1]["delta"] == {"type": "text_delta", "text": "ok"}
     status, _, body = ask(port, "POST", f"{prefix}/v1/messages", {"model": "m1"})
     assert json.loads(body)["content"] == [{"type": "text", "text": "ok"}]
-    assert json.loads(ask(port, "POST", f"{prefix}/v1/messages/count_tokens", {})[2]) == {
-        "input_tokens": 3}
+    assert json.loads(ask(port, "POST", f"{prefix}/v1/messages/count_tokens", {})[2]) == {"input_tokens": 3}
     # OpenAI Responses: created … completed, the text in a delta and in the finished item
     events = sse(ask(port, "POST", f"{prefix}/v1/responses", {"model": "m2", "stream": True})[2])
     assert [e for e, _ in events] == [
-        "response.created", "response.output_item.added", "response.output_text.delta",
-        "response.output_item.done", "response.completed"]
+        "response.created",
+        "response.output_item.added",
+        "response.output_text.delta",
+        "response.output_item.done",
+        "response.completed",
+    ]
     assert all(d["type"] == e for e, d in events)
     assert events[2][1]["delta"] == "ok"
     assert events[4][1]["response"]["output"][0]["content"][0]["text"] == "ok"
     assert events[4][1]["response"]["usage"]["total_tokens"] == 4
     # Chat Completions, streamed and not
-    events = sse(ask(port, "POST", f"{prefix}/v1/chat/completions",
-                     {"model": "m3", "stream": True})[2])
+    events = sse(ask(port, "POST", f"{prefix}/v1/chat/completions", {"model": "m3", "stream": True})[2])
     assert events[-1] == (None, "[DONE]")
-    text = "".join(d["choices"][0]["delta"].get("content", "") for _, d in events[:-1]
-                   if d["choices"])
+    text = "".join(d["choices"][0]["delta"].get("content", "") for _, d in events[:-1] if d["choices"])
     assert text == "ok" and events[-2][1]["usage"]["total_tokens"] == 4
     whole = json.loads(ask(port, "POST", f"{prefix}/chat/completions", {"model": "m3"})[2])
     assert whole["choices"][0]["message"]["content"] == "ok" and whole["usage"]
@@ -151,8 +158,9 @@ def test_proxy_refuses_and_records_everything(tmp_path: Path) -> None:
         with pytest.raises(OSError, match="403"):
             conn.connect()
         conn.close()
-        status, _, _ = ask(port, "GET", "http://updates.example.invalid/latest",
-                           headers={"Host": "updates.example.invalid"})
+        status, _, _ = ask(
+            port, "GET", "http://updates.example.invalid/latest", headers={"Host": "updates.example.invalid"}
+        )
         assert status == 403
     finally:
         server.shutdown()
@@ -160,7 +168,9 @@ def test_proxy_refuses_and_records_everything(tmp_path: Path) -> None:
         thread.join()
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(e["method"], e["target"]) for e in entries] == [
-        ("CONNECT", "api.example.invalid:443"), ("GET", "http://updates.example.invalid/latest")]
+        ("CONNECT", "api.example.invalid:443"),
+        ("GET", "http://updates.example.invalid/latest"),
+    ]
     assert entries[1]["host"] == "updates.example.invalid"
 
 
@@ -188,8 +198,7 @@ for b in claude codex cline opencode qwen; do : > node_modules/.bin/$b; done
 """
 
 
-def test_install_step_installs_the_pinned_clients_once(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_install_step_installs_the_pinned_clients_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = load_run()
     fake = tmp_path / "bin"
     fake.mkdir()
@@ -206,12 +215,22 @@ def test_install_step_installs_the_pinned_clients_once(
     assert len(lines) == 2
     where, args = lines[0].split(" ", 1)
     assert where == str(clients)
-    assert args.split() == ["install", "--no-audit", "--no-fund", "--prefer-offline",
-                            "--save-exact", "@anthropic-ai/claude-code@2.1.332",
-                            "@openai/codex@0.171.0", "cline@3.0.65", "opencode-ai@1.18.33",
-                            "@qwen-code/qwen-code@0.24.4"]
-    assert lines[1] == (f"{clients / 'opencode-plugin'} install --no-audit --no-fund "
-                        "--prefer-offline --save-exact @opencode-ai/plugin@1.18.33")
+    assert args.split() == [
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--prefer-offline",
+        "--save-exact",
+        "@anthropic-ai/claude-code@2.1.332",
+        "@openai/codex@0.171.0",
+        "cline@3.0.65",
+        "opencode-ai@1.18.33",
+        "@qwen-code/qwen-code@0.24.4",
+    ]
+    assert lines[1] == (
+        f"{clients / 'opencode-plugin'} install --no-audit --no-fund "
+        "--prefer-offline --save-exact @opencode-ai/plugin@1.18.33"
+    )
     assert json.loads((clients / "package.json").read_text()) == {"private": True}
 
     run.ensure_clients()  # stamp matches, programs there: npm is not run again
@@ -228,8 +247,7 @@ def test_install_step_pins_what_the_harness_runs() -> None:
 
 
 @pytest.mark.parametrize("ci", ["", "true"])
-def test_missing_clients_skip_locally_and_fail_under_ci(
-        monkeypatch: pytest.MonkeyPatch, ci: str) -> None:
+def test_missing_clients_skip_locally_and_fail_under_ci(monkeypatch: pytest.MonkeyPatch, ci: str) -> None:
     monkeypatch.setattr(harness_mod, "unavailable", lambda: None)
     monkeypatch.setattr(harness_mod, "missing", lambda: ["codex"])
     monkeypatch.setenv("CI", ci)

@@ -39,8 +39,21 @@ WRITES_KEY = {"claude": True, "codex": False, "cline": True, "opencode": False, 
 def setup_kvswitch(harness: Harness, h: Home) -> KvSwitch:
     """kvswitch beside ``h`` with the profile and the client registered, before ``profile use``."""
     kv = KvSwitch.beside(h, {KEY_VAR: KEY})
-    kv.ok("init", "--no-cline", "--no-ccswitch", "--profile", PROFILE, "--base-url", DEAD_URL,
-          "--url-convention", "append-v1", "--model", MODEL, "--key-env", KEY_VAR)
+    kv.ok(
+        "init",
+        "--no-cline",
+        "--no-ccswitch",
+        "--profile",
+        PROFILE,
+        "--base-url",
+        DEAD_URL,
+        "--url-convention",
+        "append-v1",
+        "--model",
+        MODEL,
+        "--key-env",
+        KEY_VAR,
+    )
     kv.set_mode_urls(PROFILE, harness.merged.url, harness.split.url)
     add = ["client", "add", str(h.config)]
     if WRITES_KEY[h.client.name]:
@@ -61,8 +74,9 @@ def run_and_land(harness: Harness, h: Home, mode: str) -> None:
     client = h.client.name
     harness.mark()
     done = harness.run(h, client_env(h))
-    context = (f"{client} in {mode}: exit {done.returncode}\nstdout:\n{done.stdout[-1500:]}\n"
-               f"stderr:\n{done.stderr[-1500:]}")
+    context = (
+        f"{client} in {mode}: exit {done.returncode}\nstdout:\n{done.stdout[-1500:]}\nstderr:\n{done.stderr[-1500:]}"
+    )
     assert done.returncode == 0, context
     landed(harness, client, mode, KEY)
     assert harness.proxy.new() == [], f"{client} tried to go out: {harness.proxy.new()}"
@@ -112,7 +126,8 @@ def test_switch_moves_the_real_client(harness: Harness, client: str) -> None:
     outputs.append(kv.ok("switch", "merged"))
     back = h.config.read_text(encoding="utf-8")
     assert without_updated_at(client, back) == without_updated_at(client, before), (
-        f"{client}: switch split then merged did not give the file back byte for byte")
+        f"{client}: switch split then merged did not give the file back byte for byte"
+    )
     run_and_land(harness, h, "merged")
 
     # the client's own rewrites of its file leave kvswitch's view of it intact

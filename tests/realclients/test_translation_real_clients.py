@@ -83,17 +83,18 @@ class Lab(LabBase):
 
     def post_status(self, path: str, body: dict[str, Any]) -> int:
         """The status of a POST of ``body`` to ``ROUTER + path``, from inside the namespace."""
-        code = ("import json, sys, urllib.error, urllib.request\n"
-                "opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))\n"
-                "request = urllib.request.Request(sys.argv[1], data=sys.argv[2].encode(),\n"
-                "                                 headers={'Content-Type': 'application/json'})\n"
-                "try:\n"
-                "    print(opener.open(request, timeout=20).status)\n"
-                "except urllib.error.HTTPError as exc:\n"
-                "    print(exc.code)\n")
+        code = (
+            "import json, sys, urllib.error, urllib.request\n"
+            "opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))\n"
+            "request = urllib.request.Request(sys.argv[1], data=sys.argv[2].encode(),\n"
+            "                                 headers={'Content-Type': 'application/json'})\n"
+            "try:\n"
+            "    print(opener.open(request, timeout=20).status)\n"
+            "except urllib.error.HTTPError as exc:\n"
+            "    print(exc.code)\n"
+        )
         argv = [sys.executable, "-c", code, ROUTER + path, json.dumps(body)]
-        done = subprocess.run(self.harness.ns.cmd(argv), capture_output=True, text=True,
-                              timeout=60, check=False)
+        done = subprocess.run(self.harness.ns.cmd(argv), capture_output=True, text=True, timeout=60, check=False)
         assert done.returncode == 0, done.stderr
         return int(done.stdout)
 
@@ -106,11 +107,19 @@ def client_args(homes: dict[str, Home]) -> dict[str, tuple[str, ...]]:
     return {
         # "--" ends --tools' list: the prompt that follows is not a tool's name
         "claude": ("--system-prompt", SHORT_PROMPT, "--tools", "", "--"),
-        "codex": ("-c", f"model_instructions_file={json.dumps(str(instructions))}",
-                  "-c", "include_permissions_instructions=false",
-                  "-c", "include_environment_context=false",
-                  "-c", 'web_search="disabled"', "-c", "skills.bundled.enabled=false",
-                  *(arg for feature in codex_off for arg in ("--disable", feature))),
+        "codex": (
+            "-c",
+            f"model_instructions_file={json.dumps(str(instructions))}",
+            "-c",
+            "include_permissions_instructions=false",
+            "-c",
+            "include_environment_context=false",
+            "-c",
+            'web_search="disabled"',
+            "-c",
+            "skills.bundled.enabled=false",
+            *(arg for feature in codex_off for arg in ("--disable", feature)),
+        ),
     }
 
 
@@ -118,9 +127,14 @@ def start_gateway(harness: Harness, kv: KvSwitch, log: Path, cwd: Path) -> subpr
     """``kvswitch gateway run`` inside the namespace with kvswitch's environment (the lab
     profile's key variable included), its output in ``log``; once it listens."""
     with log.open("w") as out:
-        proc = harness.ns.spawn([sys.executable, "-m", "kvswitch", "gateway", "run"], env=kv.env,
-                                cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT)
+        proc = harness.ns.spawn(
+            [sys.executable, "-m", "kvswitch", "gateway", "run"],
+            env=kv.env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     deadline = time.monotonic() + START_S
     while "kvswitch gateway on" not in log.read_text():
         assert proc.poll() is None, f"the gateway exited {proc.returncode}:\n{log.read_text()}"
@@ -138,8 +152,7 @@ def lab(harness: Harness) -> Iterator[Lab]:
     require_lab()
     homes = harness.shared_home(*CLIENTS)
     kv = KvSwitch.beside(homes["claude"], {LAB_KEY_VAR: KEY})
-    up = lab_cmd(harness, kv, "up", "--threads", "1", "--answer-chars", str(ANSWER_CHARS),
-                 "--format", "json")
+    up = lab_cmd(harness, kv, "up", "--threads", "1", "--answer-chars", str(ANSWER_CHARS), "--format", "json")
     proc = None
     try:
         assert up.returncode == 0, up.stdout + up.stderr
@@ -175,19 +188,23 @@ def turn(lab: Lab, client: str, mode: str) -> tuple[dict[str, float], list[dict[
     before, seen = lab.metrics(), len(lab.handoffs())
     lab.harness.mark()
     done = lab.harness.run(lab.homes[client], lab.env[client], args=lab.args[client])
-    context = (f"{client} in {mode}: exit {done.returncode}\nstdout:\n{done.stdout[-1500:]}\n"
-               f"stderr:\n{done.stderr[-2500:]}\ngateway:\n{lab.log.read_text()[-1500:]}")
+    context = (
+        f"{client} in {mode}: exit {done.returncode}\nstdout:\n{done.stdout[-1500:]}\n"
+        f"stderr:\n{done.stderr[-2500:]}\ngateway:\n{lab.log.read_text()[-1500:]}"
+    )
     assert done.returncode == 0, context
     answer = done.stdout.strip()
     assert 0 < len(answer) <= ANSWER_CHARS, context  # the lab's answer, ended by the lab
     assert "unrecognized configuration" not in done.stderr, context  # every tuning was obeyed
     after = lab.metrics()
-    keys = [HANDOFFS, *(ROUTED.format(m) for m in ("merged", "split")),
-            *(PREDICTED.format(s) for s in ("merged", "prefill", "decode"))]
+    keys = [
+        HANDOFFS,
+        *(ROUTED.format(m) for m in ("merged", "split")),
+        *(PREDICTED.format(s) for s in ("merged", "prefill", "decode")),
+    ]
     moved = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in keys}
     assert lab.harness.proxy.new() == [], f"{client} tried to go out"
-    assert lab.harness.merged.new() == [] and lab.harness.split.new() == [], (
-        f"{client} reached a recorder, not the lab")
+    assert lab.harness.merged.new() == [] and lab.harness.split.new() == [], f"{client} reached a recorder, not the lab"
     return moved, lab.handoffs()[seen:], answer
 
 
@@ -205,15 +222,22 @@ def test_pinned_client_reaches_the_split_pair_through_translation(lab: Lab, clie
     assert all(r["status"] == 200 and r["error"] is None for r in records), records
     assert moved[PREDICTED.format("decode")] >= 1, moved  # the decode server answered
     assert moved[ROUTED.format("merged")] == 0 and moved[PREDICTED.format("merged")] == 0, (
-        f"{client}: a request went to the merged server: {moved}")
+        f"{client}: a request went to the merged server: {moved}"
+    )
     # the split path serves Chat Completions only: the client's own API reached it translated
-    native = {"model": "kvswitch-lab-tiny", "max_tokens": 1, "stream": False,
-              "messages" if client == "claude" else "input": [{"role": "user", "content": "hi"}]}
+    native = {
+        "model": "kvswitch-lab-tiny",
+        "max_tokens": 1,
+        "stream": False,
+        "messages" if client == "claude" else "input": [{"role": "user", "content": "hi"}],
+    }
     assert lab.post_status(f"/split/v1/{API[client]}", native) == 404
     log = lab.log.read_text()  # the first request of each API told (once per distinct list)
     assert f"{API[client]} request translated to Chat Completions for the" in log, log
-    print(f"\n{client} in split: {turns:g} request(s), answer {answer!r}, prompt tokens "
-          f"{[r['prefill_prompt_n'] for r in records]}")
+    print(
+        f"\n{client} in split: {turns:g} request(s), answer {answer!r}, prompt tokens "
+        f"{[r['prefill_prompt_n'] for r in records]}"
+    )
 
 
 def test_gateway_stop_and_lab_down_leave_nothing_running(lab: Lab) -> None:

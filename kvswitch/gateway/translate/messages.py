@@ -72,10 +72,25 @@ IMAGE_TOKENS = 1600
 """What :func:`count_tokens` counts for one image (about Anthropic's figure for a 1.15-megapixel
 image; the dimensions are not read)."""
 
-_CARRIED = frozenset({
-    "model", "max_tokens", "messages", "system", "temperature", "top_p", "top_k", "stop_sequences",
-    "stream", "tools", "tool_choice", "thinking", "output_config", "output_format", "metadata",
-})
+_CARRIED = frozenset(
+    {
+        "model",
+        "max_tokens",
+        "messages",
+        "system",
+        "temperature",
+        "top_p",
+        "top_k",
+        "stop_sequences",
+        "stream",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "output_config",
+        "output_format",
+        "metadata",
+    }
+)
 _CACHE_NOTE = HINTS["cache_control"]
 _TOOL_KEYS = frozenset({"type", "name", "description", "input_schema", "strict", "cache_control"})
 _EFFORTS = {"low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
@@ -139,8 +154,7 @@ class _Request:
             elif role == "assistant":
                 out.append(self.assistant(content, where))
             elif role == "system":
-                body = content if isinstance(content, str) else _content(
-                    self.text_parts(content, f"{where}.content"))
+                body = content if isinstance(content, str) else _content(self.text_parts(content, f"{where}.content"))
                 out.append({"role": "system", "content": body})
             else:
                 raise _refuse(f"{where}.role", f"the role {shown(str(role))}")
@@ -217,8 +231,7 @@ class _Request:
                 if not isinstance(name, str) or not isinstance(call_id, str):
                     raise _refuse(at, "a tool_use block without a name and an id")
                 arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
-                calls.append({"id": call_id, "type": "function",
-                              "function": {"name": name, "arguments": arguments}})
+                calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
             elif kind == "thinking":
                 text = block.get("thinking")
                 if isinstance(text, str) and text:
@@ -227,8 +240,10 @@ class _Request:
                 raise _refuse(at, f"a {_block_name(kind)} block")
             if "cache_control" in block:
                 self.note(_CACHE_NOTE)
-        message: dict[str, Any] = {"role": "assistant",
-                                   "content": _content(parts) if parts else (None if calls else "")}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": _content(parts) if parts else (None if calls else ""),
+        }
         if calls:
             message["tool_calls"] = calls
         if thinking:
@@ -264,12 +279,16 @@ class _Request:
             if "cache_control" in tool:
                 self.note(_CACHE_NOTE)
             for key in tool.keys() - _TOOL_KEYS:
-                self.note("tools[].defer_loading: not carried (deferred tools are offered up front)"
-                          if key == "defer_loading" else f"tools[].{_block_name(key)}: not carried")
+                self.note(
+                    "tools[].defer_loading: not carried (deferred tools are offered up front)"
+                    if key == "defer_loading"
+                    else f"tools[].{_block_name(key)}: not carried"
+                )
         return functions, withdrawn
 
-    def tool_choice(self, choice: Any, functions: list[dict[str, Any]], withdrawn: set[str],
-                    chat: dict[str, Any]) -> None:
+    def tool_choice(
+        self, choice: Any, functions: list[dict[str, Any]], withdrawn: set[str], chat: dict[str, Any]
+    ) -> None:
         if not isinstance(choice, dict):
             raise _refuse("tool_choice", "a value that is not an object")
         kind = choice.get("type")
@@ -413,8 +432,11 @@ class MessagesTranslator:
         metadata = body.get("metadata")
         if isinstance(metadata, dict):
             for key in metadata:
-                build.note("metadata.user_id: an id, not sent" if key == "user_id"
-                           else f"metadata.{_block_name(key)}: not carried")
+                build.note(
+                    "metadata.user_id: an id, not sent"
+                    if key == "user_id"
+                    else f"metadata.{_block_name(key)}: not carried"
+                )
         elif metadata is not None:
             build.note("metadata: not carried")
         return Translated(chat, list(build.notes))
@@ -440,8 +462,14 @@ class MessagesTranslator:
                 continue
             function = call.get("function") or {}
             name = function.get("name") or ""
-            content.append({"type": "tool_use", "id": call.get("id") or _tool_id(), "name": name,
-                            "input": _arguments(function.get("arguments"), name)})
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": call.get("id") or _tool_id(),
+                    "name": name,
+                    "input": _arguments(function.get("arguments"), name),
+                }
+            )
         reason, matched = _stop(choice, request.get("stop_sequences"), bool(calls))
         return {
             "id": _message_id(),
@@ -501,11 +529,17 @@ def _usage(usage: Any) -> dict[str, int]:
     prompt = usage.get("prompt_tokens") or 0
     details = usage.get("prompt_tokens_details")
     cached = (details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
-    return {"input_tokens": max(prompt - cached, 0), "output_tokens": usage.get("completion_tokens") or 0,
-            "cache_creation_input_tokens": 0, "cache_read_input_tokens": cached}
+    return {
+        "input_tokens": max(prompt - cached, 0),
+        "output_tokens": usage.get("completion_tokens") or 0,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": cached,
+    }
 
 
-_DELTA = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,"delta":{"type":"%s","%s":%s}}\n\n'
+_DELTA = (
+    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,"delta":{"type":"%s","%s":%s}}\n\n'
+)
 _BLOCK_STOP = b'event: content_block_stop\ndata: {"type":"content_block_stop","index":%d}\n\n'
 _BLOCK_START = b'event: content_block_start\ndata: {"type":"content_block_start","index":%d,"content_block":%s}\n\n'
 _TEXT_START = b'{"type":"text","text":""}'
@@ -522,8 +556,19 @@ class MessagesStream:
     each content block's start, deltas and stop, then ``message_delta`` and ``message_stop``.
     Each chunk is parsed once and costs what its size costs."""
 
-    __slots__ = ("_block", "_ended", "_finish", "_kind", "_matched", "_model", "_next",
-                 "_started", "_stops", "_tools", "_usage")
+    __slots__ = (
+        "_block",
+        "_ended",
+        "_finish",
+        "_kind",
+        "_matched",
+        "_model",
+        "_next",
+        "_started",
+        "_stops",
+        "_tools",
+        "_usage",
+    )
 
     def __init__(self, model: str, stops: Sequence[str] = ()) -> None:
         self._model = model
@@ -586,13 +631,12 @@ class MessagesStream:
         if not self._started:
             out.append(self._start())
         self._close(out)
-        reason, matched = _stop({"finish_reason": self._finish, "stop_reason": self._matched},
-                                self._stops, bool(self._tools))
-        usage: dict[str, int] = ({"output_tokens": 0} if not isinstance(self._usage, dict)
-                                 else _usage(self._usage))
+        reason, matched = _stop(
+            {"finish_reason": self._finish, "stop_reason": self._matched}, self._stops, bool(self._tools)
+        )
+        usage: dict[str, int] = {"output_tokens": 0} if not isinstance(self._usage, dict) else _usage(self._usage)
         usage.pop("cache_creation_input_tokens", None)
-        delta = {"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": matched},
-                 "usage": usage}
+        delta = {"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": matched}, "usage": usage}
         out.append(b"event: message_delta\ndata: " + _json(delta) + b"\n\n")
         out.append(_MESSAGE_STOP)
         return b"".join(out)
@@ -607,8 +651,13 @@ class MessagesStream:
     def _start(self) -> bytes:
         self._started = True
         message: dict[str, Any] = {
-            "id": _message_id(), "type": "message", "role": "assistant", "model": self._model,
-            "content": [], "stop_reason": None, "stop_sequence": None,
+            "id": _message_id(),
+            "type": "message",
+            "role": "assistant",
+            "model": self._model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
             "usage": {"input_tokens": 0, "output_tokens": 0},
         }
         return b"event: message_start\ndata: " + _json({"type": "message_start", "message": message}) + b"\n\n"
@@ -639,8 +688,12 @@ class MessagesStream:
                 block = self._block = self._tools[index] = self._next
                 self._next += 1
                 self._kind = "tool"
-                start: dict[str, Any] = {"type": "tool_use", "id": call.get("id") or _tool_id(),
-                         "name": function.get("name") or "", "input": {}}
+                start: dict[str, Any] = {
+                    "type": "tool_use",
+                    "id": call.get("id") or _tool_id(),
+                    "name": function.get("name") or "",
+                    "input": {},
+                }
                 out.append(_BLOCK_START % (block, _json(start)))
             arguments = function.get("arguments")
             if arguments and isinstance(arguments, str):

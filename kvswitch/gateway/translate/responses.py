@@ -48,17 +48,42 @@ from kvswitch.http_serving import shown
 
 __all__ = ["ResponsesStream", "ResponsesTranslator", "chat_tool_name"]
 
-_CARRIED = frozenset({
-    "model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
-    "max_output_tokens", "temperature", "top_p", "top_logprobs", "text", "stream",
-})
+_CARRIED = frozenset(
+    {
+        "model",
+        "input",
+        "instructions",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "max_output_tokens",
+        "temperature",
+        "top_p",
+        "top_logprobs",
+        "text",
+        "stream",
+    }
+)
 """Fields carried over (``reasoning`` too, its ``effort``; ``background`` when false)."""
 
-_HINTS = frozenset({
-    "store", "include", "prompt_cache_key", "client_metadata", "metadata", "user",
-    "service_tier", "safety_identifier", "truncation", "stream_options",
-    "prompt_cache_retention", "prompt_cache_options", "context_management", "max_tool_calls",
-})
+_HINTS = frozenset(
+    {
+        "store",
+        "include",
+        "prompt_cache_key",
+        "client_metadata",
+        "metadata",
+        "user",
+        "service_tier",
+        "safety_identifier",
+        "truncation",
+        "stream_options",
+        "prompt_cache_retention",
+        "prompt_cache_options",
+        "context_management",
+        "max_tool_calls",
+    }
+)
 """Fields with no bearing on a Chat Completions answer: noted, not sent (``max_tool_calls``
 limits hosted tools only, which are withdrawn)."""
 
@@ -68,10 +93,22 @@ _STATELESS = {
     "prompt": "the upstream keeps no stored prompts; send the prompt itself",
 }
 
-_HOSTED = frozenset({
-    "web_search", "web_search_preview", "file_search", "code_interpreter", "image_generation",
-    "computer_use_preview", "computer", "local_shell", "shell", "apply_patch", "mcp", "tool_search",
-})
+_HOSTED = frozenset(
+    {
+        "web_search",
+        "web_search_preview",
+        "file_search",
+        "code_interpreter",
+        "image_generation",
+        "computer_use_preview",
+        "computer",
+        "local_shell",
+        "shell",
+        "apply_patch",
+        "mcp",
+        "tool_search",
+    }
+)
 """Tool types the Responses API (or its client, through call items of their own) runs: withdrawn
 from a Chat Completions offer (a dated variant such as ``web_search_2025_08_26`` too)."""
 
@@ -205,8 +242,7 @@ class _Request:
             name = choice.get("name")
             if not isinstance(name, str):
                 raise UntranslatableError("tool_choice: a tool choice needs a name")
-            return {"type": "function",
-                    "function": {"name": chat_tool_name(name, choice.get("namespace"))}}
+            return {"type": "function", "function": {"name": chat_tool_name(name, choice.get("namespace"))}}
         if isinstance(choice, dict) and kind == "allowed_tools":
             allowed = []
             for k, tool in enumerate(choice.get("tools") or []):
@@ -218,11 +254,9 @@ class _Request:
                     self.notes.append(f"tool_choice.tools[{k}] {tool_kind}: a hosted tool, withdrawn")
                 else:
                     raise _refuse(f"tool_choice.tools[{k}]", f"{_a(tool_kind)} tool")
-            return {"type": "allowed_tools",
-                    "allowed_tools": {"mode": choice.get("mode", "auto"), "tools": allowed}}
+            return {"type": "allowed_tools", "allowed_tools": {"mode": choice.get("mode", "auto"), "tools": allowed}}
         if _hosted(kind):
-            raise UntranslatableError(
-                f"tool_choice: it requires the hosted tool {kind}, which the upstream cannot run")
+            raise UntranslatableError(f"tool_choice: it requires the hosted tool {kind}, which the upstream cannot run")
         raise _refuse("tool_choice", f"the tool choice {_word(kind or choice)}")
 
     # -- input
@@ -295,10 +329,13 @@ class _Request:
             last = {"role": "assistant", "content": None}
             self.messages.append(last)
         self._take_reasoning(last)
-        last.setdefault("tool_calls", []).append({
-            "id": call_id, "type": "function",
-            "function": {"name": chat_tool_name(name, item.get("namespace")), "arguments": arguments},
-        })
+        last.setdefault("tool_calls", []).append(
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": chat_tool_name(name, item.get("namespace")), "arguments": arguments},
+            }
+        )
 
     def _output(self, item: dict[str, Any], path: str) -> None:
         call_id = item.get("call_id")
@@ -315,8 +352,9 @@ class _Request:
                     texts.append(converted["text"])
                 else:
                     if not self._images:
-                        self.notes.append(f"{path} {item.get('type')}: its images follow the tool "
-                                          "results as a user message")
+                        self.notes.append(
+                            f"{path} {item.get('type')}: its images follow the tool results as a user message"
+                        )
                     self._images.append(converted)
             text = "\n".join(texts)
         elif isinstance(output, dict) and isinstance(output.get("content"), str):
@@ -355,15 +393,18 @@ def _custom_parameters(fmt: object) -> dict[str, Any]:
     described = _CUSTOM_INPUT
     if isinstance(fmt, dict) and fmt.get("type") == "grammar" and fmt.get("definition"):
         described += f" It follows this {fmt.get('syntax') or ''} grammar:\n{fmt['definition']}"
-    return {"type": "object", "properties": {"input": {"type": "string", "description": described}},
-            "required": ["input"], "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {"input": {"type": "string", "description": described}},
+        "required": ["input"],
+        "additionalProperties": False,
+    }
 
 
 def _texts(parts: object) -> list[str]:
     if not isinstance(parts, list):
         return []
-    return [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
-            and p["text"]]
+    return [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"]]
 
 
 def _part(part: object, path: str, role: str) -> dict[str, Any]:
@@ -436,8 +477,7 @@ def _usage(usage: object) -> dict[str, Any] | None:
     prompt_details = usage.get("prompt_tokens_details")
     completion_details = usage.get("completion_tokens_details")
     cached = prompt_details.get("cached_tokens") if isinstance(prompt_details, dict) else None
-    reasoning = (completion_details.get("reasoning_tokens")
-                 if isinstance(completion_details, dict) else None)
+    reasoning = completion_details.get("reasoning_tokens") if isinstance(completion_details, dict) else None
     return {
         "input_tokens": prompt,
         "input_tokens_details": {"cached_tokens": int(cached or 0), "cache_write_tokens": 0},
@@ -486,34 +526,54 @@ class _Ids:
         return f"{prefix}_{self.hex}_{self._n}"
 
 
-def _response(request: dict[str, Any], ids: _Ids, created: int, status: str,
-              model: object) -> dict[str, Any]:
+def _response(request: dict[str, Any], ids: _Ids, created: int, status: str, model: object) -> dict[str, Any]:
     """A response object's frame (no output, no usage), echoing the request's small settings."""
     name = request.get("model")
     return {
-        "id": ids.response, "object": "response", "created_at": created, "status": status,
-        "error": None, "incomplete_details": None, "instructions": None,
+        "id": ids.response,
+        "object": "response",
+        "created_at": created,
+        "status": status,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
         "max_output_tokens": request.get("max_output_tokens"),
         "model": name if isinstance(name, str) else (model if isinstance(model, str) else ""),
-        "output": [], "parallel_tool_calls": request.get("parallel_tool_calls", True),
-        "previous_response_id": None, "reasoning": request.get("reasoning"),
-        "temperature": request.get("temperature"), "text": request.get("text"),
-        "tool_choice": request.get("tool_choice", "auto"), "tools": [],
-        "top_p": request.get("top_p"), "truncation": "disabled", "usage": None,
+        "output": [],
+        "parallel_tool_calls": request.get("parallel_tool_calls", True),
+        "previous_response_id": None,
+        "reasoning": request.get("reasoning"),
+        "temperature": request.get("temperature"),
+        "text": request.get("text"),
+        "tool_choice": request.get("tool_choice", "auto"),
+        "tools": [],
+        "top_p": request.get("top_p"),
+        "truncation": "disabled",
+        "usage": None,
         "metadata": request.get("metadata") or {},
     }
 
 
-def _call_item(names: ToolNames, chat_name: str, arguments: str, call_id: str,
-               ids: _Ids) -> dict[str, Any]:
+def _call_item(names: ToolNames, chat_name: str, arguments: str, call_id: str, ids: _Ids) -> dict[str, Any]:
     name, space, custom = names.get(chat_name, (chat_name, None, False))
     item: dict[str, Any]
     if custom:
-        item = {"id": ids.item("ctc"), "type": "custom_tool_call", "call_id": call_id,
-                "name": name, "input": _custom_input(arguments)}
+        item = {
+            "id": ids.item("ctc"),
+            "type": "custom_tool_call",
+            "call_id": call_id,
+            "name": name,
+            "input": _custom_input(arguments),
+        }
     else:
-        item = {"id": ids.item("fc"), "type": "function_call", "call_id": call_id, "name": name,
-                "arguments": arguments, "status": "completed"}
+        item = {
+            "id": ids.item("fc"),
+            "type": "function_call",
+            "call_id": call_id,
+            "name": name,
+            "arguments": arguments,
+            "status": "completed",
+        }
     if space:
         item["namespace"] = space
     return item
@@ -567,12 +627,12 @@ class ResponsesTranslator:
             if "tools" in chat:
                 chat["tool_choice"] = carried
             elif choice not in ("auto", "none"):
-                raise UntranslatableError("tool_choice: it requires a tool call, and no tool is "
-                                          "left to offer (hosted tools are withdrawn)")
+                raise UntranslatableError(
+                    "tool_choice: it requires a tool call, and no tool is left to offer (hosted tools are withdrawn)"
+                )
         if body.get("parallel_tool_calls") is not None and "tools" in chat:
             chat["parallel_tool_calls"] = body["parallel_tool_calls"]
-        for source, target in (("max_output_tokens", "max_tokens"), ("temperature", "temperature"),
-                               ("top_p", "top_p")):
+        for source, target in (("max_output_tokens", "max_tokens"), ("temperature", "temperature"), ("top_p", "top_p")):
             if body.get(source) is not None:
                 chat[target] = body[source]
         if body.get("top_logprobs") is not None:
@@ -614,8 +674,7 @@ class ResponsesTranslator:
         if fmt is None or kind == "text":
             return
         if isinstance(fmt, dict) and kind == "json_schema":
-            schema = {k: fmt[k] for k in ("name", "schema", "strict", "description")
-                      if fmt.get(k) is not None}
+            schema = {k: fmt[k] for k in ("name", "schema", "strict", "description") if fmt.get(k) is not None}
             chat["response_format"] = {"type": "json_schema", "json_schema": schema}
         elif kind == "json_object":
             chat["response_format"] = {"type": "json_object"}
@@ -626,12 +685,15 @@ class ResponsesTranslator:
         """A whole Chat Completions answer as a Responses ``response`` object."""
         ids = _Ids()
         created = chat.get("created")
-        out = _response(request, ids, created if isinstance(created, int) else int(time.time()),
-                        "completed", chat.get("model"))
+        out = _response(
+            request, ids, created if isinstance(created, int) else int(time.time()), "completed", chat.get("model")
+        )
         if chat.get("error"):
             error = chat["error"]
-            text, code = _failure(error.get("message") if isinstance(error, dict) else error,
-                                  error.get("code") if isinstance(error, dict) else None)
+            text, code = _failure(
+                error.get("message") if isinstance(error, dict) else error,
+                error.get("code") if isinstance(error, dict) else None,
+            )
             out["status"] = "failed"
             out["error"] = {"code": code, "message": text}
             return out
@@ -643,22 +705,29 @@ class ResponsesTranslator:
         output: list[dict[str, Any]] = out["output"]
         reasoning = _reasoning_of(message)
         if reasoning:
-            output.append({"id": ids.item("rs"), "type": "reasoning",
-                           "summary": [{"type": "summary_text", "text": reasoning}]})
+            output.append(
+                {"id": ids.item("rs"), "type": "reasoning", "summary": [{"type": "summary_text", "text": reasoning}]}
+            )
         parts: list[dict[str, Any]] = []
         content = message.get("content")
         if isinstance(content, list):
             content = "".join(_texts(content))
         if isinstance(content, str) and content:
             logprobs = choice.get("logprobs")
-            parts.append({"type": "output_text", "text": content, "annotations": [],
-                          "logprobs": (logprobs.get("content") or []) if isinstance(logprobs, dict)
-                          else []})
+            parts.append(
+                {
+                    "type": "output_text",
+                    "text": content,
+                    "annotations": [],
+                    "logprobs": (logprobs.get("content") or []) if isinstance(logprobs, dict) else [],
+                }
+            )
         if isinstance(message.get("refusal"), str) and message["refusal"]:
             parts.append({"type": "refusal", "refusal": message["refusal"]})
         if parts:
-            output.append({"id": ids.item("msg"), "type": "message", "role": "assistant",
-                           "status": status, "content": parts})
+            output.append(
+                {"id": ids.item("msg"), "type": "message", "role": "assistant", "status": status, "content": parts}
+            )
         calls = message.get("tool_calls") or []
         if not calls and isinstance(message.get("function_call"), dict):
             calls = [{"function": message["function_call"]}]
@@ -666,10 +735,15 @@ class ResponsesTranslator:
         for call in calls:
             function = call.get("function") or {}
             arguments = function.get("arguments")
-            output.append(_call_item(
-                names, str(function.get("name") or ""),
-                arguments if isinstance(arguments, str) else _JSON(arguments or {}),
-                call.get("id") or ids.item("call"), ids))
+            output.append(
+                _call_item(
+                    names,
+                    str(function.get("name") or ""),
+                    arguments if isinstance(arguments, str) else _JSON(arguments or {}),
+                    call.get("id") or ids.item("call"),
+                    ids,
+                )
+            )
         out["usage"] = _usage(chat.get("usage"))
         return out
 
@@ -795,8 +869,7 @@ class ResponsesStream(StreamTranslator):
         self._started = True
         frame = _JSON(self._frame("in_progress"))  # the same in both events: encoded once
         for kind in ("response.created", "response.in_progress"):
-            out.append(f'event: {kind}\ndata: {{"type":"{kind}","response":{frame},'
-                       f'"sequence_number":{self._seq}}}\n\n')
+            out.append(f'event: {kind}\ndata: {{"type":"{kind}","response":{frame},"sequence_number":{self._seq}}}\n\n')
             self._seq += 1
 
     def _failed(self, message: str, code: str) -> bytes:
@@ -811,14 +884,21 @@ class ResponsesStream(StreamTranslator):
     def _added(self, item: dict[str, Any], out: list[str]) -> int:
         index = len(self._done)
         self._done.append(None)
-        out.append(self._event("response.output_item.added", {
-            "type": "response.output_item.added", "output_index": index, "item": item}))
+        out.append(
+            self._event(
+                "response.output_item.added",
+                {"type": "response.output_item.added", "output_index": index, "item": item},
+            )
+        )
         return index
 
     def _item_done(self, index: int, item: dict[str, Any], out: list[str]) -> None:
         self._done[index] = item
-        out.append(self._event("response.output_item.done", {
-            "type": "response.output_item.done", "output_index": index, "item": item}))
+        out.append(
+            self._event(
+                "response.output_item.done", {"type": "response.output_item.done", "output_index": index, "item": item}
+            )
+        )
 
     # -- a chunk's choice
     def _choice(self, choice: dict[str, Any], out: list[str]) -> None:
@@ -830,8 +910,7 @@ class ResponsesStream(StreamTranslator):
             content = delta.get("content")
             if isinstance(content, str) and content:
                 logprobs = choice.get("logprobs")
-                self._delta("message", content,
-                            logprobs.get("content") if isinstance(logprobs, dict) else None, out)
+                self._delta("message", content, logprobs.get("content") if isinstance(logprobs, dict) else None, out)
             if isinstance(delta.get("refusal"), str) and delta["refusal"]:
                 self._refusal.append(delta["refusal"])
             calls = delta.get("tool_calls")
@@ -855,31 +934,47 @@ class ResponsesStream(StreamTranslator):
             current.logprobs.extend(logprobs)
         tail = _JSON(logprobs) if kind == "message" and isinstance(logprobs, list) else "[]"
         extra = f',"logprobs":{tail}' if kind == "message" else ""
-        out.append(f"{current.head}{_JSON(text)}{extra},\"sequence_number\":{self._seq}}}\n\n")
+        out.append(f'{current.head}{_JSON(text)}{extra},"sequence_number":{self._seq}}}\n\n')
         self._seq += 1
 
     def _open_item(self, kind: str, out: list[str]) -> _Open:
         if kind == "reasoning":
             item_id = self._ids.item("rs")
             index = self._added({"id": item_id, "type": "reasoning", "summary": []}, out)
-            out.append(self._event("response.reasoning_summary_part.added", {
-                "type": "response.reasoning_summary_part.added", "item_id": item_id,
-                "output_index": index, "summary_index": 0,
-                "part": {"type": "summary_text", "text": ""}}))
+            out.append(
+                self._event(
+                    "response.reasoning_summary_part.added",
+                    {
+                        "type": "response.reasoning_summary_part.added",
+                        "item_id": item_id,
+                        "output_index": index,
+                        "summary_index": 0,
+                        "part": {"type": "summary_text", "text": ""},
+                    },
+                )
+            )
             event = "response.reasoning_summary_text.delta"
             where = f'"item_id":"{item_id}","output_index":{index},"summary_index":0'
         else:
             item_id = self._ids.item("msg")
-            index = self._added({"id": item_id, "type": "message", "role": "assistant",
-                                 "status": "in_progress", "content": []}, out)
-            out.append(self._event("response.content_part.added", {
-                "type": "response.content_part.added", "item_id": item_id,
-                "output_index": index, "content_index": 0,
-                "part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}}))
+            index = self._added(
+                {"id": item_id, "type": "message", "role": "assistant", "status": "in_progress", "content": []}, out
+            )
+            out.append(
+                self._event(
+                    "response.content_part.added",
+                    {
+                        "type": "response.content_part.added",
+                        "item_id": item_id,
+                        "output_index": index,
+                        "content_index": 0,
+                        "part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []},
+                    },
+                )
+            )
             event = "response.output_text.delta"
             where = f'"item_id":"{item_id}","output_index":{index},"content_index":0'
-        self._open = _Open(kind, index, item_id,
-                           head=f'event: {event}\ndata: {{"type":"{event}",{where},"delta":')
+        self._open = _Open(kind, index, item_id, head=f'event: {event}\ndata: {{"type":"{event}",{where},"delta":')
         return self._open
 
     def _close_open(self, out: list[str]) -> None:
@@ -891,44 +986,70 @@ class ResponsesStream(StreamTranslator):
         part: dict[str, Any]
         if current.kind == "reasoning":
             part = {"type": "summary_text", "text": text}
-            out.append(self._event("response.reasoning_summary_text.done", {
-                "type": "response.reasoning_summary_text.done", **base, "summary_index": 0,
-                "text": text}))
-            out.append(self._event("response.reasoning_summary_part.done", {
-                "type": "response.reasoning_summary_part.done", **base, "summary_index": 0,
-                "part": part}))
-            self._item_done(current.index, {"id": current.id, "type": "reasoning",
-                                            "summary": [part]}, out)
+            out.append(
+                self._event(
+                    "response.reasoning_summary_text.done",
+                    {"type": "response.reasoning_summary_text.done", **base, "summary_index": 0, "text": text},
+                )
+            )
+            out.append(
+                self._event(
+                    "response.reasoning_summary_part.done",
+                    {"type": "response.reasoning_summary_part.done", **base, "summary_index": 0, "part": part},
+                )
+            )
+            self._item_done(current.index, {"id": current.id, "type": "reasoning", "summary": [part]}, out)
             return
-        out.append(self._event("response.output_text.done", {
-            "type": "response.output_text.done", **base, "content_index": 0, "text": text,
-            "logprobs": current.logprobs}))
+        out.append(
+            self._event(
+                "response.output_text.done",
+                {
+                    "type": "response.output_text.done",
+                    **base,
+                    "content_index": 0,
+                    "text": text,
+                    "logprobs": current.logprobs,
+                },
+            )
+        )
         part = {"type": "output_text", "text": text, "annotations": [], "logprobs": current.logprobs}
-        out.append(self._event("response.content_part.done", {
-            "type": "response.content_part.done", **base, "content_index": 0, "part": part}))
+        out.append(
+            self._event(
+                "response.content_part.done",
+                {"type": "response.content_part.done", **base, "content_index": 0, "part": part},
+            )
+        )
         parts: list[dict[str, Any]] = [part]
         if self._refusal:
             parts.append(self._refusal_part(current.id, current.index, 1, out))
-        self._item_done(current.index, {
-            "id": current.id, "type": "message", "role": "assistant",
-            "status": "incomplete" if self._finish == "length" else "completed",
-            "content": parts}, out)
+        self._item_done(
+            current.index,
+            {
+                "id": current.id,
+                "type": "message",
+                "role": "assistant",
+                "status": "incomplete" if self._finish == "length" else "completed",
+                "content": parts,
+            },
+            out,
+        )
 
-    def _refusal_part(self, item_id: str, index: int, content_index: int,
-                      out: list[str]) -> dict[str, Any]:
+    def _refusal_part(self, item_id: str, index: int, content_index: int, out: list[str]) -> dict[str, Any]:
         refusal = "".join(self._refusal)
         self._refusal.clear()
         base = {"item_id": item_id, "output_index": index, "content_index": content_index}
-        out.append(self._event("response.content_part.added", {
-            "type": "response.content_part.added", **base,
-            "part": {"type": "refusal", "refusal": ""}}))
-        out.append(self._event("response.refusal.delta", {
-            "type": "response.refusal.delta", **base, "delta": refusal}))
-        out.append(self._event("response.refusal.done", {
-            "type": "response.refusal.done", **base, "refusal": refusal}))
+        out.append(
+            self._event(
+                "response.content_part.added",
+                {"type": "response.content_part.added", **base, "part": {"type": "refusal", "refusal": ""}},
+            )
+        )
+        out.append(self._event("response.refusal.delta", {"type": "response.refusal.delta", **base, "delta": refusal}))
+        out.append(self._event("response.refusal.done", {"type": "response.refusal.done", **base, "refusal": refusal}))
         part = {"type": "refusal", "refusal": refusal}
-        out.append(self._event("response.content_part.done", {
-            "type": "response.content_part.done", **base, "part": part}))
+        out.append(
+            self._event("response.content_part.done", {"type": "response.content_part.done", **base, "part": part})
+        )
         return part
 
     def _call_delta(self, delta: dict[str, Any], out: list[str]) -> None:
@@ -948,9 +1069,17 @@ class ResponsesStream(StreamTranslator):
         if isinstance(arguments, str) and arguments:
             call.arguments.append(arguments)
             if call.index is not None and call.item["type"] == "function_call":
-                out.append(self._event("response.function_call_arguments.delta", {
-                    "type": "response.function_call_arguments.delta", "item_id": call.item["id"],
-                    "output_index": call.index, "delta": arguments}))
+                out.append(
+                    self._event(
+                        "response.function_call_arguments.delta",
+                        {
+                            "type": "response.function_call_arguments.delta",
+                            "item_id": call.item["id"],
+                            "output_index": call.index,
+                            "delta": arguments,
+                        },
+                    )
+                )
         if call.index is None and call.chat_name:
             self._open_call(call, out)
 
@@ -967,9 +1096,17 @@ class ResponsesStream(StreamTranslator):
         item["status"] = "in_progress"
         call.index = self._added(dict(item), out)
         if call.arguments:
-            out.append(self._event("response.function_call_arguments.delta", {
-                "type": "response.function_call_arguments.delta", "item_id": item["id"],
-                "output_index": call.index, "delta": "".join(call.arguments)}))
+            out.append(
+                self._event(
+                    "response.function_call_arguments.delta",
+                    {
+                        "type": "response.function_call_arguments.delta",
+                        "item_id": item["id"],
+                        "output_index": call.index,
+                        "delta": "".join(call.arguments),
+                    },
+                )
+            )
 
     def _close_all(self, out: list[str]) -> None:
         self._close_open(out)
@@ -990,16 +1127,30 @@ class ResponsesStream(StreamTranslator):
         base = {"item_id": item["id"], "output_index": call.index}
         if item["type"] == "custom_tool_call":
             text = _custom_input(arguments)
-            out.append(self._event("response.output_item.added", {
-                "type": "response.output_item.added", "output_index": call.index,
-                "item": {**item, "input": ""}}))
-            out.append(self._event("response.custom_tool_call_input.delta", {
-                "type": "response.custom_tool_call_input.delta", **base, "delta": text}))
-            out.append(self._event("response.custom_tool_call_input.done", {
-                "type": "response.custom_tool_call_input.done", **base, "input": text}))
+            out.append(
+                self._event(
+                    "response.output_item.added",
+                    {"type": "response.output_item.added", "output_index": call.index, "item": {**item, "input": ""}},
+                )
+            )
+            out.append(
+                self._event(
+                    "response.custom_tool_call_input.delta",
+                    {"type": "response.custom_tool_call_input.delta", **base, "delta": text},
+                )
+            )
+            out.append(
+                self._event(
+                    "response.custom_tool_call_input.done",
+                    {"type": "response.custom_tool_call_input.done", **base, "input": text},
+                )
+            )
             self._item_done(call.index, {**item, "input": text}, out)
             return
-        out.append(self._event("response.function_call_arguments.done", {
-            "type": "response.function_call_arguments.done", **base, "name": item["name"],
-            "arguments": arguments}))
+        out.append(
+            self._event(
+                "response.function_call_arguments.done",
+                {"type": "response.function_call_arguments.done", **base, "name": item["name"], "arguments": arguments},
+            )
+        )
         self._item_done(call.index, {**item, "arguments": arguments, "status": "completed"}, out)
