@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,6 @@ def test_manifest_declares_the_lint_hook() -> None:
     [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "kvswitch-lint"
     assert hook["entry"].startswith("kvswitch lint")
-    import re
 
     files = re.compile(hook["files"])
     for yes in (
@@ -92,7 +92,6 @@ def test_try_repo_passes_a_good_file_and_fails_a_bad_one(tmp_path: Path) -> None
 
 def _snippet(page: Path) -> dict[str, object]:
     """The `.pre-commit-config.yaml` snippet a page shows (its first yaml block with `repos:`)."""
-    import re
 
     blocks = re.findall(r"```yaml\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
     [config] = [yaml.safe_load(b) for b in blocks if "kvswitch-lint" in b and "repos:" in b]
@@ -134,3 +133,62 @@ def test_the_readme_snippet_works_as_written_against_a_tagged_clone(tmp_path: Pa
     settings.write_text(settings.read_text().replace('"mode": "merged"', '"mode": "both"'))
     bad = subprocess.run(cmd, cwd=project, capture_output=True, text=True, env=env, timeout=600)
     assert bad.returncode == 1 and "KVS002 error" in bad.stdout, bad.stdout + bad.stderr
+
+
+# -- the repository's own hooks (.pre-commit-config.yaml) -------------------------------------
+
+
+def _own_config() -> dict[str, object]:
+    loaded: dict[str, object] = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    return loaded
+
+
+def _own_run(cwd: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """``pre-commit run --all-files`` in ``cwd`` with this environment's tools first on PATH; mypy
+    skipped (tests/test_style.py runs the same ``mypy`` over the same configuration)."""
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-cache"),
+        "SKIP": "mypy",
+    }
+    cmd = [*_pre_commit(), "run", "--all-files", "--color", "never"]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, timeout=600, check=False)
+
+
+def test_own_config_is_local_and_dogfoods_the_lint_hook() -> None:
+    repos = _own_config()["repos"]
+    assert isinstance(repos, list) and [r["repo"] for r in repos] == ["local"]  # offline: nothing to fetch
+    hooks = {h["id"]: h for h in repos[0]["hooks"]}
+    assert set(hooks) == {"kvswitch-lint", "ruff", "ruff-format", "mypy"}
+    assert {h["language"] for h in hooks.values()} == {"system"}
+    [offered] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hooks["kvswitch-lint"]["entry"] == offered["entry"]  # the hook other repositories get
+
+
+def test_own_hooks_pass_on_this_checkout(tmp_path: Path) -> None:
+    require_tool("git")
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout (an sdist): pre-commit lists files through git")
+    done = _own_run(ROOT, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in ("kvswitch lint", "ruff check", "ruff format"):
+        assert re.search(rf"^{re.escape(name)}\.+Passed$", done.stdout, re.M), done.stdout
+
+
+def test_own_hooks_fail_on_a_bad_example_and_unformatted_code(tmp_path: Path) -> None:
+    require_tool("git")
+    repo = tmp_path / "repo"
+    (repo / "tests" / "fixtures" / "cline").mkdir(parents=True)
+    shutil.copy(ROOT / ".pre-commit-config.yaml", repo)
+    shutil.copy(ROOT / "pyproject.toml", repo)  # ruff's settings
+    example = (FIXTURES / "cline" / "article.json").read_text().replace('"mode": "merged"', '"mode": "both"')
+    (repo / "tests" / "fixtures" / "cline" / "example.json").write_text(example)
+    (repo / "module.py").write_text("x=1\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    done = _own_run(repo, tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert re.search(r"^kvswitch lint\.+Failed$", done.stdout, re.M) and "KVS002 error" in done.stdout
+    assert re.search(r"^ruff format\.+Failed$", done.stdout, re.M), done.stdout
+    assert (repo / "module.py").read_text() == "x=1\n"  # checked, not rewritten
