@@ -107,13 +107,9 @@ class ProbeEvidence:
     @property
     def verdict(self) -> Mode | None:
         """``split``/``merged`` when the interval excludes 1, else ``None``."""
-        if self.low is None or self.high is None:
-            return None
-        if self.high < 1:
-            return "split"
-        if self.low > 1:
-            return "merged"
-        return None
+        from kvswitch.probe.comparison import faster
+
+        return None if self.low is None or self.high is None else faster(self.low, self.high)
 
 
 @dataclass(frozen=True)
@@ -605,19 +601,10 @@ def _apply_probe(
 
 def evidence_from_report(report: dict[str, Any], label: str | None = None) -> ProbeEvidence:
     """The evidence in one ``kvswitch probe --format json`` report (or history line)."""
-    comp = report.get("comparison")
-    ratio = lo = hi = None
-    r = comp.get("ttft_median_ratio") if isinstance(comp, dict) else None
-    if isinstance(r, dict):
-        ci = r.get("ci95")
-        value = r.get("split/merged")
-        if (
-            isinstance(value, int | float)
-            and isinstance(ci, list)
-            and len(ci) == 2
-            and all(isinstance(x, int | float) for x in ci)
-        ):
-            ratio, lo, hi = float(value), float(ci[0]), float(ci[1])
+    from kvswitch.probe.comparison import ttft_verdict
+
+    read = ttft_verdict(report)
+    ratio, lo, hi = (read.ratio, read.low, read.high) if read is not None else (None, None, None)
     failures = {}
     modes = report.get("modes")
     if isinstance(modes, dict):

@@ -1,8 +1,11 @@
-"""Backups of the previous bytes of every file kvswitch writes, with bounded retention.
+"""Backups of the previous bytes of every file kvswitch writes: where they are, which there
+are, and bounded retention.
 
 Layout: ``<backups>/<file name>-<hash of its real path>/`` holds ``source`` (the path, for
 people and for ``restore --list``) and one ``<UTC time>-<n>.bak`` per write. Files are 0600
-in 0700 directories, since a client file may hold a key.
+in 0700 directories, since a client file may hold a key. A backup is a write, so
+:func:`kvswitch.io.save_backup` (the one writer) stores one; this module names, lists and
+prunes them, and writes nothing.
 """
 
 from __future__ import annotations
@@ -15,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvswitch import paths
-from kvswitch.i18n import tr
 
-__all__ = ["KEEP", "Backup", "backup_dir", "list_backups", "prune", "save_backup"]
+__all__ = ["KEEP", "Backup", "backup_dir", "backup_stamp", "list_backups", "next_number", "prune"]
 
 KEEP = 20
 """Backups kept per file; older ones are removed after a successful write."""
@@ -35,9 +37,15 @@ class Backup:
 
 
 def backup_dir(target: Path) -> Path:
+    """The folder that holds the backups of ``target`` (of its real path: a link shares them)."""
     real = os.path.realpath(target)
     digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return paths.dirs().backups / f"{Path(real).name}-{digest}"
+
+
+def backup_stamp() -> str:
+    """The UTC time a backup taken now is named after (to the second)."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
 
 def _order(name: str) -> tuple[str, int]:
@@ -47,44 +55,11 @@ def _order(name: str) -> tuple[str, int]:
     return (stamp, int(n)) if n.isdigit() else (name, -1)
 
 
-def save_backup(target: Path, data: bytes) -> Path:
-    """Store ``data`` as the newest backup of ``target``; returns the backup's path.
-
-    The name is one past the newest backup of the same second (never a freed lower number,
-    which would sort as the oldest and be pruned at once), and it is claimed with a hard
-    link, so two kvswitch processes backing up at once never overwrite each other."""
-    from kvswitch.errors import Location, WriteError
-    from kvswitch.io import _fsync_dir, _why, prepare_write, write_private
-
-    real = os.path.realpath(target)
-    directory = backup_dir(target)
-    source = directory / "source"
-    try:
-        has_source = source.exists()
-    except OSError as exc:
-        raise WriteError(tr("cannot keep a backup: {reason}").format(reason=_why(exc)), Location(directory)) from exc
-    if not has_source:
-        write_private(source, real.encode("utf-8", "surrogateescape") + b"\n")
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    prepared = prepare_write(directory / f"{stamp}.bak", data, mode=0o600)
-    try:
-        same_second = [_order(name[:-4])[1] for name in _names(directory) if name.startswith(f"{stamp}-")]
-        n = max(same_second, default=-1) + 1
-        while True:
-            dest = directory / f"{stamp}-{n:03d}.bak"
-            try:
-                os.link(prepared.temp, dest)
-            except FileExistsError:
-                n += 1
-                continue
-            except OSError as exc:
-                raise WriteError(tr("cannot keep a backup: {reason}").format(reason=_why(exc)), Location(dest)) from exc
-            break
-    finally:
-        prepared.abort()
-    with contextlib.suppress(OSError):
-        _fsync_dir(directory)
-    return dest
+def next_number(directory: Path, stamp: str) -> int:
+    """One past the newest backup of the second ``stamp`` in ``directory`` (never a freed lower
+    number, which would sort as the oldest and be pruned at once)."""
+    same_second = [_order(name[:-4])[1] for name in _names(directory) if name.startswith(f"{stamp}-")]
+    return max(same_second, default=-1) + 1
 
 
 def _names(directory: Path) -> list[str]:

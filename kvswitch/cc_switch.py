@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KNOWN_VERSIONS",
+    "PLACEHOLDER_KEYS",
     "CcSwitchDatabase",
     "CcSwitchProvider",
     "SkippedRow",
@@ -59,6 +60,9 @@ __all__ = [
 KNOWN_VERSIONS: tuple[int, ...] = tuple(range(1, 21))
 """Schema versions whose ``providers`` table kvswitch has checked: v1 (the columns CC Switch's
 v0→v1 migration completes) to v20; no migration from v2 to v20 changes that table."""
+
+PLACEHOLDER_KEYS = frozenset({"PROXY_MANAGED"})
+"""Values CC Switch writes in place of a key while its local proxy holds the real one."""
 
 REQUIRED_COLUMNS = ("id", "app_type", "name", "settings_config", "is_current")
 _OPTIONAL_COLUMNS = ("sort_index", "created_at", "category", "website_url")
@@ -164,7 +168,7 @@ def provider_settings(p: CcSwitchProvider) -> ClientSettings | None:
     """The endpoint ``p`` describes (URL, model, headers, key or key variable), read by the
     client kind of its app; ``None`` for an app kvswitch has no client kind for, or a
     provider that names no endpoint of its own (an official login). The placeholder key of
-    CC Switch's proxy (:data:`kvswitch.importing.PLACEHOLDER_KEYS`) is never returned as a key.
+    CC Switch's proxy (:data:`PLACEHOLDER_KEYS`) is never returned as a key.
 
     Raises :class:`CcSwitchError` when a Codex provider's ``config.toml`` text does not parse."""
     from kvswitch.kinds import all_kinds
@@ -576,8 +580,6 @@ def _mark_current(rows: list[CcSwitchProvider], device: dict[str, str]) -> list[
 
 # -- converting --------------------------------------------------------------------------
 def _placeholder(key: str) -> bool:
-    from kvswitch.importing import PLACEHOLDER_KEYS
-
     return key.strip() in PLACEHOLDER_KEYS
 
 

@@ -9,19 +9,19 @@ says a mode the clients are not in.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kvswitch.config import Config, client_path, edited_text, read_config
+from kvswitch.config import Config, client_mode, client_path, edited_text, read_config
 from kvswitch.document import ConfigFile, parse_config
 from kvswitch.edits import Delete, Edit, Set
 from kvswitch.errors import ConfigError, EditError, KvswitchError, Location, ReadError
 from kvswitch.i18n import tr
 from kvswitch.literals import CacheMode
 from kvswitch.switching import refuse_on_errors, render_diff, secrets_in
+from kvswitch.worktree import in_git_work_tree
 
 if TYPE_CHECKING:
     from kvswitch.backups import Backup
@@ -29,11 +29,8 @@ if TYPE_CHECKING:
     from kvswitch.models import ClientEntry, Profile
 
 __all__ = [
-    "NO_PROFILE",
     "ClientChange",
     "ClientPlan",
-    "ClientStatus",
-    "Status",
     "add_client",
     "apply_profile",
     "client_mode",
@@ -45,7 +42,6 @@ __all__ = [
     "plan_clients",
     "registered",
     "restore",
-    "status",
     "switch_clients",
     "wants_key",
 ]
@@ -67,28 +63,6 @@ class ClientChange:
     name: str | None = None
     pinned: bool = False
     """Pinned to the gateway: its file keeps the gateway's address in every mode."""
-
-
-def in_git_work_tree(path: Path) -> bool:
-    """Whether ``path`` (or the nearest existing parent) is inside a git work tree."""
-    directory = path if path.is_dir() else path.parent
-    while not directory.exists() and directory != directory.parent:
-        directory = directory.parent
-    # git's own variables (GIT_DIR, GIT_WORK_TREE…) would answer for another repository
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--is-inside-work-tree"],
-            cwd=directory,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-            env=env,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return out.returncode == 0 and out.stdout.strip() == "true"
 
 
 def wants_key(entry: ClientEntry) -> bool:
@@ -114,11 +88,6 @@ def registered(config: Config, path: Path | str) -> ClientEntry | None:
     compared by their real path (symlinks and ``..`` resolved)."""
     real = os.path.realpath(Path(path).expanduser())
     return next((e for e in config.model.clients if os.path.realpath(client_path(e)) == real), None)
-
-
-def client_mode(config: Config, entry: ClientEntry) -> CacheMode:
-    """The mode ``entry`` is to be in: its own (a switch of it alone), else the config's."""
-    return entry.mode or config.model.mode
 
 
 def find_client(config: Config, spec: str | Path) -> ClientEntry:
@@ -252,7 +221,7 @@ def plan_clients(
         use_key = None
         source = profile
         if entry.route == "gateway":  # the gateway's form, whatever the mode (issue 13)
-            from kvswitch.gateway.pinning import gateway_profile, token_in_file
+            from kvswitch.gateway.pinned_form import gateway_profile, token_in_file
 
             if gateway is None:
                 gateway = gateway_profile(config, profile_name, profile)
@@ -579,131 +548,6 @@ def apply_profile(name: str | None = None, *, dry_run: bool = False) -> list[Cli
         )
 
 
-@dataclass(frozen=True)
-class ClientStatus:
-    """One client as ``kvswitch status`` shows it; ``key`` is masked."""
-
-    path: Path
-    kind: str
-    name: str | None
-    exists: bool
-    mode: str | None = None
-    in_sync: bool = False
-    drift: list[str] = field(default_factory=list)
-    key: str | None = None
-    last_write: float | None = None
-    backups: int = 0
-    problem: str | None = None
-    target: str | None = None
-    """The mode the client is to be in (its own, else the config's)."""
-    own_mode: bool = False
-    """The client has a mode of its own (switched alone)."""
-    changed_outside: bool = False
-    """The file differs from what kvswitch last wrote there (edited by hand or by its client)."""
-    route: str = "direct"
-    """``gateway``: pinned to the gateway (``in_sync``: the file holds the gateway's form;
-    ``mode``: the running gateway's, else ``None``)."""
-    gateway_running: bool | None = None
-    """For a pinned client: whether a gateway answers now (``None`` for a direct one)."""
-
-
-@dataclass(frozen=True)
-class Status:
-    """The active profile and mode, and every client."""
-
-    config: Path
-    profile: str | None
-    mode: str
-    clients: list[ClientStatus]
-
-    @property
-    def in_sync(self) -> bool:
-        return all(c.in_sync for c in self.clients)
-
-
-NO_PROFILE = "profile"
-"""The drift a client shows while the config has no active profile to compare it with."""
-
-
-def status() -> Status:
-    """Where every registered client stands against the active profile and mode. Without an
-    active profile (a config ``client detect --register`` wrote), each client's mode is what
-    its file says by itself, and its drift is :data:`NO_PROFILE`."""
-    from kvswitch.backups import list_backups
-    from kvswitch.io import read_bytes
-    from kvswitch.kinds import get_path, kind_of
-    from kvswitch.redact import mask
-    from kvswitch.render import drift, mode_defaults
-    from kvswitch.state import changed_since_written, last_write
-
-    config = read_config()
-    name: str | None = None
-    profile: Profile | None = None
-    if config.model.active_profile is not None:
-        name, profile = config.profile()
-    out = []
-    running: tuple[Any, ...] | None = None  # (the running gateway or None), asked once
-    for entry in config.model.clients:
-        path = client_path(entry)
-        mode = client_mode(config, entry)
-        common: dict[str, Any] = {
-            "path": path,
-            "kind": entry.kind,
-            "name": entry.name,
-            "last_write": last_write(path),
-            "backups": len(list_backups(path)),
-            "target": mode,
-            "own_mode": entry.mode is not None,
-        }
-        if entry.route == "gateway":
-            if running is None:
-                running = (_running_gateway(),)
-            common["route"] = "gateway"
-            common["gateway_running"] = running[0] is not None
-        try:
-            raw = read_bytes(path)
-            common["changed_outside"] = changed_since_written(path, raw)
-            cf = parse_config(raw, entry.kind, path)
-        except KvswitchError as exc:
-            if not (path.exists() or path.is_symlink()):  # removed since kvswitch wrote it
-                common["changed_outside"] = changed_since_written(path, None)
-            out.append(ClientStatus(exists=path.exists(), problem=str(exc), **common))
-            continue
-        kind = kind_of(cf)
-        file_mode = kind.file_mode(cf, mode_defaults(profile) if profile is not None else None)
-        key_path = kind.fields(cf.data).get("provider.api_key")  # kvswitch's key, not another provider's
-        key = get_path(cf.data, key_path) if key_path is not None else None
-        want = profile
-        if entry.route == "gateway" and profile is not None and name:
-            from kvswitch.gateway.pinning import gateway_profile
-
-            want = gateway_profile(config, name, profile)  # in sync: it holds the gateway's form
-            file_mode = getattr(running[0], "mode", None) if running is not None else None
-        fields = drift(cf, want, mode, name=name) if want is not None and name else [NO_PROFILE]
-        out.append(
-            ClientStatus(
-                exists=True,
-                mode=file_mode,
-                in_sync=not fields,
-                drift=fields,
-                key=mask(key) if isinstance(key, str) and key else None,
-                **common,
-            )
-        )
-    return Status(config.path, name, config.model.mode, out)
-
-
-def _running_gateway() -> Any:
-    """The gateway that answers on this machine's control socket, or ``None`` (none, or one
-    that cannot be asked: a status never fails for it)."""
-    from kvswitch.gateway.control import running
-
-    try:
-        return running()
-    except (KvswitchError, OSError, ValueError):
-        return None
-
-
 def restore(path: Path, backup_id: str | None = None) -> tuple[Backup, WriteResult]:
     """Put a backup of ``path`` back (default: the newest that differs from the file now).
     The restore is an atomic write, so the current version is backed up first."""
@@ -736,3 +580,13 @@ def _restore(path: Path, backup_id: str | None) -> tuple[Backup, WriteResult]:
     result = atomic_write(path, data, expected=current if current is not None else b"")
     record_writes([path], {path: data})
     return chosen, result
+
+
+def __getattr__(name: str) -> Any:
+    """``status`` and its types moved to :mod:`kvswitch.status` (``kvswitch status`` imports no
+    switching); read here too, for callers of the old place."""
+    if name in ("NO_PROFILE", "ClientStatus", "Status", "status"):
+        import kvswitch.status
+
+        return getattr(kvswitch.status, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,11 +21,13 @@ from kvswitch.i18n import tr
 from kvswitch.kinds import CONFIG
 
 if TYPE_CHECKING:
+    from kvswitch.literals import CacheMode
     from kvswitch.models import ClientEntry, KvswitchConfig, Profile
 
 __all__ = [
     "Config",
     "add_client_edit",
+    "client_mode",
     "client_path",
     "client_table",
     "config_file",
@@ -52,6 +54,11 @@ def client_path(entry: ClientEntry) -> Path:
         home = os.environ.get("HOME") or str(Path.home())
         raw = home + raw[1:]
     return Path(raw)
+
+
+def client_mode(config: Config, entry: ClientEntry) -> CacheMode:
+    """The mode ``entry`` is to be in: its own (a switch of it alone), else the config's."""
+    return entry.mode or config.model.mode
 
 
 @dataclass(frozen=True)
@@ -138,12 +145,10 @@ def _parse(raw: bytes | str, path: Path) -> ConfigFile:
 
 
 def _validate(cf: ConfigFile) -> KvswitchConfig:
-    from pydantic import ValidationError
-
+    """The validated config: lint's checks first (their first error is the message), then the
+    models' own rules; valid files never import pydantic (:mod:`kvswitch.config_check`)."""
     from kvswitch.literals import CONFIG_VERSION
-    from kvswitch.models import KvswitchConfig
     from kvswitch.rules import check
-    from kvswitch.schema_check import error_message
 
     version = cf.data.get("version") if isinstance(cf.data, dict) else None
     if isinstance(version, int) and not isinstance(version, bool) and version > CONFIG_VERSION:
@@ -163,6 +168,21 @@ def _validate(cf: ConfigFile) -> KvswitchConfig:
             else ""
         )
         raise ConfigValidationError(f"{first.code} {first.message}{more}", first.location, tuple(errors))
+    from kvswitch.config_check import fast_model
+
+    fast = fast_model(cf.data)  # no pydantic, unless the models' own rules must decide
+    if fast is not None:
+        return fast
+    return _validate_model(cf)
+
+
+def _validate_model(cf: ConfigFile) -> KvswitchConfig:
+    """The config as the pydantic model (the reference: its first error, where it finds one)."""
+    from pydantic import ValidationError
+
+    from kvswitch.models import KvswitchConfig
+    from kvswitch.schema_check import error_message
+
     try:
         return KvswitchConfig.model_validate(cf.data)
     except ValidationError as exc:  # check() reports most first; a field's own rule lands here

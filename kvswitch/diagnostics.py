@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kvswitch.errors import Location
 from kvswitch.i18n import N_
+from kvswitch.location import Location
 
 __all__ = ["CODES", "Diagnostic", "Fix", "Severity"]
 

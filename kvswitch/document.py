@@ -1,11 +1,12 @@
-"""A config file in memory: its bytes, text, kind and parsed document (with positions)."""
+"""Parsing a config file: its bytes decoded, its kind told (from its path and content together)
+and its document parsed with positions, as a :class:`~kvswitch.config_file.ConfigFile`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kvswitch.config_file import ConfigFile, Document
 from kvswitch.errors import ConfigParseError, Location, UnknownKindError
 from kvswitch.formats.edited import parsed
 from kvswitch.formats.jsonc import JsoncDocument, JsoncSyntaxError, line_col
@@ -15,34 +16,6 @@ from kvswitch.kinds import detect_kind, get_kind
 from kvswitch.literals import FileKind
 
 __all__ = ["ConfigFile", "decode", "parse_config"]
-
-Document = JsoncDocument | TomlDocument
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigFile:
-    """A parsed config file; ``raw`` are the exact bytes it was read from."""
-
-    path: Path | None
-    kind: FileKind
-    raw: bytes
-    doc: Document
-
-    @property
-    def text(self) -> str:
-        return self.doc.text
-
-    @property
-    def data(self) -> Any:
-        """Plain values; an empty settings.json reads as ``{}``."""
-        value = self.doc.value
-        return {} if value is None else value
-
-    def locate(self, key_path: tuple[str | int, ...], *, key: bool = False) -> Location:
-        spot = self.doc.locate(key_path, key=key)
-        if spot is None:
-            return Location(self.path, 1, 1)
-        return Location(self.path, spot[0], spot[1])
 
 
 def decode(raw: bytes, path: Path | None) -> str:

@@ -12,9 +12,34 @@ from typing import Any
 
 from kvswitch.i18n import tr
 
-__all__ = ["Cut", "Delete", "Edit", "Insert", "Set", "apply_to_data", "edit_value"]
+__all__ = ["MISSING", "Cut", "Delete", "Edit", "Insert", "KeyPath", "Set", "apply_to_data", "edit_value", "get_path"]
 
 KeyPath = tuple[str | int, ...]
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+"""What :func:`get_path` returns for a path the data does not have."""
+
+
+def get_path(data: Any, path: KeyPath) -> Any:
+    """The value at ``path`` or :data:`MISSING`."""
+    for part in path:
+        if isinstance(data, dict):
+            if part not in data:
+                return MISSING
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and -len(data) <= part < len(data):
+            data = data[part]
+        else:
+            return MISSING
+    return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,17 +101,23 @@ def edit_value(edit: Edit) -> Any:
     """The value an edit puts in place (``None`` for a delete)."""
     if not isinstance(edit, Insert):
         return getattr(edit, "value", None)
-    from kvswitch.formats.jsonc import JsoncDocument
-
     if edit.cut is not None and edit.path:
         span = edit.cut.span
         # a span cut from the end of its object starts with the comma of the key before it
         head = '{"": 0' if edit.cut.place == "tail" and not edit.cut.comma else "{"
-        return JsoncDocument(head + span + "\n}").value[edit.path[-1]]
+        return _object(head + span + "\n}")[edit.path[-1]]
     if edit.raw is None:
         return edit.value
-    (value,) = JsoncDocument("{" + edit.raw + "\n}").value.values()
+    (value,) = _object("{" + edit.raw + "\n}").values()
     return value
+
+
+def _object(text: str) -> Any:
+    """The value of ``text``, a JSONC object (the parser alone: edits sit below the documents)."""
+    from kvswitch.formats.jsonc_tree import parse_tree
+
+    root, _duplicates = parse_tree(text)
+    return None if root is None else root.value
 
 
 def apply_to_data(data: Any, edits: list[Edit] | tuple[Edit, ...]) -> Any:

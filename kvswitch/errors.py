@@ -1,6 +1,7 @@
 """The one exception tree of kvswitch.
 
-Every error the library raises on purpose is a :class:`KvswitchError`::
+Every exception class kvswitch defines is a :class:`KvswitchError`. The public ones, with the
+module that defines each (this one when none is named)::
 
     KvswitchError                 root; carries an optional Location
     ├── ConfigError               a file's content is wrong
@@ -14,19 +15,48 @@ Every error the library raises on purpose is a :class:`KvswitchError`::
     │   ├── CcSwitchBusyError     CC Switch is writing it right now: try again
     │   └── CcSwitchReadError     it cannot be read at all (also a ReadError)
     ├── ImportRefusedError        an import found nothing to turn into a profile, or would replace one
-    └── FileAccessError           the file system said no
-        ├── ReadError             cannot read (missing, permission, not a file, not UTF-8)
-        └── WriteError            cannot write (permission, disk full, read-only)
-            └── ChangedOnDiskError  the file changed under us and the edit could not be re-applied
+    ├── FileAccessError           the file system said no
+    │   ├── ReadError             cannot read (missing, permission, not a file, not UTF-8)
+    │   └── WriteError            cannot write (permission, disk full, read-only)
+    │       └── ChangedOnDiskError  the file changed under us and the edit could not be re-applied
+    │           └── RacedError    (io) a save landed between the last look and the swap
+    ├── UsageError                a command line the user got wrong (exit 2)
+    ├── InvalidValueError         (validate) a value given to kvswitch cannot be used; has lint's .code
+    ├── SecretStoreError          (keys) the OS keyring cannot be used
+    ├── InvalidKeyError           (keys) a key value is unusable or missing
+    ├── NetworkSettingsError      (network) a proxy or CA setting in the environment cannot be used
+    ├── WatcherBusyError          (watch) another watcher already runs for this KVSWITCH_HOME
+    ├── ProbeSettingsError        (probe.api) probe settings that cannot be used (a usage error in the CLI)
+    ├── PassiveError              (probe.passive) a running gateway's samples cannot be read
+    │   └── NoTrafficError        (probe.passive) no answer passed in the window
+    ├── GatewayError              (gateway.errors) the gateway cannot do what was asked
+    │   ├── GatewayNotRunning     (gateway.errors) no gateway answers on the control socket
+    │   └── UntranslatableError   (gateway.translate) a request the upstream's API cannot carry
+    ├── LabError                  (lab.manage) the lab cannot do what was asked
+    │   └── LabUnavailableError   (lab.manage) the lab extra is not installed
+    ├── LlamaServerError          (lab.llama) a llama.cpp server did not come up (also a RuntimeError)
+    ├── RouterError               (lab.router) the lab router cannot start as asked
+    ├── PrefillShimError          (lab.prefill_shim) the prefill shim cannot start as asked
+    ├── JsoncSyntaxError          (formats.jsonc_tree) not valid JSONC, at .offset (also a ValueError)
+    ├── TomlSyntaxError           (formats.toml) not valid TOML, at .line/.column (also a ValueError)
+    ├── SSEError                  (probe.sse) a stream broke a limit (also a ValueError)
+    ├── BadResponse               (probe.transport) an answer breaks HTTP/1.1 framing or a cap (also an httpx error)
+    └── AnswerTooLarge            (http_serving) an upstream's answer over the cap (also a ValueError)
+
+Module-private signals, never raised to callers, are under the root too: ``_Unread``
+(gateway.auto), ``_Answer`` (gateway.server), ``_Refused`` and ``_Upstream`` (lab.router),
+``_Refused`` (lab.prefill_shim), ``_NotFast`` (formats.jsonc_tree), ``_TooDeep`` (formats.toml).
+One signal stays outside on purpose: ``_Terminated`` (cli.watch), SIGTERM interrupting the
+main thread as Ctrl-C would, which an ``except KvswitchError`` on its way must not swallow.
 
 ``str(exc)`` starts with ``path:line:col:`` when those are known.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from kvswitch.location import Location
 
 if TYPE_CHECKING:
     from kvswitch.diagnostics import Diagnostic
@@ -48,30 +78,9 @@ __all__ = [
     "LockTimeoutError",
     "ReadError",
     "UnknownKindError",
+    "UsageError",
     "WriteError",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Location:
-    """Where something is: a path and, when known, a 1-based line and column."""
-
-    path: Path | None = None
-    line: int | None = None
-    column: int | None = None
-
-    def __str__(self) -> str:
-        # a path is shown as it is, but a character a terminal would act on (an escape, a line
-        # break, U+202E) is written as its escape, so a hostile file name cannot recolour it
-        path = str(self.path) if self.path is not None else "<string>"
-        if not path.isprintable():
-            path = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in path)
-        parts = [path]
-        if self.line is not None:
-            parts.append(str(self.line))
-            if self.column is not None:
-                parts.append(str(self.column))
-        return ":".join(parts)
 
 
 class KvswitchError(Exception):
@@ -139,6 +148,10 @@ class WriteError(FileAccessError):
 
 class ChangedOnDiskError(WriteError):
     """The file changed on disk while kvswitch was editing it, and the edit could not be re-applied."""
+
+
+class UsageError(KvswitchError):
+    """A command line the user got wrong: arguments a command cannot use (exit 2)."""
 
 
 class ImportRefusedError(KvswitchError):

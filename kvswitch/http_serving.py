@@ -16,6 +16,8 @@ from aiohttp import ClientResponse, web
 from aiohttp.http_exceptions import HttpProcessingError
 from multidict import CIMultiDictProxy
 
+from kvswitch.errors import KvswitchError
+
 __all__ = [
     "HOP_BY_HOP",
     "AnswerTooLarge",
@@ -53,7 +55,7 @@ HOP_BY_HOP = frozenset(
 server in between writes itself."""
 
 
-class AnswerTooLarge(ValueError):
+class AnswerTooLarge(KvswitchError, ValueError):
     """An upstream's answer over the cap."""
 
 

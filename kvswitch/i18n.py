@@ -28,9 +28,20 @@ from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     import gettext
+    from collections.abc import Iterable
     from pathlib import Path
 
-__all__ = ["LANGUAGES", "N_", "catalogue_path", "language", "normalize", "ntr", "set_language", "tr"]
+__all__ = [
+    "LANGUAGES",
+    "N_",
+    "catalogue_path",
+    "clauses",
+    "language",
+    "normalize",
+    "ntr",
+    "set_language",
+    "tr",
+]
 
 LANGUAGES: Final = ("en", "zh_CN")
 """The languages kvswitch speaks: English (the source text) and Simplified Chinese."""
@@ -130,3 +141,8 @@ def ntr(singular: str, plural: str, count: int) -> str:
 def N_(message: str) -> str:
     """Mark ``message`` for the catalogue without translating it yet (module constants)."""
     return message
+
+
+def clauses(parts: Iterable[str]) -> str:
+    """Clauses of one message joined with a semicolon: a full-width one in Chinese."""
+    return ("；" if language() == "zh_CN" else "; ").join(parts)

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kvswitch.cc_switch import PLACEHOLDER_KEYS
 from kvswitch.errors import CcSwitchError, ImportRefusedError, KvswitchError, Location
 from kvswitch.i18n import tr
+from kvswitch.urls import guess_convention
 from kvswitch.validate import show
 
 if TYPE_CHECKING:
@@ -37,8 +39,6 @@ __all__ = [
     "save_imports",
 ]
 
-PLACEHOLDER_KEYS = frozenset({"PROXY_MANAGED"})
-"""Values CC Switch writes in place of a key while its local proxy holds the real one."""
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -85,7 +85,8 @@ def profile_from(settings: ClientSettings, *, name: str, source: str, model: str
     from pydantic import ValidationError
 
     from kvswitch.models import Profile
-    from kvswitch.validate import InvalidValueError, check_profile_input, clean_url, header_problem
+    from kvswitch.profile_input import check_profile_input
+    from kvswitch.validate import InvalidValueError, clean_url, header_problem
 
     notes: list[str] = []
     if settings.key in PLACEHOLDER_KEYS:
@@ -99,8 +100,7 @@ def profile_from(settings: ClientSettings, *, name: str, source: str, model: str
         url, _ = clean_url(settings.url, tr("{source}: base URL").format(source=source))
     except InvalidValueError as exc:
         raise ImportRefusedError(exc.message) from None
-    has_v1 = url.endswith("/v1")
-    convention = "includes-v1" if has_v1 or settings.url_has_v1 else "append-v1"
+    convention = "includes-v1" if settings.url_has_v1 else guess_convention(url)
     chosen = model or settings.model
     if not chosen:
         raise ImportRefusedError(

@@ -2,7 +2,8 @@
 
 The write promise (D-4): the target of a symlink is written and the link kept; a temp file
 in the target's directory is written and fsynced, given the old file's mode and owner, then
-swapped with the target, and the directory is fsynced. The previous bytes are backed up first.
+swapped with the target, and the directory is fsynced. The previous bytes are backed up first
+(:func:`save_backup`, a write too, where :mod:`kvswitch.backups` says; that module writes nothing).
 
 The swap is verified (no save is ever lost): on Linux the temp file and the target trade
 places in one atomic ``renameat2(RENAME_EXCHANGE)``, so what came out of the target is still
@@ -20,17 +21,15 @@ device, a socket or a directory is refused without being read.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
-import hashlib
 import os
 import re
-import secrets
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kvswitch.backups import backup_dir, backup_stamp, list_backups, next_number, prune
 from kvswitch.errors import ChangedOnDiskError, Location, ReadError, WriteError
 from kvswitch.i18n import tr
 
@@ -45,6 +44,7 @@ __all__ = [
     "read_bytes",
     "read_optional",
     "read_rest",
+    "save_backup",
 ]
 
 MAX_REAPPLY = 3
@@ -226,8 +226,6 @@ def _sweep_stale_temps(directory: Path) -> None:
 
 
 def _keep_displaced(target: Path, temp: Path) -> None:
-    from kvswitch.backups import list_backups, prune, save_backup
-
     try:
         data = read_optional(temp)
         if data is None or data == read_optional(target):
@@ -263,6 +261,8 @@ def _rename(src: Path, dst: Path, flags: int = 0) -> None:
     if flags == 0:
         os.replace(src, dst)  # noqa: PTH105
         return
+    import ctypes  # here: a lint or a status never renames, and ctypes costs its start-up
+
     global _renameat2
     if _renameat2 is False:
         try:
@@ -289,6 +289,8 @@ def _before_swap() -> None:
 
 
 def _digest(data: bytes) -> bytes:
+    import hashlib
+
     return hashlib.sha256(data).digest()
 
 
@@ -401,8 +403,6 @@ class PreparedWrite:
             if self.keep is not None:
                 self.keep(version)
             else:
-                from kvswitch.backups import save_backup
-
                 save_backup(self.target, version)
         except BaseException:
             self.done = True  # the temp file holds that version: it must not be removed
@@ -438,7 +438,7 @@ def prepare_write(
         # the rename would go through in a writable directory; the file's own mode says no
         raise WriteError(_cannot_write(tr("permission denied")), Location(path))
     _sweep_stale_temps(directory)
-    name = f".{target.name}{_TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}"
+    name = f".{target.name}{_TMP_TAG}{os.getpid()}-{os.urandom(4).hex()}"
     try:
         fd = os.open(directory / f"{name}.tmp", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
@@ -522,8 +522,6 @@ def atomic_write(
     at most ``MAX_REAPPLY`` times; without ``rebuild`` the write is refused with
     :class:`ChangedOnDiskError`. ``backup`` keeps the previous bytes (see
     :mod:`kvswitch.backups`); a version that raced in is always kept."""
-    from kvswitch.backups import prune
-
     path = Path(path)
     target = Path(os.path.realpath(path))
     reapplied = 0
@@ -605,8 +603,6 @@ def atomic_write(
 def backup_of(path: Path, data: bytes) -> Path:
     """Keep ``data`` as the newest backup of ``path``; a failure names ``path`` (the file the
     user asked to write), with the backup's own place in the message."""
-    from kvswitch.backups import save_backup
-
     try:
         return save_backup(Path(os.path.realpath(path)), data)
     except WriteError as exc:
@@ -617,6 +613,43 @@ def backup_of(path: Path, data: bytes) -> Path:
         else:
             message = tr("{error}, while keeping a backup; nothing was written").format(error=exc.message)
         raise WriteError(message, Location(Path(path))) from exc
+
+
+def save_backup(target: Path, data: bytes) -> Path:
+    """Store ``data`` as the newest backup of ``target`` (in :func:`kvswitch.backups.backup_dir`);
+    returns the backup's path.
+
+    The name is one past the newest backup of the same second (never a freed lower number,
+    which would sort as the oldest and be pruned at once), and it is claimed with a hard
+    link, so two kvswitch processes backing up at once never overwrite each other."""
+    real = os.path.realpath(target)
+    directory = backup_dir(target)
+    source = directory / "source"
+    try:
+        has_source = source.exists()
+    except OSError as exc:
+        raise WriteError(tr("cannot keep a backup: {reason}").format(reason=_why(exc)), Location(directory)) from exc
+    if not has_source:
+        write_private(source, real.encode("utf-8", "surrogateescape") + b"\n")
+    stamp = backup_stamp()
+    prepared = prepare_write(directory / f"{stamp}.bak", data, mode=0o600)
+    try:
+        n = next_number(directory, stamp)
+        while True:
+            dest = directory / f"{stamp}-{n:03d}.bak"
+            try:
+                os.link(prepared.temp, dest)
+            except FileExistsError:
+                n += 1
+                continue
+            except OSError as exc:
+                raise WriteError(tr("cannot keep a backup: {reason}").format(reason=_why(exc)), Location(dest)) from exc
+            break
+    finally:
+        prepared.abort()
+    with contextlib.suppress(OSError):
+        _fsync_dir(directory)
+    return dest
 
 
 def _ensure_mode(path: Path, target: Path, mode: int) -> None:

@@ -11,36 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 from kvswitch.i18n import tr
+from kvswitch.urls import Origin, origin, show_origin
 
-__all__ = ["KeyScope", "Origin", "key_for", "origin", "show_origin"]
-
-Origin = tuple[str, str, int]
-"""``(scheme, host, port)``: lower-case scheme and host, the port filled in (80 / 443)."""
-
-
-def origin(url: str | None) -> Origin | None:
-    """The origin of an http(s) URL, or ``None`` for anything else (no scheme, no host, a bad port)."""
-    if not url:
-        return None
-    try:
-        parts = urlsplit(url.strip())
-        scheme = parts.scheme.lower()
-        host = parts.hostname
-        port = parts.port or (443 if scheme == "https" else 80)
-    except ValueError:
-        return None
-    if scheme not in ("http", "https") or not host:
-        return None
-    return scheme, host.lower().rstrip("."), port
-
-
-def show_origin(o: Origin) -> str:
-    """``scheme://host:port`` of an origin (IPv6 hosts in brackets)."""
-    scheme, host, port = o
-    return f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+__all__ = ["KeyScope", "Origin", "key_for", "origin", "show_origin"]  # origin, show_origin: from kvswitch.urls
 
 
 def key_for(url: str, allowed: Iterable[Origin], key: str | None) -> str | None:

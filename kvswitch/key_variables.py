@@ -188,7 +188,6 @@ def reads_key_variable(entry: ClientEntry, profile_name: str, profile: Profile) 
     """Whether the client of ``entry`` reads the profile's key from a variable: its kind's
     rendering of the profile (the key written only where kvswitch writes it for this entry)
     names the variable. Any registered kind answers, with no list of kinds here."""
-    from kvswitch.clients import key_allowed
     from kvswitch.config import client_path
     from kvswitch.kinds import RenderInput, get_kind
     from kvswitch.kinds.base import mode_defaults
@@ -196,6 +195,8 @@ def reads_key_variable(entry: ClientEntry, profile_name: str, profile: Profile) 
     kind = get_kind(entry.kind)
     if not kind.real:
         return False
+    from kvswitch.clients import key_allowed
+
     key = "sk-" + "0" * 20 if key_allowed(entry, client_path(entry)) else None
     r = RenderInput(profile_name, profile, "merged", mode_defaults(profile), key, _PROBE)
     try:

@@ -1,9 +1,10 @@
 """How kvswitch reaches a server that is not this machine: the proxy and the CA store, one policy.
 
-``kvswitch probe`` and ``kvswitch doctor`` both talk through :func:`async_client` (kvswitch's own
-HTTP/1.1 transport, :class:`kvswitch.probe.transport.StampedTransport`), which asks this module,
-per request, whether to go through a proxy (:func:`proxy_for`) and, for ``https``, which
-certificates to trust (:func:`ssl_context`).
+``kvswitch probe`` and ``kvswitch doctor`` both talk through
+:func:`kvswitch.probe.transport.async_client` (kvswitch's own HTTP/1.1 transport,
+:class:`~kvswitch.probe.transport.StampedTransport`), which asks this module, per request, whether
+to go through a proxy (:func:`proxy_for`) and, for ``https``, which certificates to trust
+(:func:`ssl_context`).
 
 Proxies, as curl and most HTTP libraries read them (lower-case names first)::
 
@@ -34,22 +35,17 @@ import os
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from kvswitch.addresses import is_loopback_host
 from kvswitch.errors import KvswitchError
 from kvswitch.i18n import tr
 
-if TYPE_CHECKING:
-    import httpx
-
 __all__ = [
     "CA_VARIABLES",
     "PROXY_VARIABLES",
     "NetworkSettingsError",
     "Proxy",
-    "async_client",
     "bypasses",
     "proxy_for",
     "ssl_context",
@@ -240,16 +236,3 @@ def ssl_context(environ: Mapping[str, str] | None = None) -> ssl.SSLContext:
         if bundle:
             context.load_verify_locations(cafile=bundle)
     return context
-
-
-def async_client(*, timeout: float | None, **transport: Any) -> httpx.AsyncClient:
-    """The ``httpx.AsyncClient`` probe and doctor talk through: kvswitch's stamped transport with
-    this module's proxy and certificate policy, no redirects followed, nothing else read from the
-    environment (``transport`` options go to :class:`~kvswitch.probe.transport.StampedTransport`)."""
-    import httpx
-
-    from kvswitch.probe.transport import StampedTransport
-
-    return httpx.AsyncClient(
-        transport=StampedTransport(**transport), timeout=timeout, trust_env=False, follow_redirects=False
-    )

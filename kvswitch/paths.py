@@ -2,8 +2,9 @@
 
 kvswitch's own files live under platformdirs' user dirs, or all under ``KVSWITCH_HOME``
 when it is set (tests, sandboxes, the demo): ``config/``, ``state/``, ``backups/``,
-``history/``, ``logs/``. Default client-file locations follow ``HOME`` and
-``XDG_CONFIG_HOME`` (S-09, S-15), so a sandbox sets ``HOME`` too.
+``history/``, ``logs/``. The user's folders as the clients find them follow ``HOME`` and
+``XDG_CONFIG_HOME`` (S-09, S-15), so a sandbox sets ``HOME`` too (each kind's default file:
+:func:`kvswitch.kinds.default_client_paths`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Dirs", "default_client_paths", "dirs", "home_override", "user_dirs"]
+__all__ = ["Dirs", "dirs", "home_override", "user_dirs"]
 
 ENV_HOME = "KVSWITCH_HOME"
 
@@ -62,17 +63,3 @@ def user_dirs(env: Mapping[str, str] | None = None) -> tuple[Path, Path]:
     env = os.environ if env is None else env
     home = Path(env.get("HOME") or Path.home())
     return home, Path(env.get("XDG_CONFIG_HOME") or home / ".config")
-
-
-def default_client_paths() -> dict[str, Path]:
-    """Where each client kind usually keeps its user-level file (``HOME``, ``XDG_CONFIG_HOME``
-    and the clients' own variables such as ``CODEX_HOME`` followed)."""
-    from kvswitch.kinds import all_kinds
-
-    home, xdg = user_dirs()
-    out = {}
-    for kind in all_kinds(clients_only=True):
-        found = kind.default_paths(home, xdg, os.environ)
-        if found:
-            out[kind.id] = found[0]
-    return out

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kvswitch.i18n import language, tr
+from kvswitch.i18n import clauses, tr
 
 if TYPE_CHECKING:
     from kvswitch.models import ClientEntry
@@ -200,5 +200,4 @@ def _tail(out: str | bytes | None, err: str | bytes | None) -> str:
             text = text.decode(errors="replace")
         if text and text.strip():
             parts.append(f"{label}: {text.strip()[-_OUTPUT_LIMIT:]}")
-    sep = "；" if language() == "zh_CN" else "; "  # a full-width semicolon in Chinese
-    return (sep + sep.join(parts)) if parts else ""
+    return clauses(["", *parts]) if parts else ""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,13 +22,14 @@ from kvswitch.document import ConfigFile
 from kvswitch.i18n import tr
 from kvswitch.kinds import CONFIG, MISSING, Subject, get_kind, get_path, kind_of, subjects
 from kvswitch.kinds.base import NEAR_MISS
+from kvswitch.urls import redact_url, same_address
 from kvswitch.validate import (
     NAME_MAX,
     invisible,
     is_key_reference,
     name_problem,
+    nearest_chunk_size,
     query_problem,
-    redact_url,
     shell_word,
     show,
     url_problem,
@@ -104,11 +104,6 @@ class _Ctx:
 def looks_like_placeholder(key: str) -> bool:
     """Whether an API key is a placeholder (KVS211): ``sk-你的…``, ``<…>``, ``your…``, ``xxx``…"""
     return _PLACEHOLDER.search(key.strip()) is not None
-
-
-def nearest_chunk_size(value: int) -> int:
-    """The nearest multiple of 64, ties up, never below 64 (D-12): 500 → 512, 96 → 128."""
-    return max(64, (value + 32) // 64 * 64)
 
 
 def check(cf: ConfigFile, *, git: bool = True) -> list[Diagnostic]:
@@ -383,7 +378,7 @@ def _split_rules(ctx: _Ctx, s: Subject, val: Any, at: Any, mode: Any, where: str
                 yield from _slash_and_query(ctx, at(field), url, named)
     # a client file's split endpoints only matter in split mode (in merged mode CC Switch keeps an
     # inert [cache.split], S-16, and init writes it); a profile keeps both modes' settings on purpose
-    if (in_split or kind.keeps_both_modes) and len(urls) == 2 and _same_address(urls["prefill"], urls["decode"]):
+    if (in_split or kind.keeps_both_modes) and len(urls) == 2 and same_address(urls["prefill"], urls["decode"]):
         message = tr(
             "{where}prefill and decode endpoints are the same address: split needs a backend with a real "
             "prefill/decode deployment behind it, else split requests time out; with one instance use merged"
@@ -598,18 +593,10 @@ def _visible(key: str) -> str:
     return "".join(c for c in key if invisible(c) is None)
 
 
-def _same_address(a: str, b: str) -> bool:
-    pa, pb = urlsplit(a), urlsplit(b)
-
-    def key(p: Any) -> tuple[str, str, int | None, str]:
-        port = p.port or (443 if p.scheme == "https" else 80)
-        return (p.scheme, (p.hostname or "").lower(), port, p.path.rstrip("/"))
-
-    return key(pa) == key(pb)
-
-
 def _git_tracked(path: Path) -> bool:
     """Whether git tracks ``path`` (staged or committed); False without git or a repository."""
+    import subprocess
+
     try:
         proc = subprocess.run(
             ["git", "ls-files", "--error-unmatch", "--", path.name],

@@ -6,7 +6,8 @@ values, and importing pydantic and building the models is most of a lint's start
 the lint path checks the data against the schema with this small validator instead. It
 knows exactly the schema features pydantic emits for kvswitch's models, reports the same
 locations pydantic would (a test compares them on generated inputs) and words its messages
-the same way. ``kvswitch.load`` still validates with pydantic.
+the same way. kvswitch's own config is read the same way (:mod:`kvswitch.config_check`, with
+``exact=True``: patterns and NaN too); ``kvswitch.load`` still validates with pydantic.
 """
 
 from __future__ import annotations
@@ -142,11 +143,13 @@ def schema(kind: str) -> dict[str, Any]:
     return loaded
 
 
-def check_schema(data: Any, kind: str) -> list[SchemaError]:
-    """Every type/value violation of ``data`` against the schema of ``kind``."""
+def check_schema(data: Any, kind: str, *, exact: bool = False) -> list[SchemaError]:
+    """Every type/value violation of ``data`` against the schema of ``kind``. With ``exact``,
+    also what pydantic checks beyond JSON types: string patterns, NaN against a bound, and an
+    integer too large for a number (the lint path leaves them out)."""
     root = schema(kind)
     out: list[SchemaError] = []
-    _check(data, root, root, (), out)
+    _check(data, root, root, (), out, exact)
     return out
 
 
@@ -162,7 +165,12 @@ def _fmt(value: Any) -> str:
 
 
 def _check(
-    value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]
+    value: Any,
+    node: dict[str, Any],
+    root: dict[str, Any],
+    loc: tuple[str | int, ...],
+    out: list[SchemaError],
+    exact: bool = False,
 ) -> None:
     node = resolve(node, root)
     if "anyOf" in node:
@@ -171,12 +179,12 @@ def _check(
             return
         real = [b for b in branches if b.get("type") != "null"]
         if len(real) == 1:
-            _check(value, real[0], root, loc, out)
+            _check(value, real[0], root, loc, out, exact)
             return
         errors: list[SchemaError] = []
         for branch in real:
             attempt: list[SchemaError] = []
-            _check(value, branch, root, loc, attempt)
+            _check(value, branch, root, loc, attempt, exact)
             if not attempt:
                 return
             errors.extend(attempt)
@@ -190,7 +198,7 @@ def _check(
         return
     kind = node.get("type")
     if kind == "object":
-        _check_object(value, node, root, loc, out)
+        _check_object(value, node, root, loc, out, exact)
     elif kind == "array":
         if not isinstance(value, list):
             out.append(SchemaError(loc, "list_type", "Input should be a valid list", value))
@@ -198,18 +206,24 @@ def _check(
         items = node.get("items")
         if isinstance(items, dict):
             for i, item in enumerate(value):
-                _check(item, items, root, (*loc, i), out)
+                _check(item, items, root, (*loc, i), out, exact)
     elif kind == "string":
         if not isinstance(value, str):
             out.append(SchemaError(loc, "string_type", "Input should be a valid string", value))
+        elif exact and "pattern" in node and not _matches(node["pattern"], value):
+            pattern = node["pattern"]
+            message = f"String should match pattern '{pattern}'"
+            out.append(SchemaError(loc, "string_pattern_mismatch", message, value, {"pattern": pattern}))
     elif kind == "integer":
         if not isinstance(value, int) or isinstance(value, bool):
             out.append(SchemaError(loc, "int_type", "Input should be a valid integer", value))
         else:
             _bounds(value, node, loc, out)
     elif kind == "number":
-        if not isinstance(value, int | float) or isinstance(value, bool):
+        if not isinstance(value, int | float) or isinstance(value, bool) or (exact and not _as_float(value)):
             out.append(SchemaError(loc, "float_type", "Input should be a valid number", value))
+        elif exact and value != value:  # NaN: pydantic names the first bound it checks (le, lt, ge, gt)
+            _nan_bound(value, node, loc, out)
         else:
             _bounds(value, node, loc, out)
     elif kind == "boolean" and not isinstance(value, bool):
@@ -217,7 +231,12 @@ def _check(
 
 
 def _check_object(
-    value: Any, node: dict[str, Any], root: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]
+    value: Any,
+    node: dict[str, Any],
+    root: dict[str, Any],
+    loc: tuple[str | int, ...],
+    out: list[SchemaError],
+    exact: bool = False,
 ) -> None:
     if not isinstance(value, dict):
         kind = "model_type" if "properties" in node else "dict_type"
@@ -229,11 +248,11 @@ def _check_object(
             out.append(SchemaError((*loc, name), "missing", "Field required", None))
     for key, item in value.items():
         if key in props:
-            _check(item, props[key], root, (*loc, key), out)
+            _check(item, props[key], root, (*loc, key), out, exact)
         else:
             extra = node.get("additionalProperties")
             if isinstance(extra, dict):
-                _check(item, extra, root, (*loc, key), out)
+                _check(item, extra, root, (*loc, key), out, exact)
 
 
 def _bounds(value: float, node: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]) -> None:
@@ -255,3 +274,33 @@ def _bounds(value: float, node: dict[str, Any], loc: tuple[str | int, ...], out:
     if "exclusiveMaximum" in node and value >= node["exclusiveMaximum"]:
         bound = node["exclusiveMaximum"]
         out.append(SchemaError(loc, "less_than", f"Input should be less than {bound}", value, {"lt": bound}))
+
+
+def _matches(pattern: str, text: str) -> bool:
+    """Whether ``text`` matches ``pattern`` as pydantic's (Rust) regex engine reads an anchored
+    pattern: ``$`` is the end of the text, never before a final newline."""
+    import re
+
+    return re.search(pattern, text) is not None and not (pattern.endswith("$") and text.endswith("\n"))
+
+
+def _as_float(value: float) -> bool:
+    """Whether ``value`` converts to a float (an integer past about 1.8e308 does not)."""
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
+def _nan_bound(value: float, node: dict[str, Any], loc: tuple[str | int, ...], out: list[SchemaError]) -> None:
+    for key, kind, words, name in (
+        ("maximum", "less_than_equal", "less than or equal to", "le"),
+        ("exclusiveMaximum", "less_than", "less than", "lt"),
+        ("minimum", "greater_than_equal", "greater than or equal to", "ge"),
+        ("exclusiveMinimum", "greater_than", "greater than", "gt"),
+    ):
+        if key in node:
+            bound = node[key]
+            out.append(SchemaError(loc, kind, f"Input should be {words} {bound}", value, {name: bound}))
+            return

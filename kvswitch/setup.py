@@ -107,9 +107,9 @@ def init(
     from kvswitch.io import atomic_write, read_optional, write_private
     from kvswitch.keys import SecretStoreError, check_key, get_key, set_key
     from kvswitch.kinds import get_kind
+    from kvswitch.profile_input import check_profile_input
     from kvswitch.render import render_input
     from kvswitch.state import record_writes
-    from kvswitch.validate import check_profile_input
 
     profile = check_profile_input(profile_name, profile, clients)  # one validation for every entry point
     clients = _distinct_clients(clients)

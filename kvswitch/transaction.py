@@ -13,7 +13,6 @@ A file changed by someone else since the crash is never overwritten. One multi-f
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -23,7 +22,7 @@ from typing import Any
 
 from kvswitch import paths
 from kvswitch.errors import ChangedOnDiskError, KvswitchError, Location, WriteError
-from kvswitch.i18n import language, tr
+from kvswitch.i18n import clauses, tr
 from kvswitch.io import (
     MAX_REAPPLY,
     PreparedWrite,
@@ -54,6 +53,8 @@ class FileWrite:
 
 
 def _sha(data: bytes | None) -> str | None:
+    import hashlib
+
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
@@ -248,7 +249,7 @@ def _unwrite(p: PreparedWrite, rename: Callable[..., None]) -> None:
         return
     came = read_optional(aside)
     if came is not None and _digest(came) != _digest(p.data):
-        from kvswitch.backups import save_backup
+        from kvswitch.io import save_backup
 
         save_backup(p.target, came)
     aside.unlink(missing_ok=True)
@@ -366,9 +367,4 @@ def _recover_locked() -> str | None:
     else:
         _remove_journal()
     said = tr("rolled back a switch that was interrupted: {files}").format(files=names)
-    return _sep().join([said, *notes])
-
-
-def _sep() -> str:
-    """What joins the clauses of a note: a semicolon (a full-width one in Chinese)."""
-    return "；" if language() == "zh_CN" else "; "
+    return clauses([said, *notes])

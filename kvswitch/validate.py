@@ -16,14 +16,12 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from kvswitch.errors import KvswitchError, Location
 from kvswitch.i18n import ntr, tr
-
-if TYPE_CHECKING:
-    from kvswitch.models import ClientEntry, Profile
+from kvswitch.urls import redact_url
 
 __all__ = [
     "HEADERS_MAX",
@@ -31,7 +29,6 @@ __all__ = [
     "InvalidValueError",
     "Note",
     "check_name",
-    "check_profile_input",
     "check_url",
     "clean_url",
     "credential_header",
@@ -40,6 +37,7 @@ __all__ = [
     "is_key_reference",
     "key_problem",
     "name_problem",
+    "nearest_chunk_size",
     "profile_value",
     "query_problem",
     "redact_url",
@@ -64,6 +62,11 @@ _INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 _ENV_REF = re.compile(r"env:[A-Za-z_][A-Za-z0-9_]*")
 _TEXT_MAX = 1000
 _NOT_TEXT = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})  # controls, format, line breaks, lone surrogates
+
+
+def nearest_chunk_size(value: int) -> int:
+    """The nearest multiple of 64, ties up, never below 64 (D-12): 500 → 512, 96 → 128."""
+    return max(64, (value + 32) // 64 * 64)
 
 
 def query_problem() -> str:
@@ -265,19 +268,6 @@ def clean_url(url: str, label: str | None = None, code: str = "KVS202") -> tuple
     return url, None
 
 
-def redact_url(url: str) -> str:
-    """``url`` without what may be a credential: user info, query and fragment become ``…``.
-    Works on the raw text (no parsing that drops characters), so :func:`show` sees them all."""
-    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
-    base, tail = url[:cut], url[cut:]
-    start = base.find("://") + 3 if "://" in base else 0
-    end = base.find("/", start)
-    end = len(base) if end < 0 else end
-    if "@" in base[start:end]:
-        base = base[:start] + "…@" + base[start:end].rsplit("@", 1)[1] + base[end:]
-    return base + ("?…" if tail.startswith("?") else "#…" if tail else "")
-
-
 # -- keys and text -------------------------------------------------------------------------
 
 
@@ -391,8 +381,6 @@ def profile_value(path: Sequence[str], value: Any) -> tuple[Any, Note | None]:
         if abs(value) >= 2**63:
             raise InvalidValueError(tr("{field}: {value} is out of range").format(field=field, value=value))
         if last == "chunk_size" and value >= 1 and value % 64:
-            from kvswitch.rules import nearest_chunk_size
-
             new = nearest_chunk_size(value)
             return new, Note(
                 "KVS101",
@@ -403,42 +391,3 @@ def profile_value(path: Sequence[str], value: Any) -> tuple[Any, Note | None]:
                 tr("{field}: {value} must be at least 1").format(field=field, value=value), "KVS112"
             )
     return value, None
-
-
-_PROFILE_TEXT = ("provider", "base_url", "model", "key")
-_PROFILE_URLS = (
-    ("merged", "url"),
-    ("split", "url"),
-    ("split", "prefill_base_url"),
-    ("split", "decode_base_url"),
-    ("split", "probe_url"),
-)
-
-
-def check_profile_input(name: str, profile: Profile, clients: Sequence[ClientEntry] = ()) -> Profile:
-    """A new profile (and the clients registered with it) as the library takes it in, e.g. from
-    ``kvswitch init``: the names checked, the values through :func:`profile_value` (so the
-    profile comes back normalised: no trailing ``/``, chunk size on the 64 grid)."""
-    check_name(name)
-    for entry in clients:
-        if entry.name is not None:
-            check_name(entry.name, "client")
-    top: dict[str, Any] = {}
-    for field in _PROFILE_TEXT:
-        value, _ = profile_value((field,), getattr(profile, field))
-        if value != getattr(profile, field):
-            top[field] = value
-    changed: dict[str, dict[str, Any]] = {"merged": {}, "split": {}}
-    for path in _PROFILE_URLS:
-        current = getattr(getattr(profile, path[0]), path[1])
-        if current is not None:
-            value, _ = profile_value(path, current)
-            if value != current:
-                changed[path[0]][path[1]] = value
-    chunk, _ = profile_value(("merged", "chunk_size"), profile.merged.chunk_size)
-    if chunk != profile.merged.chunk_size:
-        changed["merged"]["chunk_size"] = chunk
-    for part, update in changed.items():
-        if update:
-            top[part] = getattr(profile, part).model_copy(update=update)
-    return profile.model_copy(update=top) if top else profile

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kvswitch import paths
 from kvswitch.errors import ChangedOnDiskError, KvswitchError, Location
-from kvswitch.i18n import language, tr
+from kvswitch.i18n import clauses, tr
 from kvswitch.kinds import STRATEGY_FIELDS
 
 if TYPE_CHECKING:
@@ -627,7 +627,7 @@ class Watcher:
 
         record_writes([target.path], {target.path: new})
         target.seen = _digest(new)
-        what = _sep().join(d.fix.description for d in fixable if d.fix is not None)
+        what = clauses(d.fix.description for d in fixable if d.fix is not None)
         self._emit(WatchEvent("fixed", target.path, what, tuple(fixable), (), (target.path,)))
         self._later.append(lambda: self._nudge([target]))
         return parse_config(new, cf.kind, cf.path)
@@ -713,7 +713,7 @@ class Watcher:
             f"{e.path[-1]} = {e.value!r}" for e in edits if isinstance(e, Set) and e.path[0] != "clients"
         )
         took = tr("took {values} into profile {name}").format(values=adopted, name=name) if adopted else ""
-        said = _sep().join(filter(None, [took, own_note]))
+        said = clauses(filter(None, [took, own_note]))
         said = said or tr("took nothing new into profile {name}").format(name=name)
         self._emit(WatchEvent("adopted", target.path, f"{said}{note}", written=(config.path,) if edits else ()))
         if written:
@@ -964,11 +964,6 @@ def _first_finding(errors: tuple[Diagnostic, ...] | list[Diagnostic]) -> str:
     return tr("{location}: {code} {message} — nothing written").format(
         location=first.location, code=first.code, message=first.message
     )
-
-
-def _sep() -> str:
-    """What joins the clauses of an event's message: a semicolon (a full-width one in Chinese)."""
-    return "；" if language() == "zh_CN" else "; "
 
 
 def _describe(exc: KvswitchError, *paths: object) -> str:

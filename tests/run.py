@@ -46,7 +46,7 @@ DEBIAN: dict[str, str | None] = {
     "npm": "npm",
     "util-linux": "setpriv",
     "vim": "vim",
-    # the real-keyring test (tests/test_keyring_real.py): gnome-keyring under dbus-run-session
+    # the real-keyring test (tests/test_keys_real_keyring.py): gnome-keyring under dbus-run-session
     "gnome-keyring": "gnome-keyring-daemon",
     "dbus-x11": "dbus-launch",
     "libsecret-tools": "secret-tool",

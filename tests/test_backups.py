@@ -11,8 +11,8 @@ import pytest
 
 import kvswitch.backups as kb
 from kvswitch import paths
-from kvswitch.backups import backup_dir, list_backups, prune, save_backup
-from kvswitch.io import atomic_write
+from kvswitch.backups import backup_dir, list_backups, prune
+from kvswitch.io import atomic_write, save_backup
 
 
 def versions(n: int) -> list[bytes]:

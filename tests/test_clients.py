@@ -338,11 +338,9 @@ def test_a_change_between_the_temp_file_and_the_rename_is_refused(tmp_path: Path
 
 
 def test_an_edit_made_while_the_backups_are_saved_is_not_clobbered() -> None:
-    import kvswitch.backups as kb
-
     init()
     toml = ccswitch_file()
-    real = kb.save_backup
+    real = kio.save_backup
 
     def save_backup(target: Path, data: bytes) -> Path:
         saved = real(target, data)
@@ -351,7 +349,7 @@ def test_an_edit_made_while_the_backups_are_saved_is_not_clobbered() -> None:
         return saved
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(kb, "save_backup", save_backup)
+        mp.setattr(kio, "save_backup", save_backup)
         result = cli("switch", "split")
     assert result.rc in (0, 1), result
     assert toml.read_text().endswith("# other writer 1\n")  # re-applied or refused, never lost

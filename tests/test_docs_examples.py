@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kvswitch.cli import _UsageError as UsageError  # what the parser raises on a usage error
+from kvswitch.errors import UsageError  # what the parser raises on a usage error
 from tests.conftest import ROOT
 
 SHELL_BLOCKS = {"", "sh", "bash", "shell", "console"}

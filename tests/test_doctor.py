@@ -695,7 +695,7 @@ def test_split_probe_url_gets_the_key_but_nothing_else_does(keyed: str, capsys: 
 def test_s27_both_instances_on_this_one_gpu_machine_warn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_smi(tmp_path)  # "nvidia-smi" on PATH, one GPU
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr("kvswitch.doctor._nvml_present", lambda: False)
+    monkeypatch.setattr("kvswitch.doctor.gpu._nvml_present", lambda: False)
     write_config(
         "http://127.0.0.1:9/v1",
         mode="split",

@@ -298,7 +298,8 @@ def test_a_bad_mode_url_is_refused_with_lints_code_and_nothing_written(option: s
 
 def test_the_library_normalises_the_mode_urls_of_a_new_profile() -> None:
     from kvswitch.models import Profile
-    from kvswitch.validate import InvalidValueError, check_profile_input
+    from kvswitch.profile_input import check_profile_input
+    from kvswitch.validate import InvalidValueError
 
     p = Profile.model_validate(
         {

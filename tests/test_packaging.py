@@ -85,6 +85,16 @@ def test_the_wheel_ships_every_schema_and_icon_in_the_tree(built: tuple[Path, Pa
             assert f"kvswitch_gui/{icon.relative_to(ROOT / 'gui').as_posix()}" in names
 
 
+def test_the_wheel_ships_every_module_in_the_tree(built: tuple[Path, Path, list[str]]) -> None:
+    """Every tracked module of the library and the GUI (``packages`` in pyproject is an explicit list:
+    a new subpackage missing from it would be left out of the wheel without a word)."""
+    names = set(_wheel_names(built[0]))
+    _, _, files = built
+    modules = [f for f in files if f.endswith(".py") and f.split("/")[0] in ("kvswitch", "gui")]
+    shipped = {f if f.startswith("kvswitch/") else "kvswitch_gui/" + f.removeprefix("gui/") for f in modules}
+    assert sorted(shipped - names) == []
+
+
 def test_the_sdist_holds_every_tracked_file(built: tuple[Path, Path, list[str]]) -> None:
     _, sdist, files = built
     with tarfile.open(sdist) as tar:

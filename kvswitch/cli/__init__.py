@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -42,16 +43,43 @@ COMMANDS = {
 """Command → the module that registers it (some modules register two)."""
 
 
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` gives it (``COLUMNS``, else the
+    terminal, else 80), without importing shutil, which brings bz2 and lzma along."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return columns
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout, its width found without shutil (argparse makes a formatter on
+    every ``add_argument``, so its import would cost every start)."""
+
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
+        from kvswitch.errors import UsageError
         from kvswitch.i18n import tr
 
         self.print_usage(sys.stderr)
-        raise _UsageError(tr("{prog}: error: {message}").format(prog=self.prog, message=message))
-
-
-class _UsageError(Exception):
-    pass
+        raise UsageError(tr("{prog}: error: {message}").format(prog=self.prog, message=message))
 
 
 class _Version(argparse.Action):
@@ -118,9 +146,10 @@ def _choose_language(args: list[str]) -> list[str]:
         try:
             set_language(wanted)
         except ValueError:
+            from kvswitch.errors import UsageError
             from kvswitch.i18n import tr
 
-            raise _UsageError(
+            raise UsageError(
                 tr("kvswitch: error: --lang: {value} is not a language kvswitch speaks (en, zh-CN)").format(
                     value=repr(wanted)
                 )
@@ -136,11 +165,12 @@ def _choose_language(args: list[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one kvswitch command; returns the exit code."""
     from kvswitch.cli._handler import handle
+    from kvswitch.errors import UsageError
 
     if os.environ.get("_ARGCOMPLETE"):  # the shell asks for completions: answer and exit
         from kvswitch.cli.completion import complete
 
-        complete()
+        complete(build_parser)
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         args_list = _choose_language(args_list)
@@ -153,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.paths = [*args.paths, *(Path(e) for e in extra)]
         elif extra:
             getattr(args, "_parser", parser).error(argparse._("unrecognized arguments: %s") % " ".join(extra))  # type: ignore[attr-defined]
-    except _UsageError as exc:
+    except UsageError as exc:  # the whole line is in the message
         print(exc, file=sys.stderr)
         return 2
     except SystemExit as exc:  # --help and --version

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from collections.abc import Callable
 
-from kvswitch.errors import KvswitchError, ReadError, UnknownKindError
+from kvswitch.errors import KvswitchError, ReadError, UnknownKindError, UsageError
 from kvswitch.i18n import N_, tr
 
 __all__ = ["UsageError", "exit_code", "handle", "recover_first"]
@@ -17,13 +16,10 @@ BUG_HINT = N_(
 )
 
 
-class UsageError(Exception):
-    """A command was given arguments it cannot use (exit 2)."""
-
-
 def exit_code(exc: KvswitchError) -> int:
-    """2 for input that cannot be read or told apart; 1 for everything else kvswitch refuses."""
-    return 2 if isinstance(exc, ReadError | UnknownKindError) else 1
+    """2 for a usage error and for input that cannot be read or told apart; 1 for everything
+    else kvswitch refuses."""
+    return 2 if isinstance(exc, UsageError | ReadError | UnknownKindError) else 1
 
 
 def handle(run: Callable[[], int], parser: argparse.ArgumentParser | None = None) -> int:
@@ -31,10 +27,7 @@ def handle(run: Callable[[], int], parser: argparse.ArgumentParser | None = None
     :class:`UsageError` shows ``parser``'s usage (the sub-command's) first, as argparse does."""
     try:
         return run()
-    except KvswitchError as exc:
-        print(tr("kvswitch: {message}").format(message=exc), file=sys.stderr)
-        return exit_code(exc)
-    except UsageError as exc:
+    except UsageError as exc:  # before KvswitchError, its root
         if parser is not None:
             parser.print_usage(sys.stderr)
         print(
@@ -42,12 +35,17 @@ def handle(run: Callable[[], int], parser: argparse.ArgumentParser | None = None
             file=sys.stderr,
         )
         return 2
+    except KvswitchError as exc:
+        print(tr("kvswitch: {message}").format(message=exc), file=sys.stderr)
+        return exit_code(exc)
     except KeyboardInterrupt:
         print(tr("kvswitch: interrupted"), file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
     except Exception:  # noqa: BLE001 - the last line of defence: report and exit 3
+        import traceback
+
         traceback.print_exc()
         print(tr("kvswitch: internal error. {hint}").format(hint=tr(BUG_HINT)), file=sys.stderr)
         return 3

@@ -140,12 +140,11 @@ def attach_completers(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     return parser
 
 
-def complete() -> None:
-    """Answer the shell's completion request (``_ARGCOMPLETE`` is set) and exit; never returns."""
+def complete(build_parser: Callable[[], argparse.ArgumentParser]) -> None:
+    """Answer the shell's completion request (``_ARGCOMPLETE`` is set) with the parser
+    ``build_parser()`` makes (every command), and exit; never returns."""
     try:
         import argcomplete
-
-        from kvswitch.cli import build_parser
 
         argcomplete.autocomplete(attach_completers(build_parser()), always_complete_options=False)
     finally:  # argcomplete exits after answering; never run the command the shell is completing

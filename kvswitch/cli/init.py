@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch.i18n import tr
+from kvswitch.urls import guess_convention
 
 __all__ = ["register"]
 
@@ -200,7 +201,7 @@ def _where(args: argparse.Namespace, ask: bool) -> tuple[dict[str, Any], str | N
         preset_name, suggested = choice.preset, choice.model
         if choice.preset is None:
             data.update(base_url=choice.base_url, provider="custom")
-            if choice.base_url.rstrip("/").endswith("/v1"):
+            if guess_convention(choice.base_url) == "includes-v1":
                 data["url_convention"] = "includes-v1"
     if preset_name:
         preset = presets()[preset_name]
@@ -267,8 +268,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _init(name: str, profile: Any, args: argparse.Namespace, key: str | None) -> Any:
+    from kvswitch.kinds import default_client_paths
     from kvswitch.models import ClientEntry
-    from kvswitch.paths import default_client_paths
     from kvswitch.setup import init
 
     defaults = default_client_paths()

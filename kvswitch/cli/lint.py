@@ -6,9 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +64,8 @@ def register(sub: Any) -> None:
 
 
 def _repo_root() -> Path | None:
+    import subprocess
+
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=10, check=False
@@ -75,16 +75,19 @@ def _repo_root() -> Path | None:
     return Path(out.stdout.strip()).resolve() if out.returncode == 0 and out.stdout.strip() else None
 
 
-@dataclass
 class _Outcome:
-    """What the run found: findings (and whether each was fixed), diffs, and the exit code."""
+    """What the run found: findings (and whether each was fixed), diffs, and the exit code.
+    (A plain class: a dataclass costs its creation on every start of the pre-commit hook.)"""
 
-    items: list[tuple[Diagnostic, bool]] = field(default_factory=list)
-    diffs: list[str] = field(default_factory=list)
-    would_fix: int = 0
-    worst: int = 0
-    checked: int = 0
-    failed: int = 0
+    __slots__ = ("checked", "diffs", "failed", "items", "worst", "would_fix")
+
+    def __init__(self) -> None:
+        self.items: list[tuple[Diagnostic, bool]] = []
+        self.diffs: list[str] = []
+        self.would_fix = 0
+        self.worst = 0
+        self.checked = 0
+        self.failed = 0
 
 
 def _preview(path: Path, kind: Any) -> tuple[list[Diagnostic], str, int]:

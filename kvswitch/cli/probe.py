@@ -5,15 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from kvswitch.cli._target import add_target_options
 from kvswitch.i18n import ntr, tr
 
-__all__ = ["mode_endpoints", "pad", "register", "render_text", "settings_from_args"]
+if TYPE_CHECKING:
+    from kvswitch.probe.runner import ProbeSettings
+    from kvswitch.probe.shapes import Report
 
-ASK_ABOVE_TOKENS = 20_000
-"""Above this many tokens to a host that is not loopback, the probe asks first (D-12)."""
+__all__ = ["pad", "register", "render_text", "settings_from_args"]
 
 APIS = ("chat", "completions", "responses", "messages")
 _PASSIVE_ONLY = {
@@ -172,13 +174,12 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run, active_only=active_only)
 
 
-def settings_from_args(args: argparse.Namespace) -> Any:
+def settings_from_args(args: argparse.Namespace) -> ProbeSettings:
     """ProbeSettings from the command line and the profile (the key only for its own hosts)."""
     import shlex
 
     from kvswitch.cli._handler import UsageError
-    from kvswitch.key_scope import KeyScope
-    from kvswitch.probe.runner import ProbeSettings
+    from kvswitch.probe.api import ProbeSettingsError, settings_for
     from kvswitch.validate import InvalidValueError, check_url, show
 
     endpoints = {}
@@ -199,89 +200,41 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         if not name or not cmd:
             raise UsageError(tr("--gpu-prefix takes INSTANCE=CMD, not {value}").format(value=repr(item)))
         prefixes[name] = shlex.split(cmd)
-    common: dict[str, Any] = {
-        "modes": tuple(args.modes or ("merged", "split")),
-        "routing": args.routing,
-        "runs": args.runs,
-        "warmup": args.warmup,
-        "prompt_tokens": args.prompt_tokens,
-        "article_prompt": args.article_prompt,
-        "max_tokens": args.max_tokens,
-        "cache_bust": not args.no_cache_bust,
-        "concurrency": args.concurrency,
-        "background": args.background,
-        "background_max_tokens": args.background_max_tokens,
-        "request_timeout": args.timeout,
-        "stall_timeout": args.stall_timeout,
-        "gpu": not args.no_gpu,
-        "smi": args.smi,
-        "metrics": not args.no_metrics,
-        "gpu_prefixes": prefixes or {"local": []},
-    }
-    if min(args.runs, args.concurrency, args.max_tokens, args.prompt_tokens) < 1 or args.warmup < 0:
-        raise UsageError(tr("--runs, --concurrency, --max-tokens and --prompt-tokens must be at least 1"))
-    if args.base_url:
-        if not args.model:
-            raise UsageError(tr("--base-url needs --model"))
-        if args.profile:
-            raise UsageError(tr("give --profile or --base-url, not both"))
-        from kvswitch.keys import env_key
-
-        key = env_key(args.api_key_env) if args.api_key_env else None  # checked: no U+200B in a header
-        if args.api_key_env and not key:
-            raise UsageError(tr("${name} is not set").format(name=args.api_key_env))
-        # the key of --api-key-env goes to --base-url's origin only, never to an --endpoint elsewhere
-        return ProbeSettings(
+    try:
+        return settings_for(
+            profile=args.profile,
             base_url=args.base_url,
             model=args.model,
-            api_key=key,
-            key_origins=KeyScope.of(key, [args.base_url]).origins,
-            endpoints=endpoints,
+            api_key_env=args.api_key_env,
             url_convention=args.url_convention,
-            **common,
+            endpoints=endpoints,
+            gpu_prefixes=prefixes,
+            modes=args.modes,
+            routing=args.routing,
+            runs=args.runs,
+            warmup=args.warmup,
+            prompt_tokens=args.prompt_tokens,
+            article_prompt=args.article_prompt,
+            max_tokens=args.max_tokens,
+            cache_bust=not args.no_cache_bust,
+            concurrency=args.concurrency,
+            background=args.background,
+            background_max_tokens=args.background_max_tokens,
+            request_timeout=args.timeout,
+            stall_timeout=args.stall_timeout,
+            gpu=not args.no_gpu,
+            smi=args.smi,
+            metrics=not args.no_metrics,
         )
-    from kvswitch.config import read_config
-    from kvswitch.keys import resolve_key
-
-    config = read_config()
-    name, profile = config.profile(args.profile)
-    for mode, url in mode_endpoints(profile).items():
-        endpoints.setdefault(mode, url)
-    key = resolve_key(name, profile.key)
-    # the profile's key goes only to the addresses the profile names (an --endpoint elsewhere gets none)
-    named = (
-        profile.base_url,
-        profile.split.prefill_base_url,
-        profile.split.decode_base_url,
-        profile.mode_url("merged"),
-        profile.mode_url("split"),
-    )
-    return ProbeSettings(
-        base_url=profile.base_url,
-        model=args.model or profile.model,
-        api_key=key,
-        key_origins=KeyScope.of(key, named).origins,
-        endpoints=endpoints,
-        url_convention=args.url_convention or profile.url_convention,
-        **common,
-    )
-
-
-def mode_endpoints(profile: Any) -> dict[str, str]:
-    """Each mode's own URL, as the clients use it; none when both modes share one URL and the
-    profile sends the ``X-Cache-Mode`` header (the probe then routes by that header)."""
-    merged, split = profile.mode_url("merged"), profile.mode_url("split")
-    if merged == split and profile.mode_header:
-        return {}
-    return {"merged": merged, "split": split}
+    except ProbeSettingsError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
     import threading
 
-    from kvswitch.probe.report import build_report, save_history
-    from kvswitch.probe.runner import estimate, run_probe
+    from kvswitch.probe.api import record, spend
+    from kvswitch.probe.api import run as probe_run
 
     if args.passive:
         return _passive(args)
@@ -298,13 +251,13 @@ def run(args: argparse.Namespace) -> int:
         return _combine(args)
 
     s = settings_from_args(args)
-    requests, tokens, remote = estimate(s)
-    if remote and tokens > ASK_ABOVE_TOKENS and not args.yes:
+    cost = spend(s)
+    if cost.asks_first and not args.yes:
         what = ntr(
             "{count} request, up to {tokens} tokens, to {hosts}",
             "{count} requests, up to {tokens} tokens, to {hosts}",
-            requests,
-        ).format(count=requests, tokens=f"{tokens:,}", hosts=", ".join(remote))
+            cost.requests,
+        ).format(count=cost.requests, tokens=f"{cost.tokens:,}", hosts=", ".join(cost.remote))
         if not sys.stdin.isatty():
             print(
                 tr("kvswitch: this probe sends {what}; run again with --yes to go ahead").format(what=what),
@@ -315,13 +268,6 @@ def run(args: argparse.Namespace) -> int:
         if answer not in ("y", "yes", "是"):
             print(tr("kvswitch: probe not run"), file=sys.stderr)
             return 1
-    switcher = None
-    if s.routing == "switch":
-        from kvswitch.clients import switch_clients
-
-        def switcher(mode: str) -> None:
-            switch_clients(mode)  # type: ignore[arg-type]
-
     tty = sys.stderr.isatty() and args.format == "text"
 
     def progress(done: int, total: int, mode: str) -> None:
@@ -337,22 +283,21 @@ def run(args: argparse.Namespace) -> int:
 
     cancel = threading.Event()
     try:
-        raw = asyncio.run(run_probe(s, progress=progress, cancel=cancel, switcher=switcher))
+        report = probe_run(s, on_progress=progress, cancel=cancel)
     except KeyboardInterrupt:
         cancel.set()
         raise
     if tty:
         print(file=sys.stderr)
-    report = build_report(raw)
     if not args.no_history:
-        save_history(report)
+        record(report)
     failed = sum(m["failures"] for m in report["modes"].values())
     code = 1 if failed or report["cancelled"] else 0
     _show(args, report, code)
     return code
 
 
-def _show(args: argparse.Namespace, report: dict[str, Any], code: int) -> None:
+def _show(args: argparse.Namespace, report: Report, code: int) -> None:
     """The report as text, or as JSON in the envelope (command ``probe``)."""
     if args.format == "json":
         from kvswitch.cli.envelope import dumps
@@ -442,6 +387,7 @@ def _gateway(option: str | None) -> tuple[str, dict[str, str]]:
     from kvswitch.errors import KvswitchError
     from kvswitch.gateway.control import running
     from kvswitch.probe.passive import PassiveError
+    from kvswitch.urls import same_origin
     from kvswitch.validate import InvalidValueError, check_url
 
     if option is None:
@@ -459,7 +405,7 @@ def _gateway(option: str | None) -> tuple[str, dict[str, str]]:
         info = running()
     except KvswitchError:  # the running gateway's control socket cannot be used: only loopback then
         info = None
-    ours = info is not None and _origin(info.url) == _origin(url)
+    ours = info is not None and same_origin(info.url, url)
     if not ours and not is_loopback_url(url):
         from kvswitch.validate import show
 
@@ -470,13 +416,6 @@ def _gateway(option: str | None) -> tuple[str, dict[str, str]]:
             ).format(url=show(url))
         )
     return url, dict(info.upstreams) if ours and info is not None else {}
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    return parts.scheme, (parts.hostname or "").lower(), parts.port
 
 
 def _gateway_token() -> str:
@@ -532,17 +471,6 @@ def _d(value: Any, *path: str) -> Any:
     return value
 
 
-def _ratio(comparison: Any, name: str) -> tuple[float, float, float] | None:
-    """(split/merged, low, high) of a comparison's ratio, or ``None`` where any is missing or
-    not a number."""
-    r, ci = _d(comparison, name), _d(comparison, name, "ci95")
-    if not isinstance(r, dict) or not isinstance(ci, list) or len(ci) != 2:
-        return None
-    value: Any = r.get("split/merged")
-    lo, hi = ci
-    return (value, lo, hi) if all(_f(x) != "–" for x in (value, lo, hi)) else None
-
-
 def _width(text: str) -> int:
     """Columns ``text`` takes in a terminal (a CJK character takes two)."""
     import unicodedata
@@ -579,8 +507,10 @@ def _row(cells: list[str], widths: list[int]) -> str:
     return " ".join(pad(text, width, left=i == 0) for i, (text, width) in enumerate(zip(cells, widths, strict=True)))
 
 
-def render_text(report: dict[str, Any]) -> str:
+def render_text(report: Report | dict[str, Any]) -> str:
     """The report as a table and notes (what the CLI prints), in the user's language."""
+    from kvswitch.probe.comparison import verdict
+
     s = report.get("settings") if isinstance(report.get("settings"), dict) else {}
     assert isinstance(s, dict)
     passive = s.get("passive") is True
@@ -629,23 +559,23 @@ def render_text(report: dict[str, Any]) -> str:
         )
     lines.append("")
     comp = report.get("comparison")
-    if (r := _ratio(comp, "ttft_median_ratio")) is not None:
-        value, lo, hi = r
-        verdict = (
+    comp = comp if isinstance(comp, dict) else {}
+    if (v := verdict(comp.get("ttft_median_ratio"))) is not None:
+        said = (
             tr("split is faster to first token")
-            if hi < 1
+            if v.faster == "split"
             else tr("merged is faster to first token")
-            if lo > 1
+            if v.faster == "merged"
             else tr("no difference the interval can show")
         )
         if passive:
-            verdict += tr(" on this traffic (not a controlled experiment: see the notes)")
+            said += tr(" on this traffic (not a controlled experiment: see the notes)")
         line = tr("TTFT median split/merged: {ratio} (95 % bootstrap interval {low}–{high}): {verdict}")
-        lines.append(line.format(ratio=f"{value:.2f}", low=f"{lo:.2f}", high=f"{hi:.2f}", verdict=verdict))
-    if (r := _ratio(comp, "itl_p99_ratio")) is not None:
+        lines.append(line.format(ratio=f"{v.ratio:.2f}", low=f"{v.low:.2f}", high=f"{v.high:.2f}", verdict=said))
+    if (v := verdict(comp.get("itl_p99_ratio"))) is not None:
         lines.append(
             tr("ITL p99 split/merged: {ratio} (95 % interval {low}–{high})").format(
-                ratio=f"{r[0]:.2f}", low=f"{r[1]:.2f}", high=f"{r[2]:.2f}"
+                ratio=f"{v.ratio:.2f}", low=f"{v.low:.2f}", high=f"{v.high:.2f}"
             )
         )
     lines.append("")
@@ -708,7 +638,7 @@ def _clock(when: Any) -> str:
     return (moment.astimezone() if moment.tzinfo else moment).strftime("%H:%M:%S")
 
 
-def _passive_head(s: dict[str, Any]) -> str:
+def _passive_head(s: Mapping[str, Any]) -> str:
     """The first line of a passive report: which gateway, which window, which APIs."""
     apis = s.get("apis")
     shown = tr("all APIs") if not isinstance(apis, list) else "/".join(map(str, apis))

@@ -47,7 +47,7 @@ def _when(ts: float | None) -> str:
 
 @reports("status")
 def _status(args: argparse.Namespace) -> int:
-    from kvswitch.clients import status
+    from kvswitch.status import status
 
     recover_first()  # first, so the status shows where the files stand, not a half-done switch
     st = status()

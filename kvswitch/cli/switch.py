@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -171,25 +170,32 @@ def _data(
     return data
 
 
-@dataclass(frozen=True)
 class _Told:
     """What became of telling the gateway the mode: running (answered), whether any client is
-    pinned to it, the error when it could not be told."""
+    pinned to it, the error when it could not be told. (A plain class: a dataclass costs its
+    creation on every start of the command.)"""
 
-    running: bool
-    pinned: bool
-    error: str | None = None
+    __slots__ = ("error", "pinned", "running")
+
+    def __init__(self, *, running: bool, pinned: bool, error: str | None = None) -> None:
+        self.running = running
+        self.pinned = pinned
+        self.error = error
 
 
 def _tell_gateway(mode: str) -> _Told:
     """After a switch of every client: a running gateway takes the mode for pinned clients and
     new requests at once; without one, pinned clients get it when it starts."""
+    from kvswitch import paths
     from kvswitch.config import existing_config
     from kvswitch.errors import KvswitchError
-    from kvswitch.gateway.control import tell_mode
 
     config = existing_config()
     pinned = config is not None and any(c.route == "gateway" for c in config.model.clients)
+    if not (paths.dirs().state / "gateway").is_dir():  # control.runtime_dir(): no gateway ever ran here
+        return _Told(running=False, pinned=pinned)
+    from kvswitch.gateway.control import tell_mode
+
     try:
         info = tell_mode(mode)
     except KvswitchError as exc:

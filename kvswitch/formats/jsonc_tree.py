@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from kvswitch.errors import KvswitchError
 from kvswitch.i18n import tr
 
 __all__ = [
@@ -65,12 +66,11 @@ _FIND_MIN = 4096
 """Objects at least this long (in characters) find one key without building all of theirs."""
 
 
-class JsoncSyntaxError(ValueError):
+class JsoncSyntaxError(KvswitchError, ValueError):
     """The text is not valid JSONC; ``offset`` is where the fault is."""
 
     def __init__(self, message: str, offset: int) -> None:
         super().__init__(message)
-        self.message = message
         self.offset = offset
 
 
@@ -396,7 +396,7 @@ def line_col(text: str, offset: int, starts: list[int] | None = None) -> tuple[i
     return line, col
 
 
-class _NotFast(Exception):
+class _NotFast(KvswitchError):
     """The fast path declines; the strict parser decides."""
 
 

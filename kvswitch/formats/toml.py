@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+from kvswitch.errors import KvswitchError
 from kvswitch.formats.jsonc import line_col, line_starts
 from kvswitch.i18n import language, tr
 
@@ -44,12 +45,11 @@ MAX_DEPTH = 100
 _BLANK_END = re.compile(r"\n[ \t]*\r?\n\Z")
 
 
-class TomlSyntaxError(ValueError):
+class TomlSyntaxError(KvswitchError, ValueError):
     """The text is not valid TOML 1.0; ``line``/``column`` are 1-based."""
 
     def __init__(self, message: str, line: int | None, column: int | None) -> None:
         super().__init__(message)
-        self.message = message
         self.line = line
         self.column = column
 
@@ -64,9 +64,11 @@ class KeySpot:
     end: int = -1
 
 
-class _TooDeep(Exception):
+class _TooDeep(KvswitchError):
+    """Nesting deeper than the parser follows, at ``offset`` (caught in this module)."""
+
     def __init__(self, offset: int) -> None:
-        super().__init__(offset)
+        super().__init__(f"nesting too deep at offset {offset}")
         self.offset = offset
 
 
@@ -346,11 +348,7 @@ class TomlDocument:
         with tomlkit. Untouched lines keep their bytes; a replaced scalar keeps its quoting style (literal
         strings stay literal) and its same-line comment in the same column where it fits; a
         new table gets a blank line before and after it; a CRLF file stays CRLF."""
-        import tomlkit
-        from tomlkit.exceptions import TOMLKitError
-
-        from kvswitch.edits import Delete, Insert, Set, apply_to_data
-        from kvswitch.kinds import MISSING, get_path
+        from kvswitch.edits import MISSING, Delete, Insert, Set, apply_to_data, get_path
 
         edits = list(edits)
         for edit in edits:
@@ -385,6 +383,9 @@ class TomlDocument:
                 return verified(
                     TomlDocument(verified(first, apply_to_data(self.data, tuple(top)))).apply(rest), expected
                 )
+        import tomlkit  # only here: the splices above cover a switch's edits
+        from tomlkit.exceptions import TOMLKitError
+
         bom = "\ufeff" if self.text.startswith("\ufeff") else ""
         source = _strip_bom(self.text)
         try:
@@ -425,8 +426,7 @@ class _SpanEditor:
 
     def apply(self, edits: Sequence[Edit]) -> str | None:
         """The edited text (unverified), or ``None`` when these edits are not span edits."""
-        from kvswitch.edits import Set
-        from kvswitch.kinds import MISSING, get_path
+        from kvswitch.edits import MISSING, Set, get_path
 
         if not edits or not all(isinstance(e, Set) and all(isinstance(p, str) for p in e.path) for e in edits):
             return None

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import TYPE_CHECKING, Any, Literal
 
+from kvswitch.errors import KvswitchError
 from kvswitch.literals import CacheMode
 
 if TYPE_CHECKING:
@@ -114,8 +115,11 @@ class Decision:
         return f"{self.mode}; reason=auto; why={self.reason}; new={self.new_tokens}; est={self.estimate}"
 
 
-class _Unread(Exception):
+class _Unread(KvswitchError):
     """The body is not one the decider reads (caught inside :meth:`AutoDecider.decide`)."""
+
+    def __init__(self) -> None:
+        super().__init__("not a body the decider reads")
 
 
 class _Conversation:

@@ -37,11 +37,13 @@ from kvswitch.i18n import tr
 
 if TYPE_CHECKING:
     import asyncio
+    import subprocess
 
     from kvswitch.gateway.server import Gateway
     from kvswitch.gateway.settings import GatewaySettings
 
 __all__ = [
+    "CHILDREN",
     "MAX_LINE",
     "ControlServer",
     "GatewayInfo",
@@ -62,6 +64,9 @@ __all__ = [
     "tell_mode",
     "write_record",
 ]
+
+CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+"""Gateways this interpreter started (``process.detach``), reaped here when they end."""
 
 MAX_LINE = 64 * 1024
 """The longest control line either way (bytes, newline included)."""
@@ -444,9 +449,7 @@ def _wait_gone(pid: int, start_time: int | None, timeout: float) -> bool:
 
 def _reap(pid: int) -> None:
     """Collect an ended gateway this process started (``process.detach``), so no zombie stays."""
-    from kvswitch.gateway import process
-
-    child = process.CHILDREN.pop(pid, None)
+    child = CHILDREN.pop(pid, None)
     if child is not None:
         with contextlib.suppress(Exception):
             child.wait(1.0)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from kvswitch import procs
 from kvswitch.gateway import control
-from kvswitch.gateway.control import GatewayInfo
+from kvswitch.gateway.control import CHILDREN, GatewayInfo
 from kvswitch.gateway.errors import GatewayError
 from kvswitch.i18n import language, tr
 
@@ -32,9 +32,6 @@ if TYPE_CHECKING:
     from kvswitch.gateway.settings import GatewaySettings
 
 __all__ = ["CHILDREN", "detach", "log_path", "serve"]
-
-CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
-"""Gateways this interpreter started with :func:`detach` (reaped when they end)."""
 
 START_TIMEOUT = 30.0
 """Seconds a detached gateway has to answer on its control socket."""

@@ -41,6 +41,7 @@ import aiohttp
 from aiohttp import web
 from yarl import URL
 
+from kvswitch.errors import KvswitchError
 from kvswitch.first_token import StreamClock
 from kvswitch.gateway.apis import Api, api_of, error_body, error_event, has_error_shape
 from kvswitch.gateway.auto import AutoDecider, Decision
@@ -102,7 +103,7 @@ _HOP = HOP_BY_HOP | {"authorization", "x-api-key", "cookie", MODE_HEADER.lower()
 _log = logging.getLogger("kvswitch.gateway")
 
 
-class _Answer(Exception):
+class _Answer(KvswitchError):
     """A request the gateway answers itself, in the API's own error shape."""
 
     def __init__(

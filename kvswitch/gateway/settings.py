@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
+from kvswitch import urls
 from kvswitch.literals import CacheMode
 
 if TYPE_CHECKING:
@@ -57,8 +58,7 @@ class GatewaySettings:
 
 def api_base(profile: Profile, mode: CacheMode) -> str:
     """The URL a mode's requests go under (``…/v1``), from the profile's URL convention."""
-    url = profile.mode_url(mode).rstrip("/")
-    return url if profile.url_convention == "includes-v1" else f"{url}/v1"
+    return urls.api_base(profile.mode_url(mode), profile.url_convention)
 
 
 def settings_from_config(

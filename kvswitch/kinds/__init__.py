@@ -48,6 +48,7 @@ __all__ = [
     "canonical",
     "choices",
     "client_kind",
+    "default_client_paths",
     "detect_kind",
     "get_kind",
     "get_path",
@@ -124,13 +125,29 @@ def client_kind(name: str) -> ClientKind:
 
 
 def kind_of(cf: Any) -> ClientKind:
-    """The kind of a parsed file (:class:`kvswitch.document.ConfigFile`)."""
+    """The kind of a parsed file (:class:`kvswitch.config_file.ConfigFile`)."""
     return get_kind(cf.kind)
 
 
 def all_kinds(*, clients_only: bool = False) -> list[ClientKind]:
     """Every registered kind, in registration order."""
     return [k for k in _KINDS.values() if k.client or not clients_only]
+
+
+def default_client_paths() -> dict[str, Path]:
+    """Where each client kind usually keeps its user-level file (``HOME``, ``XDG_CONFIG_HOME``
+    and the clients' own variables such as ``CODEX_HOME`` followed)."""
+    import os
+
+    from kvswitch.paths import user_dirs
+
+    home, xdg = user_dirs()
+    out = {}
+    for kind in all_kinds(clients_only=True):
+        found = kind.default_paths(home, xdg, os.environ)
+        if found:
+            out[kind.id] = found[0]
+    return out
 
 
 def choices(*, clients_only: bool = False) -> list[str]:

@@ -14,7 +14,7 @@ from kvswitch.i18n import tr
 from kvswitch.kinds.base import ClientKind, KeyPath, ModeDefaults, RenderInput, SwitchPlan, get_path
 
 if TYPE_CHECKING:
-    from kvswitch.document import ConfigFile
+    from kvswitch.config_file import ConfigFile
     from kvswitch.edits import Edit
 
 __all__ = ["ArticleKind", "desired_values", "endpoints", "json_value"]

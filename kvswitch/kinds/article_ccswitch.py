@@ -28,7 +28,7 @@ from kvswitch.kinds.base import (
 )
 
 if TYPE_CHECKING:
-    from kvswitch.document import ConfigFile
+    from kvswitch.config_file import ConfigFile
     from kvswitch.edits import Edit
 
 __all__ = ["FIELDS", "ArticleCCSwitch"]

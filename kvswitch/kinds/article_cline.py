@@ -35,7 +35,7 @@ from kvswitch.literals import CLINE_MERGED_ONLY as MERGED_ONLY
 from kvswitch.literals import CLINE_SPLIT_ONLY as SPLIT_ONLY
 
 if TYPE_CHECKING:
-    from kvswitch.document import ConfigFile
+    from kvswitch.config_file import ConfigFile
     from kvswitch.edits import Edit
     from kvswitch.state import Remembered
 

@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from kvswitch.edits import MISSING, KeyPath, get_path
 from kvswitch.i18n import tr
 
 if TYPE_CHECKING:
-    from kvswitch.document import ConfigFile
+    from kvswitch.config_file import ConfigFile
     from kvswitch.edits import Edit
     from kvswitch.literals import CacheMode
     from kvswitch.state import Remembered
@@ -47,7 +48,6 @@ __all__ = [
     "mode_defaults",
 ]
 
-KeyPath = tuple[str | int, ...]
 TakesEffect = Literal["now", "next session", "next start"]
 
 NEAR_MISS = 0.75
@@ -70,31 +70,6 @@ COMMON_FIELDS: tuple[str, ...] = (
     *(f"request.{k}" for k in _REQUEST_KEYS),
 )
 """The common names a field map may use (the parts of :class:`kvswitch.models.ClientConfig`)."""
-
-
-class _Missing:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
-"""What :func:`get_path` returns for a path the data does not have."""
-
-
-def get_path(data: Any, path: KeyPath) -> Any:
-    """The value at ``path`` or :data:`MISSING`."""
-    for part in path:
-        if isinstance(data, dict):
-            if part not in data:
-                return MISSING
-            data = data[part]
-        elif isinstance(data, list) and isinstance(part, int) and -len(data) <= part < len(data):
-            data = data[part]
-        else:
-            return MISSING
-    return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +160,7 @@ class ClientKind:
     """The protocol every kind implements; defaults suit a JSON file of a real client.
 
     Subclasses set the class attributes and override what differs. Methods take parsed files
-    (:class:`kvswitch.document.ConfigFile`) and return plain data or edits; none writes."""
+    (:class:`kvswitch.config_file.ConfigFile`) and return plain data or edits; none writes."""
 
     id: ClassVar[str]
     """The id in kvswitch.toml (``kind = "claude-code"``) and on the command line."""
@@ -335,7 +310,7 @@ class ClientKind:
 
     def new_file(self, path: Path | None) -> ConfigFile:
         """The file as it is before kvswitch first writes it: empty, in the kind's format."""
-        from kvswitch.document import ConfigFile
+        from kvswitch.config_file import ConfigFile
         from kvswitch.formats.jsonc import JsoncDocument
         from kvswitch.formats.toml import TomlDocument
 

@@ -21,7 +21,7 @@ from kvswitch.kinds.base import MISSING, ClientSettings, KeyPath, RenderInput, g
 from kvswitch.kinds.real import PROVIDER_ID, RealKind, text_value
 
 if TYPE_CHECKING:
-    from kvswitch.document import ConfigFile
+    from kvswitch.config_file import ConfigFile
     from kvswitch.edits import Edit
 
 __all__ = ["Codex"]

@@ -18,7 +18,7 @@ from kvswitch.kinds.base import MISSING, MODE_HEADER, ClientSettings, KeyPath, R
 from kvswitch.kinds.real import PROVIDER_ID, RealKind, text_value
 
 if TYPE_CHECKING:
-    from kvswitch.document import ConfigFile
+    from kvswitch.config_file import ConfigFile
     from kvswitch.edits import Edit
 
 __all__ = ["OpenCode"]

@@ -17,7 +17,7 @@ from kvswitch.kinds.base import KeyPath, RenderInput, get_path
 from kvswitch.kinds.real import RealKind
 
 if TYPE_CHECKING:
-    from kvswitch.document import ConfigFile
+    from kvswitch.config_file import ConfigFile
     from kvswitch.edits import Edit
 
 __all__ = ["QwenCode"]

@@ -42,6 +42,7 @@ from types import TracebackType
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from kvswitch.errors import KvswitchError
 from kvswitch.i18n import tr
 
 __all__ = ["LlamaServer", "LlamaServerError", "available", "main", "terminate"]
@@ -66,7 +67,7 @@ def available() -> bool:
     return importlib.util.find_spec("xllamacpp") is not None
 
 
-class LlamaServerError(RuntimeError):
+class LlamaServerError(KvswitchError, RuntimeError):
     """The server did not come up (the message carries the end of its log)."""
 
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kvswitch.prompts import PROBE_WORDS
+
 __all__ = ["CHATML_TEMPLATE", "PRESETS", "SPECIAL_TOKENS", "WORDS", "ModelShape", "make_model", "vocabulary"]
 
 SPM_SPACE = "\u2581"
@@ -45,7 +47,7 @@ CHATML_TEMPLATE = (
 )
 
 # About 540 plain English words, plus the words kvswitch's probe builds its prompts from
-# (kvswitch.probe.runner), so that a probe prompt of N words is about N tokens.
+# (kvswitch.prompts), so that a probe prompt of N words is about N tokens.
 _WORD_TEXT = """
 a about above across act add after again against age ago air all almost alone along already
 also always am among an and animal another answer any appear are area arm around art as ask at
@@ -78,11 +80,10 @@ to today together told too took top toward town tree true try turn two under unt
 use very voice wait walk wall want war warm was watch water way we week well went were west
 what when where which while white who whole why wide will wind window winter with without woman
 wonder wood word work world would write year yes yet you young your
-cache prefill decode token batch chunk layer model server prompt stream memory transfer latency
-request engine kernel tensor vector matrix attention query key value block
-hello switch split merged slot
 """
-WORDS: tuple[str, ...] = tuple(dict.fromkeys(_WORD_TEXT.split()))
+WORDS: tuple[str, ...] = tuple(
+    dict.fromkeys([*_WORD_TEXT.split(), *PROBE_WORDS, "hello", "switch", "split", "merged", "slot"])
+)
 
 
 @dataclass(frozen=True)

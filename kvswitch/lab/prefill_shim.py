@@ -157,7 +157,7 @@ class PrefillShim:
             return json_response(502, _error(message, 502, "upstream_error"))
 
 
-class _Refused(Exception):
+class _Refused(KvswitchError):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status

@@ -128,7 +128,7 @@ class RouterError(KvswitchError):
     """The router cannot start as asked (an upstream that is not a plain ``http://host:port``)."""
 
 
-class _Refused(Exception):
+class _Refused(KvswitchError):
     """A request the router answers itself with ``status`` (and, for a malformed one, closes)."""
 
     def __init__(self, status: int, message: str) -> None:
@@ -136,7 +136,7 @@ class _Refused(Exception):
         self.status = status
 
 
-class _Upstream(Exception):
+class _Upstream(KvswitchError):
     """A server could not be reached, or answered unreadably (502)."""
 
 

@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from kvswitch.errors import KvswitchError
@@ -28,7 +28,9 @@ from kvswitch.gateway.live import is_int as _int
 from kvswitch.gateway.live import is_number as _number
 from kvswitch.gateway.live import samples_answer
 from kvswitch.i18n import N_, ntr, tr
-from kvswitch.probe.stats import percentile, ratio_interval, summarize
+from kvswitch.probe.comparison import compare
+from kvswitch.probe.shapes import Comparison, Report
+from kvswitch.probe.stats import summarize
 
 __all__ = [
     "APIS",
@@ -350,7 +352,7 @@ def _figures(samples: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def build_passive_report(w: Watched, s: PassiveSettings) -> dict[str, Any]:
+def build_passive_report(w: Watched, s: PassiveSettings) -> Report:
     """A JSON-ready probe report of what ``w`` saw: ``modes`` (with ``apis``: the same figures per
     API, and ``routes``: how the gateway chose the mode), ``comparison``, ``notes``; strict JSON,
     the token nowhere."""
@@ -384,19 +386,15 @@ def build_passive_report(w: Watched, s: PassiveSettings) -> dict[str, Any]:
                 for api in sorted({x["api"] for x in mine})
             },
         }
-    comparison: dict[str, Any] = {}
+    comparison: Comparison = {}
     if "merged" in modes and "split" in modes:
-        ci = ratio_interval(modes["split"]["ttft_samples_ms"], modes["merged"]["ttft_samples_ms"])
-        if ci:
-            comparison["ttft_median_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
         itl = {
             m: _ms([g for x in w.samples if x["mode"] == m and x["outcome"] == "ok" for g in x["itl"]])
             for m in ("split", "merged")
         }
-        if itl["split"] and itl["merged"] and percentile(itl["merged"], 99) > 0:
-            ci = ratio_interval(itl["split"], itl["merged"], stat="p99")
-            if ci:
-                comparison["itl_p99_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
+        comparison = compare(
+            modes["split"]["ttft_samples_ms"], modes["merged"]["ttft_samples_ms"], itl["split"], itl["merged"]
+        )
     notes = [tr(PASSIVE_NOTE), tr(GATEWAY_TTFT)]
     notes += [
         tr("{mode}: no requests in the window, so nothing to show or compare for it").format(mode=m)
@@ -480,7 +478,7 @@ def build_passive_report(w: Watched, s: PassiveSettings) -> dict[str, Any]:
     }
     from kvswitch.redact import Redactor
 
-    return finite(Redactor([s.token]).data(report))  # type: ignore[no-any-return]
+    return cast("Report", finite(Redactor([s.token]).data(report)))
 
 
 def run_passive(
@@ -488,7 +486,7 @@ def run_passive(
     *,
     cancel: threading.Event | None = None,
     progress: Callable[[Watched, float | None], None] | None = None,
-) -> dict[str, Any]:
+) -> Report:
     """:func:`watch`, then :func:`build_passive_report`; :class:`NoTrafficError` (saying what the
     window was) when no answer of the chosen modes and APIs passed."""
     w = watch(s, cancel=cancel, progress=progress)

@@ -7,11 +7,14 @@ import json
 import math
 import time
 from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from kvswitch.i18n import N_, tr
-from kvswitch.probe.stats import percentile, ratio_interval, summarize
+from kvswitch.probe.comparison import compare
+from kvswitch.probe.shapes import Comparison, Report
+from kvswitch.probe.stats import summarize
 from kvswitch.times import iso_utc
 
 __all__ = [
@@ -68,7 +71,7 @@ def finite(value: Any) -> Any:
     return value
 
 
-def dumps(report: dict[str, Any], *, indent: int | None = None) -> str:
+def dumps(report: Mapping[str, Any], *, indent: int | None = None) -> str:
     """A report as strict JSON: non-finite numbers become ``null``, never a bare ``NaN``."""
     return json.dumps(finite(report), ensure_ascii=False, indent=indent, allow_nan=False)
 
@@ -98,7 +101,7 @@ def gpu_timeline(samples: list[Any], max_points: int = TIMELINE_POINTS) -> list[
     return out
 
 
-def build_report(raw: dict[str, Any]) -> dict[str, Any]:
+def build_report(raw: dict[str, Any]) -> Report:
     """A JSON-ready report from :func:`kvswitch.probe.runner.run_probe`'s output: no key of the
     run in any form (every string redacted), no NaN or infinity (``None`` instead)."""
     from kvswitch.probe.runner import metric_deltas, redactor
@@ -139,22 +142,15 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
             "metrics": metric_deltas(raw["scraped"][mode]),
             "ttft_samples_ms": _ms([r.ttft for r in ok if r.ttft is not None]),
         }
-    comparison: dict[str, Any] = {}
+    comparison: Comparison = {}
     if "merged" in modes and "split" in modes:
-        t_split, t_merged = modes["split"]["ttft_samples_ms"], modes["merged"]["ttft_samples_ms"]
-        ci = ratio_interval(t_split, t_merged)
-        if ci:
-            comparison["ttft_median_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
         itl_s = [g * 1000 for r in results if r.mode == "split" and r.ok for g in r.itl] or raw["background_itl"][
             "split"
         ]
         itl_m = [g * 1000 for r in results if r.mode == "merged" and r.ok for g in r.itl] or raw["background_itl"][
             "merged"
         ]
-        if itl_s and itl_m and percentile(itl_m, 99) > 0:
-            ci = ratio_interval(itl_s, itl_m, stat="p99")
-            if ci:
-                comparison["itl_p99_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
+        comparison = compare(modes["split"]["ttft_samples_ms"], modes["merged"]["ttft_samples_ms"], itl_s, itl_m)
     notes = [tr(TTFT_DEFINITION)]
     if not gpu.unavailable:
         notes.append(tr(MEMORY_NOTE))
@@ -220,10 +216,10 @@ def build_report(raw: dict[str, Any]) -> dict[str, Any]:
         "comparison": comparison,
         "notes": notes,
     }
-    return finite(redactor(s).data(report))  # type: ignore[no-any-return]
+    return cast("Report", finite(redactor(s).data(report)))
 
 
-def export_report(report: dict[str, Any], path: Any) -> None:
+def export_report(report: Mapping[str, Any], path: Any) -> None:
     """Write ``report`` as indented JSON (UTF-8) to ``path``, atomically; an existing file is
     replaced whole or not at all."""
     from pathlib import Path
@@ -234,7 +230,7 @@ def export_report(report: dict[str, Any], path: Any) -> None:
     atomic_write(Path(path), data, backup=False)
 
 
-def combine_reports(reports: list[Any]) -> dict[str, Any]:
+def combine_reports(reports: list[Any]) -> Report:
     """One side-by-side report from reports of single modes taken apart (e.g. after switching a
     deployment between them): modes gathered, the comparison recomputed from the samples. Each
     report may be a bare report or ``kvswitch probe --format json``'s envelope, of this version or
@@ -273,9 +269,7 @@ def combine_reports(reports: list[Any]) -> dict[str, Any]:
         "combined_from": [r.get("time") for r in reports],
     }
     if "merged" in modes and "split" in modes:
-        ci = ratio_interval(modes["split"]["ttft_samples_ms"], modes["merged"]["ttft_samples_ms"])
-        if ci:
-            combined["comparison"]["ttft_median_ratio"] = {"split/merged": ci[0], "ci95": [ci[1], ci[2]]}
+        combined["comparison"] = compare(modes["split"]["ttft_samples_ms"], modes["merged"]["ttft_samples_ms"])
     notes = [n for r in reports for n in _list(r.get("notes")) if isinstance(n, str)]
     combined["notes"] = list(
         dict.fromkeys(
@@ -288,7 +282,7 @@ def combine_reports(reports: list[Any]) -> dict[str, Any]:
             ]
         )
     )
-    return finite(combined)  # type: ignore[no-any-return]
+    return cast("Report", finite(combined))
 
 
 def _list(value: Any) -> list[Any]:
@@ -367,14 +361,14 @@ def history_path() -> Any:
     return paths.dirs().history / "probe.jsonl"
 
 
-def save_history(report: dict[str, Any]) -> None:
+def save_history(report: Mapping[str, Any]) -> None:
     """Append the report (one JSON line, no envelope) to ``<history>/probe.jsonl``."""
     from kvswitch.io import append_private
 
     append_private(history_path(), (dumps(report) + "\n").encode("utf-8"))
 
 
-def load_history(limit: int = 50) -> list[dict[str, Any]]:
+def load_history(limit: int = 50) -> list[Report]:
     """The latest reports, newest last, each in this version's shape (:func:`normalize_report`:
     lines an older kvswitch wrote, and enveloped lines, read the same); lines that are not
     reports are skipped."""
@@ -382,12 +376,12 @@ def load_history(limit: int = 50) -> list[dict[str, Any]]:
         lines = history_path().read_text(encoding="utf-8").splitlines()
     except OSError:
         return []
-    out = []
+    out: list[Report] = []
     for line in lines[-limit:]:
         try:
             report = normalize_report(json.loads(line))
         except ValueError:
             continue
         if isinstance(report, dict):
-            out.append(report)
+            out.append(cast("Report", report))
     return out

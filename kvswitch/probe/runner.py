@@ -18,6 +18,8 @@ from kvswitch.key_scope import KeyScope, Origin
 from kvswitch.probe.client import RequestResult, chat_body, stream_chat
 from kvswitch.probe.gpu import GpuSampler
 from kvswitch.probe.metrics import MetricsSnapshot, deltas, scrape
+from kvswitch.prompts import PROBE_WORDS, filler
+from kvswitch.urls import chat_url  # re-exported: the probe's API
 
 __all__ = [
     "ARTICLE_PROMPT",
@@ -33,34 +35,7 @@ __all__ = [
 ARTICLE_PROMPT = "请用 200 字解释 Transformer 中 KV Cache 的作用。" * 8
 """The source article's long prompt: one question repeated 8 times (S-21)."""
 
-_WORDS = [
-    "cache",
-    "prefill",
-    "decode",
-    "token",
-    "batch",
-    "chunk",
-    "layer",
-    "model",
-    "server",
-    "prompt",
-    "stream",
-    "memory",
-    "transfer",
-    "latency",
-    "request",
-    "engine",
-    "kernel",
-    "tensor",
-    "vector",
-    "matrix",
-    "attention",
-    "head",
-    "query",
-    "key",
-    "value",
-    "block",
-]
+_WORDS = PROBE_WORDS  # the prompt vocabulary lives in kvswitch.prompts
 
 Routing = Literal["auto", "header", "endpoint", "switch"]
 
@@ -125,15 +100,6 @@ def redactor(s: ProbeSettings) -> Any:
     return Redactor([s.api_key])
 
 
-def chat_url(base_url: str, convention: str | None = None) -> str:
-    """The chat completions URL: ``…/api`` + ``/v1/chat/completions`` (append-v1) or a base
-    that ends in ``/v1`` + ``/chat/completions`` (includes-v1); detected when not given."""
-    base = base_url.rstrip("/")
-    if convention is None:
-        convention = "includes-v1" if base.endswith("/v1") else "append-v1"
-    return base + ("/chat/completions" if convention == "includes-v1" else "/v1/chat/completions")
-
-
 def resolve_routes(s: ProbeSettings) -> dict[str, Route]:
     """Per-mode endpoints where given, else the ``X-Cache-Mode`` header on the one base URL
     (D-9); ``switch`` routing flips the registered clients before each mode's runs."""
@@ -162,11 +128,7 @@ def resolve_routes(s: ProbeSettings) -> dict[str, Route]:
 def make_prompt(s: ProbeSettings, nonce: str | None) -> str:
     """The prompt: the article's (S-21) or about ``prompt_tokens`` words; a cache-busting
     nonce goes at the very start, where prefix caches match (S-28)."""
-    body = (
-        ARTICLE_PROMPT
-        if s.article_prompt
-        else " ".join(_WORDS[(i * 7 + s.seed) % len(_WORDS)] for i in range(max(1, s.prompt_tokens)))
-    )
+    body = ARTICLE_PROMPT if s.article_prompt else filler(s.prompt_tokens, s.seed)
     return f"[{nonce}] {body}" if nonce else body
 
 

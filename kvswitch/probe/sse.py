@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvswitch.errors import KvswitchError
 from kvswitch.i18n import tr
 
 __all__ = ["MAX_EVENT", "MAX_LINE", "SSEError", "SSEEvent", "SSEParser"]
@@ -25,7 +26,7 @@ MAX_EVENT = 4 << 20
 """The most ``data`` (characters, over all its lines) one event may carry."""
 
 
-class SSEError(ValueError):
+class SSEError(KvswitchError, ValueError):
     """The stream broke a limit (a line or an event too long): the request fails with this reason."""
 
 

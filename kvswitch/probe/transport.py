@@ -8,7 +8,7 @@ newest last) and when the request was written (``"kvswitch.sent"``), decodes chu
 with plain buffer scans, and keeps connections alive per origin. The probe still speaks httpx
 (requests, responses, errors); only the wire work is done here.
 
-It is also how ``kvswitch doctor`` talks (:func:`kvswitch.network.async_client`), so both honour
+It is also how ``kvswitch doctor`` talks (:func:`async_client`), so both honour
 the same proxies (an ``http://`` target forwarded by the proxy, an ``https://`` one tunnelled
 through it with ``CONNECT``; loopback targets always direct) and trust the same certificates:
 :mod:`kvswitch.network` decides both, from the environment as it was when the transport was made.
@@ -31,12 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from kvswitch.errors import KvswitchError
 from kvswitch.i18n import tr
 
 if TYPE_CHECKING:
     from kvswitch.network import Proxy
 
-__all__ = ["MAX_BODY", "MAX_HEAD", "BadResponse", "StampedTransport"]
+__all__ = ["MAX_BODY", "MAX_HEAD", "BadResponse", "StampedTransport", "async_client"]
 
 _READ = 65536
 MAX_HEAD = 64 * 1024
@@ -52,8 +53,13 @@ _DIGITS = re.compile(r"[0-9]{1,18}")
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
 
 
-class BadResponse(httpx.RemoteProtocolError):
-    """A response that breaks HTTP/1.1 framing or one of the transport's caps."""
+class BadResponse(KvswitchError, httpx.RemoteProtocolError):
+    """A response that breaks HTTP/1.1 framing or one of the transport's caps (also an
+    ``httpx.RemoteProtocolError``, for code that handles httpx's errors)."""
+
+    def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
+        super().__init__(message)
+        self._request = request  # httpx.RequestError's own slot: what ``.request`` gives
 
 
 class _Conn:
@@ -475,3 +481,12 @@ def _head(block: bytes) -> tuple[int, list[tuple[str, str]], int | None, bool, b
     if status in (204, 304) or 100 <= status < 200:
         length, chunked = 0, False
     return status, headers, length, chunked, keep
+
+
+def async_client(*, timeout: float | None, **transport: Any) -> httpx.AsyncClient:
+    """The ``httpx.AsyncClient`` probe and doctor talk through: the stamped transport with
+    :mod:`kvswitch.network`'s proxy and certificate policy, no redirects followed, nothing else
+    read from the environment (``transport`` options go to :class:`StampedTransport`)."""
+    return httpx.AsyncClient(
+        transport=StampedTransport(**transport), timeout=timeout, trust_env=False, follow_redirects=False
+    )

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from kvswitch.testing.sse_server import SSEServer
+from kvswitch_gui import probe_jobs
 from kvswitch_gui import probe_window as pw
 from kvswitch_gui.charts import GpuMemoryChart, TtftChart, nice_ticks
 from kvswitch_gui.probe_window import ProbeWindow
@@ -423,10 +424,10 @@ def test_the_window_names_each_modes_url_of_the_active_profile() -> None:
         'model = "m"\nkey = "none"\n'
     )
     path.write_text(text, encoding="utf-8")
-    assert pw.load_state()["profile"] == "p: m @ http://127.0.0.1:8000/v1"
+    assert probe_jobs.load_state()["profile"] == "p: m @ http://127.0.0.1:8000/v1"
     path.write_text(
         text + '\n[profiles.p.merged]\nurl = "http://127.0.0.1:8100/v1"\n\n'
         '[profiles.p.split]\nurl = "http://127.0.0.1:8200/v1"\n',
         encoding="utf-8",
     )
-    assert pw.load_state()["profile"] == ("p: m @ http://127.0.0.1:8100/v1 (split: http://127.0.0.1:8200/v1)")
+    assert probe_jobs.load_state()["profile"] == ("p: m @ http://127.0.0.1:8100/v1 (split: http://127.0.0.1:8200/v1)")

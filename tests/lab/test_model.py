@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kvswitch.lab.llama import LlamaServer
-from kvswitch.probe.runner import _WORDS as PROBE_WORDS
+from kvswitch.prompts import PROBE_WORDS
 from tests.lab.conftest import require_lab
 from tests.lab.support import http_post
 

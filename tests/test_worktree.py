@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kvswitch.clients import in_git_work_tree
+from kvswitch.worktree import in_git_work_tree
 
 
 @pytest.fixture
