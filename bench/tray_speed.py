@@ -7,8 +7,9 @@ both client files written.
 Start and idle: ``python -m kvswitch_gui`` as its own process on Xvfb with trayer (the real
 tray host of tests/gui/test_real_tray.py), beside a bare PySide6 app that shows one
 QSystemTrayIcon and nothing else, for scale. "Icon" is the moment the icon is embedded and
-laid out in trayer's panel; "state" the moment its pixels show the merged shape (the client
-files read). Idle: RSS and CPU over 5 s, three seconds after the state showed.
+laid out in trayer's panel (the app shows it, grey, before it loads its menu and the library);
+"state" the moment its pixels show the merged shape (the client files read). Idle: RSS and
+CPU over 5 s, three seconds after the state showed. Goal: icon ≤ 1.3 × the bare app's.
 
 Click: in this process, Qt offscreen, the tray's Mode ▸ Merged/Split action triggered (what a
 click does) with the watcher on, timed until both files on disk hold the new mode; beside it the
@@ -194,6 +195,10 @@ def main() -> int:
     try:
         files = make_sandbox(work / "sandbox")
         env = {**os.environ, **sandbox_env(work / "sandbox")}
+        # the apps' bytecode cached (in this run's folder), as an installed kvswitch has it: under
+        # PYTHONDONTWRITEBYTECODE every start would compile kvswitch's modules again
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
         os.environ.update(sandbox_env(work / "sandbox"))
         med = statistics.median
         missing = [t for t in TOOLS if shutil.which(t) is None]
@@ -205,7 +210,7 @@ def main() -> int:
             print(
                 f"  kvswitch-tray: icon in the tray          {med(s['icon']) * 1e3:7.0f} ms"
                 f"   (bare PySide6 tray icon {med(s['bare_icon']) * 1e3:5.0f} ms;"
-                f" ratio {med(s['icon']) / med(s['bare_icon']):.2f})"
+                f" ratio {med(s['icon']) / med(s['bare_icon']):.2f}; goal ≤ 1.3)"
             )
             print(f"  kvswitch-tray: icon shows the state      {med(s['state']) * 1e3:7.0f} ms")
             print(f"idle, {IDLE_WAIT_S:.0f} s after start, over {IDLE_SPAN_S:.0f} s")

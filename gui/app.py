@@ -3,7 +3,9 @@
 One instance per kvswitch home: a ``QLockFile`` in kvswitch's state directory, and a
 ``QLocalServer`` through which a second start asks the first to come to the front before it
 says so and exits 1. With a system tray the app lives in it (closing a window does not quit);
-without one (offscreen Qt, a desktop with no tray) a small window holds the same actions.
+without one (offscreen Qt, a desktop with no tray) a small window holds the same actions. The
+icon shows first, grey, as soon as the lock is held: the language, the options and the
+controller (its menu, the library, the state) load after it.
 
 A session can start the app before its panel: then the app waits for a tray (``--tray-wait``,
 30 s by default) showing nothing, docks its icon as soon as one appears, and opens the window
@@ -16,25 +18,26 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import os
-import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import QCoreApplication, QEvent, QLockFile, QObject, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QLockFile, QObject, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QIcon
-from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from kvswitch import paths
 from kvswitch_gui.collector import collecting_on_gui_thread
 from kvswitch_gui.desktop import APP_ID, HICOLOR, ICON_NAME
-from kvswitch_gui.tray import NO_DETECT_ENV, NO_WATCH_ENV, TrayController
+
+if TYPE_CHECKING:
+    from PySide6.QtNetwork import QLocalServer
+
+    from kvswitch_gui.tray import TrayController
 
 __all__ = ["TRAY_WAIT_S", "Docking", "SingleInstance", "app_icon", "main"]
 
@@ -56,24 +59,39 @@ class SingleInstance(QObject):
         super().__init__(parent)
         state = state_dir or paths.dirs().state
         self.lock_path = state / "tray.lock"
-        digest = hashlib.sha256(str(state.absolute()).encode()).hexdigest()[:12]
-        self.server_name = f"kvswitch-tray-{os.getuid()}-{digest}"
+        self._state = state
         self._lock = QLockFile(str(self.lock_path))
         self._lock.setStaleLockTime(0)  # never by age; a lock whose process is gone is stale
         self._server: QLocalServer | None = None
 
-    def acquire(self) -> bool:
-        """Take the lock and listen; False when another instance holds it."""
+    @property
+    def server_name(self) -> str:
+        """The local socket's name: this user's, this kvswitch home's (read once the icon shows)."""
+        import hashlib
+
+        digest = hashlib.sha256(str(self._state.absolute()).encode()).hexdigest()[:12]
+        return f"kvswitch-tray-{os.getuid()}-{digest}"
+
+    def acquire(self, listen: bool = True) -> bool:
+        """Take the lock and (unless ``listen`` is False: :meth:`listen` later) listen; False
+        when another instance holds it."""
         self.lock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not self._lock.tryLock(100):
             return False
+        if listen:
+            self.listen()
+        return True
+
+    def listen(self) -> None:
+        """Answer later starts (:attr:`raise_requested`); the lock is held (:meth:`acquire`)."""
+        from PySide6.QtNetwork import QLocalServer  # loaded once the icon shows: it costs a start
+
         QLocalServer.removeServer(self.server_name)  # a socket left by a crashed instance
         server = QLocalServer(self)
         server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         server.newConnection.connect(self._on_connection)
         server.listen(self.server_name)
         self._server = server
-        return True
 
     def holder(self) -> str:
         """Who holds the lock, for the message of a second start."""
@@ -85,6 +103,8 @@ class SingleInstance(QObject):
 
     def ask_first_to_raise(self, timeout_ms: int = 1000) -> bool:
         """Ask the running instance to come to the front; False when it does not answer."""
+        from PySide6.QtNetwork import QLocalSocket
+
         sock = QLocalSocket()
         sock.connectToServer(self.server_name)
         if not sock.waitForConnected(timeout_ms):
@@ -267,6 +287,8 @@ def _seconds(text: str) -> float:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from kvswitch_gui.actions import NO_WATCH_ENV  # read once the icon shows, as the rest
+
     translate = QCoreApplication.translate
     p = argparse.ArgumentParser(
         prog=APP_ID,
@@ -322,16 +344,46 @@ def app_icon() -> QIcon:
 
 
 def _set_up(app: QCoreApplication) -> None:
-    """Names, the desktop file, the icon, and the user's language (the tray's setting, else the
-    library's choice: :func:`kvswitch_gui.translations.install_translator`)."""
-    from kvswitch_gui.translations import install_translator
+    """Names, the desktop file and the user's language (:func:`_name`, :func:`_language`)."""
+    _name(app)
+    _language(app)
 
+
+def _name(app: QCoreApplication) -> None:
+    """The app's names and desktop file (the tray icon's window is named by them). The windows'
+    icon comes once the tray icon shows (:func:`app_icon`)."""
     app.setApplicationName("kvswitch")
     if isinstance(app, QGuiApplication):
         app.setApplicationDisplayName("kvswitch")
         app.setDesktopFileName(APP_ID)
-        app.setWindowIcon(app_icon())
+
+
+def _language(app: QCoreApplication) -> None:
+    """The user's language: the tray's setting, else the library's choice
+    (:func:`kvswitch_gui.translations.install_translator`)."""
+    from kvswitch_gui.translations import install_translator
+
     install_translator(app)
+
+
+def _docks_at_once(args: Sequence[str]) -> bool:
+    """The app goes to the tray straight away (as :class:`Docking` decides it, ``--window``
+    read ahead of the options): there is one, on a platform that docks."""
+    return (
+        "--window" not in args
+        and QGuiApplication.platformName() not in NO_TRAY_PLATFORMS
+        and QSystemTrayIcon.isSystemTrayAvailable()
+    )
+
+
+def _first_icon() -> QSystemTrayIcon:
+    """The tray icon, shown at once in the grey "nothing read yet" shape; the controller (its
+    menu, the library, the state) loads after it and takes it over."""
+    from kvswitch_gui.icons import mode_icon
+
+    icon = QSystemTrayIcon(mode_icon(None))
+    icon.show()  # the dock request leaves at once: the tray host embeds it while the rest loads
+    return icon
 
 
 def _early(argv: Sequence[str]) -> bool:
@@ -346,6 +398,8 @@ def _ctrl_c_quits(app: QApplication) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    import signal
+
     previous = signal.signal(signal.SIGINT, lambda *_: app.quit())
     timer = QTimer()
     timer.timeout.connect(lambda: None)  # wakes Python up so the handler runs
@@ -365,19 +419,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         core = QCoreApplication.instance() or QCoreApplication([sys.argv[0]])
         _set_up(core)
         early = _parser().parse_args(argv)
-        from kvswitch_gui.launch import desktop_command
+        from kvswitch_gui.desktop import desktop_command
 
-        return desktop_command(uninstall=early.uninstall)
+        return desktop_command(remove=early.uninstall)
     existing = QApplication.instance()
     if isinstance(existing, QApplication):
         app, rest = existing, argv
     else:
         app = QApplication([sys.argv[0], *argv])  # Qt takes its own options (-platform, -style…)
         rest = app.arguments()[1:]
-    _set_up(app)
-    args = _parser().parse_args(rest)
+    _name(app)
     instance = SingleInstance()
-    if not instance.acquire():
+    if not instance.acquire(listen=False):  # listens once the icon shows
+        _language(app)
+        _parser().parse_args(rest)  # a bad option is said first
         raised = instance.ask_first_to_raise()
         text = (
             QCoreApplication.translate(
@@ -388,12 +443,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         sys.stderr.write(text.format(holder=instance.holder()) + "\n")
         return 1
+    # the grey icon is what a start is waited for: it shows before the language and the options
+    # are read, and long before the controller (its menu, the library, the state) is loaded
+    spare = [_first_icon()] if _docks_at_once(rest) else []
+    try:
+        _language(app)
+        args = _parser().parse_args(rest)
+    except BaseException:
+        for icon in spare:
+            icon.hide()
+        instance.release()
+        raise
+    from kvswitch_gui.actions import NO_DETECT_ENV
+
     previous = app.quitOnLastWindowClosed()
     watch = False if args.no_watch else None
     first_run = os.environ.get(NO_DETECT_ENV) != "1"
 
     def make(use_tray: bool, first: bool) -> TrayController:
-        return TrayController(use_tray=use_tray, watch=watch, first_run=first_run and first)
+        icon = (spare.pop() if spare else _first_icon()) if use_tray else None
+        from kvswitch_gui.tray import TrayController
+
+        return TrayController(use_tray=use_tray, watch=watch, first_run=first_run and first, tray_icon=icon)
 
     docking: Docking | None = None
     with collecting_on_gui_thread():  # never on a worker thread: see kvswitch_gui.collector
@@ -407,7 +478,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             instance.raise_requested.connect(docking.present)
             docking.quit_requested.connect(app.quit)
-            docking.start()
+            docking.start()  # the controller takes the grey icon over and fills it
+            for icon in spare:  # not taken: no tray after all
+                icon.hide()
+                icon.deleteLater()
+            spare.clear()
+            instance.listen()
+            app.setWindowIcon(app_icon())
             with _ctrl_c_quits(app):
                 return app.exec()
         finally:
@@ -418,6 +495,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if docking is not None:
                 docking.shutdown()
                 docking.deleteLater()
+            from PySide6.QtCore import QEvent  # its enum costs a start: loaded at the end
+
             QCoreApplication.removePostedEvents(app, QEvent.Type.Quit)
             instance.release()
             app.setQuitOnLastWindowClosed(previous)

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvswitch_gui.desktop import APP_ID, desktop_entry, launcher_argv
+from kvswitch_gui.desktop_entry import APP_ID, desktop_entry, launcher_argv
 
 __all__ = [
     "LAUNCH_AGENT_LABEL",

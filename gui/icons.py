@@ -10,14 +10,27 @@ panels, colour-blind users):
   into the bottom-right corner, separated from the base shape by a transparent margin.
 
 Colours only add to the shapes: merged blue, split teal, unknown grey, warning amber.
+
+The unknown icon is the app's first, shown before anything else loads: it is drawn without Qt's
+``Qt`` namespace, whose enums cost a noticeable part of a start to create.
 """
 
 from __future__ import annotations
 
 from functools import cache
 
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPainterPath, QPen, QPixmap, QPolygonF
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import (
+    QColor,
+    QIcon,
+    QImage,
+    QPainter,
+    QPainterPath,
+    QPainterPathStroker,
+    QPen,
+    QPixmap,
+    QPolygonF,
+)
 
 __all__ = ["SIZES", "mode_icon", "render"]
 
@@ -32,14 +45,29 @@ def _base(p: QPainter, mode: str | None, s: float) -> None:
     fill = _FILL.get(mode, _FILL[None])
     m = s * 0.06  # margin
     radius = s * 0.16
+    inner = QRectF(m, m, s - 2 * m, s - 2 * m)
+    if mode not in ("merged", "split"):
+        # the outline as a pen of this width draws it, stroked into a path and filled: QPainter's
+        # setPen and a coloured QBrush would load the Qt namespace (their overloads take its enums)
+        width = max(1.5, s * 0.12)
+        w = width / 2
+        outline = QPainterPath()
+        outline.addRoundedRect(inner.adjusted(w, w, -w, -w), radius, radius)
+        stroker = QPainterPathStroker()
+        stroker.setWidth(width)
+        solid = QPen()
+        solid.setColor(fill)
+        p.fillPath(stroker.createStroke(outline), solid.brush())
+        return
+    from PySide6.QtCore import Qt
+
     pen = QPen(fill.darker(150), max(1.0, s / 16))
     pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-    inner = QRectF(m, m, s - 2 * m, s - 2 * m)
     if mode == "merged":
         p.setPen(pen)
         p.setBrush(fill)
         p.drawRoundedRect(inner.adjusted(0.5, 0.5, -0.5, -0.5), radius, radius)
-    elif mode == "split":
+    else:
         # the merged block cut in two: rounded outer corners, straight inner edges, a clear gap
         gap = max(3.0, s * 0.18)
         width = (inner.width() - gap) / 2
@@ -51,15 +79,11 @@ def _base(p: QPainter, mode: str | None, s: float) -> None:
             half = QPainterPath()
             half.addRect(QRectF(x, 0, width + 1, s))
             p.drawPath(block.intersected(half))
-    else:
-        ring = QPen(fill, max(1.5, s * 0.12))
-        p.setPen(ring)
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        w = ring.widthF() / 2
-        p.drawRoundedRect(inner.adjusted(w, w, -w, -w), radius, radius)
 
 
 def _warning(p: QPainter, s: float) -> None:
+    from PySide6.QtCore import Qt
+
     side = s * 0.62
     x0, y0 = s - side, s - side
     tri = QPolygonF([QPointF(x0 + side / 2, y0), QPointF(s, s), QPointF(x0, s)])
@@ -92,8 +116,8 @@ def _warning(p: QPainter, s: float) -> None:
 
 def render(mode: str | None, warning: bool = False, size: int = 16) -> QImage:
     """The icon for ``mode`` (``merged``, ``split``, or ``None`` for unknown) at ``size`` px."""
-    image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
-    image.fill(Qt.GlobalColor.transparent)
+    # transparent: made from zeroed bytes (QImage.fill's overloads would load the Qt namespace)
+    image = QImage(bytes(4 * size * size), size, size, QImage.Format.Format_ARGB32_Premultiplied).copy()
     p = QPainter(image)
     try:
         p.setRenderHint(QPainter.RenderHint.Antialiasing)

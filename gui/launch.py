@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from kvswitch.i18n import tr
 
-__all__ = ["desktop_command", "main"]
+__all__ = ["main"]
 
 INSTALL_HINT = "pip install 'kvswitch[gui]'"
 
@@ -34,45 +34,15 @@ def _wants_desktop(argv: Sequence[str]) -> str | None:
     return "uninstall" if "--uninstall" in args else "install" if "--install" in args else None
 
 
-def desktop_command(uninstall: bool = False) -> int:
-    """``kvswitch-tray --install`` / ``--uninstall``: do it and say what was done; 0, or 1 on an error."""
-    from kvswitch.errors import KvswitchError
-    from kvswitch_gui import desktop
-
-    try:
-        report = desktop.uninstall() if uninstall else desktop.install()
-    except KvswitchError as exc:
-        sys.stderr.write(tr("kvswitch-tray: {error}").format(error=exc) + "\n")
-        return 1
-    out: list[str] = []
-    for change in report.changes:
-        text = {
-            "installed": tr("installed {path}"),
-            "updated": tr("updated {path}"),
-            "unchanged": tr("up to date: {path}"),
-            "removed": tr("removed {path}"),
-        }[change.action]
-        out.append(text.format(path=change.path))
-    out += [tr("ran {command}").format(command=command) for command in report.ran]
-    if uninstall:
-        out.append(
-            tr("kvswitch-tray's menu entry, icons and login item are removed.")
-            if report.changed
-            else tr("Nothing to remove: kvswitch-tray is not installed for this user.")
-        )
-    else:
-        out.append(tr("kvswitch-tray is in the applications menu now; remove it with `kvswitch-tray --uninstall`."))
-    sys.stdout.write("\n".join(out) + "\n")
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``kvswitch-tray`` command: the tray app, or ``--install`` / ``--uninstall``."""
     args = list(sys.argv[1:] if argv is None else argv)
     if _qt_missing():
         action = _wants_desktop(args)
         if action is not None:
-            return desktop_command(uninstall=action == "uninstall")
+            from kvswitch_gui.desktop import desktop_command
+
+            return desktop_command(remove=action == "uninstall")
         sys.stderr.write(
             tr(
                 "kvswitch-tray needs Qt for Python (PySide6), which is not installed.\n"

@@ -1,12 +1,18 @@
 """The window kvswitch-tray shows when the desktop has no system tray (or under offscreen Qt):
 the tray menu's actions as buttons, the clients with their state, and a status line for
-notices. Layout only; :class:`kvswitch_gui.tray.TrayController` fills and wires it. Every
-button and check box has a keyboard mnemonic (Alt+the underlined letter)."""
+notices. Layout, and the buttons bound to the tray's own actions (:meth:`MainWindow.use_actions`:
+one :class:`kvswitch_gui.actions.Actions` for the menu and the window, so a check mark or a
+greyed item shows in both at once); :class:`kvswitch_gui.tray.TrayController` fills the rest.
+Every button and check box has a keyboard mnemonic of its own in the window (Alt+the
+underlined letter), which is why a button keeps its own text rather than its action's."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QCoreApplication, QObject, Qt
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QAbstractItemView,
     QButtonGroup,
     QCheckBox,
@@ -24,7 +30,102 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+if TYPE_CHECKING:
+    from PySide6.QtGui import QAction
+
+    from kvswitch_gui.actions import Actions
+
 __all__ = ["MainWindow"]
+
+
+class _Follow(QObject):
+    """A button (its child: gone with it) that shows its action's enabled, checked and, with
+    ``visible``, shown state, and triggers the action when clicked."""
+
+    def __init__(self, button: QAbstractButton, action: QAction, *, visible: bool = False) -> None:
+        super().__init__(button)
+        self.button, self.action, self.visible = button, action, visible
+        button.clicked.connect(self.trigger)
+        action.changed.connect(self.follow)
+        self.follow()
+
+    def trigger(self) -> None:
+        self.action.trigger()
+
+    def follow(self) -> None:
+        button, action = self.button, self.action
+        button.setEnabled(action.isEnabled())
+        if self.visible:
+            button.setVisible(action.isVisible())
+        if action.isCheckable() and button.isChecked() != action.isChecked():
+            group = button.group()
+            if group is not None and group.exclusive():  # which cannot uncheck its checked button
+                group.setExclusive(False)
+                button.setChecked(action.isChecked())
+                group.setExclusive(True)
+            else:
+                button.setChecked(action.isChecked())
+
+
+class _FollowGateway(QObject):
+    """The gateway button: Start while the gateway is off, Stop while it runs (whichever of the
+    two actions is shown), enabled as that action is."""
+
+    def __init__(self, button: QPushButton, start: QAction, stop: QAction) -> None:
+        super().__init__(button)
+        self.button, self.start, self.stop = button, start, stop
+        button.clicked.connect(self.trigger)
+        start.changed.connect(self.follow)
+        stop.changed.connect(self.follow)
+        self.follow()
+
+    def trigger(self) -> None:
+        (self.stop if self.stop.isVisible() else self.start).trigger()
+
+    def follow(self) -> None:
+        running = self.stop.isVisible()
+        self.button.setText(
+            QCoreApplication.translate("TrayController", "Stop &gateway")
+            if running
+            else QCoreApplication.translate("TrayController", "Start &gateway")
+        )
+        self.button.setEnabled((self.stop if running else self.start).isEnabled())
+
+
+class _FollowProfiles(QObject):
+    """The profile combo: the profiles' names, the checked one current, enabled while they are;
+    choosing one triggers its action."""
+
+    def __init__(self, combo: QComboBox, actions: Actions) -> None:
+        super().__init__(combo)
+        self.combo, self.actions = combo, actions
+        combo.activated.connect(self.trigger)
+        actions.profiles_changed.connect(self.refill)
+        self.refill()
+
+    def trigger(self, index: int) -> None:
+        action = self.actions.profiles.get(self.combo.itemText(index))
+        if action is not None:
+            action.trigger()
+
+    def refill(self) -> None:
+        combo = self.combo
+        combo.blockSignals(True)
+        combo.clear()
+        combo.addItems(list(self.actions.profiles))
+        combo.blockSignals(False)
+        for action in self.actions.profiles.values():
+            action.changed.connect(self.follow)
+        self.follow()
+
+    def follow(self) -> None:
+        profiles = list(self.actions.profiles.values())
+        self.combo.setEnabled(any(a.isEnabled() for a in profiles))
+        checked = next((i for i, a in enumerate(profiles) if a.isChecked()), None)
+        if checked is not None and checked != self.combo.currentIndex():
+            self.combo.blockSignals(True)
+            self.combo.setCurrentIndex(checked)
+            self.combo.blockSignals(False)
 
 
 class MainWindow(QWidget):
@@ -154,6 +255,27 @@ class MainWindow(QWidget):
         layout.addLayout(bottom)
         layout.addWidget(self.status_title)
         layout.addWidget(self.status)
+
+    def use_actions(self, actions: Actions) -> None:
+        """Bind the buttons to the tray's actions: a click triggers the action, and the action's
+        enabled and checked state (and Launch at login's visibility) show on its button; the
+        Language button opens the very same Language ▸ items."""
+        for button, action in (
+            (self.merged_button, actions.modes["merged"]),
+            (self.split_button, actions.modes["split"]),
+            (self.detect_button, actions.detect),
+            (self.probe_button, actions.probe),
+            (self.settings_button, actions.settings),
+            (self.key_button, actions.key),
+            (self.log_button, actions.log),
+            (self.watch_check, actions.watch),
+            (self.quit_button, actions.quit),
+        ):
+            _Follow(button, action)
+        _Follow(self.autostart_check, actions.autostart, visible=True)
+        _FollowGateway(self.gateway_button, actions.gateway_start, actions.gateway_stop)
+        _FollowProfiles(self.profile_combo, actions)
+        actions.fill_language_menu(self.language_menu)
 
     def show_notice(self, title: str, text: str, error: bool = False) -> None:
         """Show a notice in the status line (red for a failure)."""

@@ -1,22 +1,19 @@
-"""The probe window: choose what to measure, run ``kvswitch probe`` in a worker, read the result.
+"""The probe window: choose what to measure, run the probe in a worker, read the result.
 
 Everything that blocks — reading the config and the key, the probe itself, building the report,
-the history file, the export — runs through :func:`kvswitch_gui.workers.run_in_thread`; the
-GUI thread only reads the form and renders finished results.
-Settings are built by the CLI's own ``settings_from_args``, so a window run and
-``kvswitch probe`` with the same choices send the same requests.
+the history file, the export — is in :mod:`kvswitch_gui.probe_jobs`, run through
+:func:`kvswitch_gui.workers.run_in_thread`; the GUI thread only reads the form and renders
+finished results (words from :mod:`kvswitch_gui.probe_text`). Settings come from the library's
+probe front door, as ``kvswitch probe``'s do, so the same choices send the same requests.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import dataclasses
 import html
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal
@@ -49,13 +46,16 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from kvswitch_gui.charts import GpuMemoryChart, TtftChart
+from kvswitch_gui.probe_jobs import export, load_state, prepare_probe, run_probe_job
+from kvswitch_gui.probe_text import comparison_text, gpu_cell, history_label, identity, ms
 from kvswitch_gui.translations import QT_TRANSLATE_NOOP
 from kvswitch_gui.workers import Task, Tasks
 
-__all__ = ["COLUMNS", "ProbeWindow", "load_state", "prepare_probe", "run_probe_job", "verdict"]
+if TYPE_CHECKING:
+    from kvswitch.probe.shapes import Report
+    from kvswitch_gui.probe_jobs import Finished, Prepared, ProbeState
 
-PROGRESS_EVERY_S = 0.05
-"""The worker reports progress at most this often (the first and the last always)."""
+__all__ = ["COLUMNS", "ProbeWindow"]
 
 _C = "ProbeWindow"  # the translation context of this module's words
 COLUMNS = [
@@ -93,192 +93,6 @@ def _tr(text: str) -> str:
     return QCoreApplication.translate(_C, text)
 
 
-# -- work done in the worker thread (plain functions: no widgets) --------------------------------
-
-
-def load_state(history_limit: int = 50) -> dict[str, Any]:
-    """The history (newest last) and a line about the active profile, or why there is none."""
-    from kvswitch.errors import KvswitchError
-    from kvswitch.probe.report import load_history
-
-    try:
-        from kvswitch.config import read_config
-
-        name, profile = read_config().profile()
-        merged, split = profile.mode_url("merged"), profile.mode_url("split")
-        active = f"{name}: {profile.model} @ {merged}"
-        if split != merged:
-            active += f" (split: {split})"
-    except KvswitchError as exc:
-        active = QCoreApplication.translate("ProbeWindow", "unavailable: {problem}").format(problem=exc)
-    return {"history": load_history(history_limit), "profile": active}
-
-
-def _cli_args(form: Mapping[str, Any]) -> argparse.Namespace:
-    """The ``kvswitch probe`` arguments the form stands for (the CLI's own defaults elsewhere)."""
-    from kvswitch.cli.probe import register
-
-    parser = argparse.ArgumentParser(prog="kvswitch", add_help=False)
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["probe"])
-    args.modes = list(form["modes"])
-    args.runs, args.warmup = form["runs"], form["warmup"]
-    args.prompt_tokens, args.article_prompt = form["prompt_tokens"], form["article_prompt"]
-    args.max_tokens, args.no_cache_bust = form["max_tokens"], not form["cache_bust"]
-    args.concurrency, args.background = form["concurrency"], form["background"]
-    if form["target"] == "url":
-        args.base_url, args.model = form["base_url"], form["model"]
-        args.api_key_env = form.get("key_env") or None
-    return args
-
-
-def prepare_probe(form: Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Settings (config and key read here) and what the probe would spend: ``{"settings",
-    "requests", "tokens", "remote"}``. ``overrides`` are ProbeSettings fields set last."""
-    from kvswitch.cli.probe import settings_from_args
-    from kvswitch.probe.runner import estimate
-
-    settings = settings_from_args(_cli_args(form))
-    if overrides:
-        settings = dataclasses.replace(settings, **dict(overrides))
-    requests, tokens, remote = estimate(settings)
-    return {"settings": settings, "requests": requests, "tokens": tokens, "remote": remote}
-
-
-def run_probe_job(settings: Any, *, progress: Callable[[int, int, str], None], cancel: Any) -> dict[str, Any]:
-    """Run the probe (its own asyncio loop in this thread), build the report and append it to
-    the history. Progress goes out at most every ``PROGRESS_EVERY_S``. Returns ``{"report",
-    "history_error", "seconds"}``."""
-    from kvswitch.errors import KvswitchError
-    from kvswitch.probe.report import build_report, save_history
-    from kvswitch.probe.runner import run_probe
-
-    last = [0.0, -1.0]  # when the last update went out, and its ``done``
-
-    def throttled(done: int, total: int, mode: str) -> None:
-        now = time.monotonic()
-        if done >= total or last[1] < 0 or now - last[0] >= PROGRESS_EVERY_S:
-            last[0], last[1] = now, done
-            progress(done, total, mode)
-
-    started = time.monotonic()
-    raw = asyncio.run(run_probe(settings, progress=throttled, cancel=cancel))
-    report = build_report(raw)
-    history_error = None
-    measured = sum(m["requests"] for m in report["modes"].values())
-    if measured:
-        try:
-            save_history(report)
-        except (KvswitchError, OSError) as exc:
-            history_error = str(exc)
-    return {"report": report, "history_error": history_error, "seconds": time.monotonic() - started}
-
-
-def export(report: Mapping[str, Any], path: str) -> str:
-    """Write the report through the library (atomic); returns the path written."""
-    from kvswitch.probe.report import export_report
-
-    export_report(dict(report), Path(path))
-    return path
-
-
-# -- plain formatting ---------------------------------------------------------------------------
-
-
-def _ms(value: Any) -> str:
-    return "–" if value is None else f"{value:.1f} ms"
-
-
-def verdict(ratio: Mapping[str, Any]) -> str:
-    """What a split/merged ratio's 95 % interval says, in words."""
-    lo, hi = ratio["ci95"]
-    if hi < 1:
-        return QCoreApplication.translate("ProbeWindow", "split is faster")
-    if lo > 1:
-        return QCoreApplication.translate("ProbeWindow", "merged is faster")
-    return QCoreApplication.translate("ProbeWindow", "no difference the interval can show")
-
-
-def comparison_text(report: Mapping[str, Any]) -> str:
-    comp = report.get("comparison") or {}
-    lines = []
-    r = comp.get("ttft_median_ratio")
-    if r:
-        lo, hi = r["ci95"]
-        lines.append(
-            QCoreApplication.translate(
-                "ProbeWindow",
-                "TTFT median split/merged = {ratio} (95 % bootstrap interval {low}–{high}): {verdict} to "
-                "the first token.",
-            ).format(ratio=f"{r['split/merged']:.2f}", low=f"{lo:.2f}", high=f"{hi:.2f}", verdict=verdict(r))
-        )
-    r = comp.get("itl_p99_ratio")
-    if r:
-        lo, hi = r["ci95"]
-        lines.append(
-            QCoreApplication.translate(
-                "ProbeWindow", "ITL p99 split/merged = {ratio} (95 % interval {low}–{high}): {verdict} between tokens."
-            ).format(ratio=f"{r['split/merged']:.2f}", low=f"{lo:.2f}", high=f"{hi:.2f}", verdict=verdict(r))
-        )
-    if not lines:
-        modes = list(report.get("modes") or {})
-        lines.append(
-            QCoreApplication.translate(
-                "ProbeWindow", "No comparison: it needs both modes with successful requests (this run: {modes})."
-            ).format(modes=", ".join(modes))
-            if modes
-            else QCoreApplication.translate(
-                "ProbeWindow", "No comparison: it needs both modes with successful requests."
-            )
-        )
-    return "\n".join(lines)
-
-
-def _gpu_cell(memory: Any) -> tuple[str, str]:
-    """(text, tooltip) for a mode's GPU memory: the peak's delta per GPU, or n/a with why."""
-    if isinstance(memory, str):
-        return "n/a", memory
-    if not isinstance(memory, dict) or not memory:
-        return "n/a", QCoreApplication.translate("ProbeWindow", "n/a: no GPU memory figures")
-    texts, tips = [], []
-    for uuid, g in memory.items():
-        delta = g.get("delta_mib")
-        texts.append("n/a" if delta is None else f"{delta:+.0f} MiB")
-        tips.append(
-            QCoreApplication.translate(
-                "ProbeWindow", "{gpu} ({instance}): baseline {baseline} MiB, peak {peak} MiB, Δ {delta} MiB"
-            ).format(
-                gpu=uuid,
-                instance=g.get("instance"),
-                baseline=g.get("baseline_mib"),
-                peak=g.get("peak_mib"),
-                delta=delta,
-            )
-        )
-    return ", ".join(texts), "\n".join(tips)
-
-
-def history_label(report: Mapping[str, Any]) -> str:
-    s = report.get("settings") or {}
-    parts = []
-    for mode, m in (report.get("modes") or {}).items():
-        median = (m.get("ttft_ms") or {}).get("median")
-        parts.append(f"{mode} {median:.0f} ms" if median is not None else f"{mode} –")
-    from kvswitch.times import local_minute
-
-    when = local_minute(report["time"]) if report.get("time") else "?"
-    label = f"{when} · {s.get('model', '?')} · {' / '.join(parts)}"
-    if report.get("cancelled"):
-        return QCoreApplication.translate("ProbeWindow", "{label} (cancelled)").format(label=label)
-    return label
-
-
-def _identity(report: Mapping[str, Any]) -> str:
-    """Enough to tell one history entry from another (the same run read back is the same)."""
-    modes = report.get("modes") or {}
-    return repr((report.get("time"), report.get("settings"), [m.get("ttft_samples_ms") for m in modes.values()]))
-
-
 # -- the window ---------------------------------------------------------------------------------
 
 
@@ -295,7 +109,7 @@ class ProbeWindow(QWidget):
         self.setWindowTitle(self.tr("kvswitch · probe"))
         self.settings_overrides: dict[str, Any] = {}
         """ProbeSettings fields applied after the form (tests, or a caller that knows better)."""
-        self.report: dict[str, Any] | None = None
+        self.report: Mapping[str, Any] | None = None
         self.task: Task | None = None
         self._tasks = Tasks(lambda: isValid(self))
         self._cancel_requested = False
@@ -535,18 +349,16 @@ class ProbeWindow(QWidget):
             prepare_probe, form, dict(self.settings_overrides), on_done=self._on_prepared, on_error=self._on_failed
         )
 
-    def _on_prepared(self, prepared: dict[str, Any]) -> None:
-        from kvswitch.cli.probe import ASK_ABOVE_TOKENS
-
+    def _on_prepared(self, prepared: Prepared) -> None:
         self.task = None
         if self._cancel_requested:
             self._finish_idle(self.tr("Cancelled before the probe started."))
             return
-        remote, requests, tokens = prepared["remote"], prepared["requests"], prepared["tokens"]
+        remote, requests, tokens = prepared.spend.remote, prepared.spend.requests, prepared.spend.tokens
         spend = self.tr("{requests} requests, up to {tokens} tokens, to {hosts}").format(
             requests=requests, tokens=f"{tokens:,}", hosts=", ".join(remote)
         )
-        if remote and tokens > ASK_ABOVE_TOKENS:
+        if prepared.spend.asks_first:
             answer = QMessageBox.question(
                 self,
                 self.tr("Spend tokens?"),
@@ -561,7 +373,7 @@ class ProbeWindow(QWidget):
         self.status_label.setText(self.tr("Running…") + self._spend)
         self.task = self._background(
             run_probe_job,
-            prepared["settings"],
+            prepared.settings,
             on_done=self._on_probe_done,
             on_error=self._on_failed,
             on_progress=self._on_progress,
@@ -588,12 +400,12 @@ class ProbeWindow(QWidget):
                 + self._spend
             )
 
-    def _on_probe_done(self, result: dict[str, Any]) -> None:
+    def _on_probe_done(self, result: Finished) -> None:
         self.task = None
-        report = result["report"]
+        report = result.report
         sent = sum(m["requests"] for m in report["modes"].values())
         failed = sum(m["failures"] for m in report["modes"].values())
-        seconds = f"{result['seconds']:.1f}"
+        seconds = f"{result.seconds:.1f}"
         if report.get("cancelled"):
             text = self.tr("Cancelled: {count} measured requests before stopping ({seconds} s).").format(
                 count=sent, seconds=seconds
@@ -605,8 +417,8 @@ class ProbeWindow(QWidget):
                 else self.tr("Done: {count} measured requests in {seconds} s.")
             ).format(count=sent, seconds=seconds, failed=failed)
             self.progress_bar.setValue(self.progress_bar.maximum())
-        if result.get("history_error"):
-            text += " " + self.tr("Not saved to the history: {problem}").format(problem=result["history_error"])
+        if result.history_error:
+            text += " " + self.tr("Not saved to the history: {problem}").format(problem=result.history_error)
         self._finish_idle(text)
         if sent:
             self._add_history(report, select=True)
@@ -652,15 +464,14 @@ class ProbeWindow(QWidget):
 
     # -- history and export -----------------------------------------------------------------------
 
-    def _on_state(self, state: dict[str, Any]) -> None:
+    def _on_state(self, state: ProbeState) -> None:
         self.profile_label.setText(state["profile"])
         # runs that finished while the file was read are on top already; the file's go below
         shown = {
-            _identity(self.history_list.item(i).data(Qt.ItemDataRole.UserRole))
-            for i in range(self.history_list.count())
+            identity(self.history_list.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.history_list.count())
         }
         for report in reversed(state["history"]):  # newest first
-            if _identity(report) not in shown:
+            if identity(report) not in shown:
                 self._add_history(report, select=False, top=False)
 
     def refresh(self) -> None:
@@ -668,7 +479,7 @@ class ProbeWindow(QWidget):
         self.history_list.clear()
         self._background(load_state, on_done=self._on_state)
 
-    def _add_history(self, report: dict[str, Any], *, select: bool, top: bool = True) -> None:
+    def _add_history(self, report: Mapping[str, Any], *, select: bool, top: bool = True) -> None:
         item = QListWidgetItem(history_label(report))
         item.setData(Qt.ItemDataRole.UserRole, report)
         item.setToolTip(f"{item.text()}\n{(report.get('settings') or {}).get('base_url', '')}")
@@ -704,7 +515,7 @@ class ProbeWindow(QWidget):
 
     # -- rendering (GUI thread: plain data only) -------------------------------------------------
 
-    def show_report(self, report: dict[str, Any]) -> None:
+    def show_report(self, report: Report | Mapping[str, Any]) -> None:
         """Fill the table, the charts, the comparison and the notes from one report."""
         self.report = report
         self.export_button.setEnabled(True)
@@ -733,7 +544,7 @@ class ProbeWindow(QWidget):
         self.table.setRowCount(len(modes))
         for row, (mode, m) in enumerate(modes.items()):
             ok = m.get("requests", 0) - m.get("failures", 0)
-            gpu_text, gpu_tip = _gpu_cell(m.get("gpu_memory"))
+            gpu_text, gpu_tip = gpu_cell(m.get("gpu_memory"))
             causes = "\n".join(
                 self.tr("{count} failed: {cause}").format(count=n, cause=c)
                 for c, n in (m.get("failure_causes") or {}).items()
@@ -742,13 +553,13 @@ class ProbeWindow(QWidget):
             cells = [
                 (mode, routed),
                 (f"{ok} / {m.get('requests', 0)}", causes or self.tr("no failures")),
-                (_ms((m.get("ttft_ms") or {}).get("median")), self.tr("first token-bearing delta")),
-                (_ms((m.get("ttft_ms") or {}).get("p90")), ""),
-                (_ms((m.get("ttft_ms") or {}).get("p99")), self.tr("with few samples p99 is the maximum")),
-                (_ms((m.get("ttfb_ms") or {}).get("median")), self.tr("first response byte (diagnostic)")),
-                (_ms((m.get("itl_ms") or {}).get("p99")), ""),
-                (_ms((m.get("tpot_ms") or {}).get("median")), ""),
-                (_ms((m.get("background_itl_ms") or {}).get("p99")), self.tr("ITL of the background streams")),
+                (ms((m.get("ttft_ms") or {}).get("median")), self.tr("first token-bearing delta")),
+                (ms((m.get("ttft_ms") or {}).get("p90")), ""),
+                (ms((m.get("ttft_ms") or {}).get("p99")), self.tr("with few samples p99 is the maximum")),
+                (ms((m.get("ttfb_ms") or {}).get("median")), self.tr("first response byte (diagnostic)")),
+                (ms((m.get("itl_ms") or {}).get("p99")), ""),
+                (ms((m.get("tpot_ms") or {}).get("median")), ""),
+                (ms((m.get("background_itl_ms") or {}).get("p99")), self.tr("ITL of the background streams")),
                 (gpu_text, gpu_tip),
             ]
             for col, (text, tip) in enumerate(cells):

@@ -19,8 +19,6 @@ its new entries), then ``pyside6-lrelease`` into the ``.qm``.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Final
@@ -140,6 +138,8 @@ def install_translator(app: QCoreApplication, lang: str | None = None) -> str:
 
 
 def _tool(name: str) -> str:
+    import shutil
+
     found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
     if found is None:
         raise FileNotFoundError(f"{name} is not installed (it comes with PySide6)")
@@ -156,6 +156,8 @@ def catalogue_sources() -> list[Path]:
 def update_catalogue() -> None:
     """``pyside6-lupdate`` over :func:`catalogue_sources` into the ``.ts`` (new entries unfinished,
     gone ones dropped), then ``pyside6-lrelease`` into the ``.qm``."""
+    import subprocess
+
     sources = [str(p) for p in catalogue_sources()]
     subprocess.run(
         [

@@ -53,7 +53,9 @@ the tray) until Gateway ▸ Stop gateway or ``kvswitch gateway stop``. While one
 says how it routes requests that ask for no mode and, per mode, the median TTFT of its latest
 answers (read from its ``GET /samples`` with the local token, in the refresh's worker).
 
-Without a system tray the same actions live in :class:`kvswitch_gui.main_window.MainWindow`.
+The fixed items are :class:`kvswitch_gui.actions.Actions`: without a system tray
+:class:`kvswitch_gui.main_window.MainWindow`'s buttons are bound to these very QActions, so a
+check mark or a greyed item shows in the menu and the window at once.
 Every notice (success and failure alike, unlike CC Switch's silent tray) goes through
 :meth:`TrayController.notify`.
 """
@@ -73,8 +75,8 @@ from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCursor, QDesktopServices
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QTreeWidgetItem, QWidget
 
-from kvswitch.watch import WatcherBusyError
 from kvswitch_gui import jobs
+from kvswitch_gui.actions import LANGUAGE_NAMES, NO_DETECT_ENV, NO_WATCH_ENV, Actions, escape_mnemonic
 from kvswitch_gui.bridge import WatchBridge
 from kvswitch_gui.icons import mode_icon
 from kvswitch_gui.translations import QT_TRANSLATE_NOOP
@@ -95,9 +97,6 @@ __all__ = [
     "plain_text",
 ]
 
-NO_WATCH_ENV = "KVSWITCH_TRAY_NO_WATCH"
-NO_DETECT_ENV = "KVSWITCH_TRAY_NO_DETECT"
-"""``1``: the app's first start does not offer "Detect clients…"."""
 _PATH_ROLE = Qt.ItemDataRole.UserRole
 NOTICES_KEPT = 50
 EVENT_COALESCE_MS = 300
@@ -113,13 +112,6 @@ _EVENT_TITLES = {  # translated where shown: self.tr(title)
     "drift": QT_TRANSLATE_NOOP("TrayController", "A client drifted"),
     "nudged": QT_TRANSLATE_NOOP("TrayController", "Restart to apply"),
 }
-_LANGUAGE_NAMES = {"en": "English", "zh_CN": "简体中文"}
-"""Each language by its own name (never translated)."""
-
-
-def escape_mnemonic(text: str) -> str:
-    """``text`` (data: a name, a path, a message) shown as it is in a menu or button: ``&`` doubled."""
-    return text.replace("&", "&&")
 
 
 def plain_text(text: str) -> str:
@@ -224,10 +216,12 @@ class TrayController(QObject):
         use_tray: bool | None = None,
         watch: bool | None = None,
         first_run: bool = False,
+        tray_icon: QSystemTrayIcon | None = None,
         parent: QObject | None = None,
     ) -> None:
         """``first_run``: on start, offer "Detect clients…" when no client is registered and
-        some are found (once per kvswitch home; the app asks for it, tests only when they want it)."""
+        some are found (once per kvswitch home; the app asks for it, tests only when they want it).
+        ``tray_icon``: the icon the app already shows (grey: nothing read yet), taken over."""
         super().__init__(parent)
         self.first_run = first_run
         self.use_tray = QSystemTrayIcon.isSystemTrayAvailable() if use_tray is None else use_tray
@@ -266,25 +260,24 @@ class TrayController(QObject):
         self._built: tuple[Any, ...] | None = None
         self.header_action: QAction | None = None
         self.mode_menu: QMenu | None = None
-        self.mode_actions: dict[str, QAction] = {}
+        self.actions = Actions(self)
+        """The fixed items, the same QActions in the tray menu and the window."""
+        self.mode_actions: dict[str, QAction] = self.actions.modes
         self.profile_menu: QMenu | None = None
-        self.profile_actions: dict[str, QAction] = {}
         self.clients_menu: QMenu | None = None
         self.client_menus: dict[Path, QMenu] = {}
         self.client_items: dict[Path, ClientItems] = {}
         self.gateway_items: GatewayItems | None = None
         self.gateway_doing: str | None = None
         """``starting`` / ``stopping`` while the gateway is being started or stopped."""
-        self.actions: dict[str, QAction] = {}
-        self.language_items: list[tuple[str | None, QAction]] = []
-        """The tray menu's Language ▸ items (see ``_language_menu``)."""
-        self._window_language: list[tuple[str | None, QAction]] = []
         self._autostart_busy = False
         self.language_wanted: str | None = None
         """The language chosen in this session, once chosen (it applies at the next start)."""
         self._language_chosen = False
 
-        self.tray = QSystemTrayIcon(self)
+        self._connect_actions()
+        self.tray = tray_icon if tray_icon is not None else QSystemTrayIcon(self)
+        self.tray.setParent(self)
         if self.use_tray:
             self.tray.setContextMenu(self.menu)
         self.tray.activated.connect(self._on_tray_activated)
@@ -296,6 +289,35 @@ class TrayController(QObject):
             self._wire_window()
         self._build_menu()
         self._show_state()
+
+    def _connect_actions(self) -> None:
+        """What each shared action does (the menu and the window trigger the same ones)."""
+        a = self.actions
+        for mode, action in a.modes.items():
+            action.triggered.connect(lambda _=False, m=mode: self.switch_mode(m))
+        a.profile_chosen.connect(self.switch_profile)
+        a.make_profile.triggered.connect(self.open_detect)
+        a.detect.triggered.connect(self.open_detect)
+        a.gateway_start.triggered.connect(self.start_gateway)
+        a.gateway_stop.triggered.connect(self.stop_gateway)
+        a.probe.triggered.connect(self.open_probe)
+        a.settings.triggered.connect(self.open_settings)
+        a.key.triggered.connect(self.open_key)
+        a.watch.triggered.connect(self.set_watch)
+        a.log.triggered.connect(self.open_log)
+        a.language_chosen.connect(self.set_language)
+        a.autostart.triggered.connect(self.set_autostart)
+        a.quit.triggered.connect(self.quit)
+
+    @property
+    def profile_actions(self) -> dict[str, QAction]:
+        """Profile ▸'s items by profile name."""
+        return self.actions.profiles
+
+    @property
+    def language_items(self) -> list[tuple[str | None, QAction]]:
+        """Language ▸'s items, by the setting each saves (``"note"``: when it applies)."""
+        return self.actions.language_items
 
     # -- life cycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -466,7 +488,7 @@ class TrayController(QObject):
         for sub in self._submenus:
             sub.deleteLater()
         self._submenus = []
-        self.mode_actions, self.profile_actions, self.client_menus, self.actions = {}, {}, {}, {}
+        self.client_menus = {}
         self.client_items = {}
 
         self.header_action = menu.addAction(escape_mnemonic(self._header_text()))
@@ -476,41 +498,16 @@ class TrayController(QObject):
             problem.setEnabled(False)
         menu.addSeparator()
 
+        a = self.actions
         self.mode_menu = self._submenu(menu, "")
-        group = QActionGroup(self.mode_menu)
-        group.setExclusive(True)
-        for mode in ("merged", "split"):
-            action = self.mode_menu.addAction(self._mode_label(mode))
-            action.setCheckable(True)
-            action.setToolTip(
-                self.tr("chunked prefill and continuous batching on one instance")
-                if mode == "merged"
-                else self.tr("prefill/decode disaggregation")
-            )
-            group.addAction(action)
-            action.triggered.connect(lambda _=False, m=mode: self.switch_mode(m))
-            self.mode_actions[mode] = action
-
+        self.mode_menu.addActions(list(a.modes.values()))
         self.profile_menu = self._submenu(menu, "")
-        group = QActionGroup(self.profile_menu)
-        group.setExclusive(True)
-        for name in snap.profiles:
-            action = self.profile_menu.addAction(escape_mnemonic(name))
-            action.setCheckable(True)
-            group.addAction(action)
-            action.triggered.connect(lambda _=False, n=name: self.switch_profile(n))
-            self.profile_actions[name] = action
+        self._show_profiles()
+        self.profile_menu.addActions(list(a.profiles.values()))
         if not snap.profiles:
             self.profile_menu.addAction(self.tr("no profiles")).setEnabled(False)
             self.profile_menu.addSeparator()
-            self.actions["make_profile"] = self.profile_menu.addAction(self.tr("&Make a profile from a client…"))
-            self.actions["make_profile"].setToolTip(
-                self.tr(
-                    "a profile from the settings a client's file holds now "
-                    "(its endpoint and model; its key only if you ask)"
-                )
-            )
-            self.actions["make_profile"].triggered.connect(self.open_detect)
+            self.profile_menu.addAction(a.make_profile)
 
         self.clients_menu = self._submenu(menu, "")
         for client in snap.clients:
@@ -531,66 +528,30 @@ class TrayController(QObject):
         if not snap.clients:
             self.clients_menu.addAction(self.tr("no clients registered")).setEnabled(False)
         self.clients_menu.addSeparator()
-        self.actions["detect"] = self.clients_menu.addAction(self.tr("&Detect clients…"))
-        self.actions["detect"].setToolTip(
-            self.tr("find the clients installed here and choose which kvswitch keeps in step")
-        )
-        self.actions["detect"].triggered.connect(self.open_detect)
+        self.clients_menu.addAction(a.detect)
         self.gateway_items = self._gateway_items(self._submenu(menu, self.tr("&Gateway")))
 
         menu.addSeparator()
-        self.actions["probe"] = menu.addAction(self.tr("&Run probe…"))
-        self.actions["probe"].triggered.connect(self.open_probe)
-        self.actions["settings"] = menu.addAction(self.tr("&Settings…"))
-        self.actions["settings"].triggered.connect(self.open_settings)
-        self.actions["key"] = menu.addAction(self.tr("&API key…"))
-        self.actions["key"].triggered.connect(self.open_key)
+        menu.addActions([a.probe, a.settings, a.key])
         menu.addSeparator()
-        watch = menu.addAction(self.tr("&Watch files"))
-        watch.setCheckable(True)
-        watch.setToolTip(self.tr("keep the clients in step when a file is edited by hand"))
-        watch.triggered.connect(self.set_watch)
-        self.actions["watch"] = watch
-        self.actions["log"] = menu.addAction(self.tr("&Open log"))
-        self.actions["log"].triggered.connect(self.open_log)
-        self.language_items = self._language_menu(self._submenu(menu, self.tr("&Language")))
-        autostart = menu.addAction(self.tr("La&unch at login"))
-        autostart.setCheckable(True)
-        autostart.setToolTip(self.tr("start kvswitch-tray when you log in to this desktop"))
-        autostart.triggered.connect(self.set_autostart)
-        self.actions["autostart"] = autostart
+        menu.addActions([a.watch, a.log])
+        a.fill_language_menu(self._submenu(menu, self.tr("&Language")))
+        menu.addAction(a.autostart)
         menu.addSeparator()
-        self.actions["quit"] = menu.addAction(self.tr("&Quit"))
-        self.actions["quit"].triggered.connect(self.quit)
+        menu.addAction(a.quit)
         self._built = snap.structure
         self._update_menu()
 
-    def _mode_label(self, mode: str, *, all_clients: bool = False) -> str:
-        """A mode's menu item: ``&Merged`` / ``&Split`` (``Switch all to &Merged`` once a
-        client has its own mode)."""
-        if all_clients:
-            return self.tr("Switch all to &Merged") if mode == "merged" else self.tr("Switch all to &Split")
+    def _mode_label(self, mode: str) -> str:
+        """A client's own mode item: ``&Merged`` / ``&Split``."""
         return self.tr("&Merged") if mode == "merged" else self.tr("&Split")
 
-    def _language_menu(self, sub: QMenu) -> list[tuple[str | None, QAction]]:
-        """Fill Language ▸ (the tray's, or the window's): the system's, English, Simplified
-        Chinese; saved, applied at the next start. Its items by the setting they save (None:
-        the system's language; ``"note"``: the line saying when it applies)."""
-        items: list[tuple[str | None, QAction]] = []
-        group = QActionGroup(sub)
-        group.setExclusive(True)
-        labels = {None: self.tr("&System default"), "en": "&English", "zh_CN": "简体中文(&C)"}
-        for lang, label in labels.items():
-            action = sub.addAction(label)
-            action.setCheckable(True)
-            group.addAction(action)
-            action.triggered.connect(lambda _=False, v=lang: self.set_language(v))
-            items.append((lang, action))
-        sub.addSeparator()
-        note = sub.addAction(self.tr("applies at the next start"))
-        note.setEnabled(False)
-        items.append(("note", note))
-        return items
+    def _show_profiles(self) -> None:
+        """Profile ▸'s items (the window's list too): the active one checked, greyed while a
+        switch runs or none can."""
+        snap = self.snapshot
+        ready = self.loaded and snap.error is None and not snap.no_profile
+        self.actions.show_profiles(snap.profiles, snap.profile, enabled=self.busy is None and ready)
 
     def _client_items(self, sub: QMenu, client: jobs.ClientView) -> ClientItems:
         """The top of a client's submenu: its state, its own Merged / Split, Follow all."""
@@ -641,17 +602,8 @@ class TrayController(QObject):
         for action in live:
             action.setEnabled(False)
         sub.addSeparator()
-        start = sub.addAction(self.tr("&Start gateway"))
-        start.setToolTip(
-            self.tr(
-                "kvswitch's local gateway for the active profile, in the background "
-                "(kvswitch gateway --detach): it keeps running when the tray quits"
-            )
-        )
-        start.triggered.connect(self.start_gateway)
-        stop = sub.addAction(self.tr("S&top gateway"))
-        stop.setToolTip(self.tr("stop it (kvswitch gateway stop); streams in flight get up to 10 s to finish"))
-        stop.triggered.connect(self.stop_gateway)
+        start, stop = self.actions.gateway_start, self.actions.gateway_stop
+        sub.addActions([start, stop])
         return GatewayItems(sub, state, detail, route, live, start, stop)
 
     def _client_state(self, client: jobs.ClientView) -> str:
@@ -684,13 +636,10 @@ class TrayController(QObject):
         own = ready and any(c.own_mode for c in snap.clients)
         if self.mode_menu is not None:
             self.mode_menu.setTitle(self.tr("&Mode — {mode}").format(mode=snap.mode) if ready else self.tr("&Mode"))
-            for mode, action in self.mode_actions.items():
-                action.setText(self._mode_label(mode, all_clients=own))  # the clients' own modes too
-                action.setChecked(ready and snap.mode == mode)
-                action.setEnabled(self.busy is None and ready)
-        for name in ("settings", "key"):  # both edit the active profile
-            if name in self.actions:
-                self.actions[name].setEnabled(not snap.no_profile)
+        # "Switch all to …" once a client has its own mode: the switch takes theirs too
+        self.actions.show_modes(snap.mode if ready else None, enabled=self.busy is None and ready, all_clients=own)
+        self.actions.show_profile_needed(not snap.no_profile)  # Settings… and API key… edit it
+        self._show_profiles()
         if self.profile_menu is not None:
             title = (
                 self.tr("&Profile — none yet")
@@ -700,9 +649,6 @@ class TrayController(QObject):
                 else self.tr("&Profile")
             )
             self.profile_menu.setTitle(title)
-            for name, action in self.profile_actions.items():
-                action.setChecked(snap.profile == name)
-                action.setEnabled(self.busy is None and ready)
         if self.clients_menu is not None:
             bad = sum(1 for c in snap.clients if not c.ok)
             summary = (
@@ -740,8 +686,7 @@ class TrayController(QObject):
                 items.follow.setEnabled(self.busy is None and ready)
                 items.via.setVisible(client.pinned)
         self._update_gateway_items(ready)
-        if "watch" in self.actions:
-            self.actions["watch"].setChecked(self.watch_wanted)
+        self.actions.show_watch(self.watch_wanted)
         self._update_settings_items()
         for sub in (self.menu, *self._submenus):
             assign_mnemonics(sub)
@@ -755,28 +700,8 @@ class TrayController(QObject):
 
         running = installed_language()
         pending = self._language_chosen and (wanted or snap.system_language) != running
-        system = _LANGUAGE_NAMES.get(snap.system_language, snap.system_language)
-        for lang, action in (*self.language_items, *self._window_language):
-            if lang == "note":
-                action.setText(
-                    self.tr("restart kvswitch-tray to apply") if pending else self.tr("applies at the next start")
-                )
-                action.setToolTip(
-                    self.tr("in use now: {language}").format(language=_LANGUAGE_NAMES.get(running, running))
-                )
-                continue
-            action.setChecked(lang == wanted)
-            if lang is None:
-                action.setToolTip(
-                    self.tr("the desktop's language ({language}), or KVSWITCH_LANG when it is set").format(
-                        language=system
-                    )
-                )
-        autostart = self.actions.get("autostart")
-        if autostart is not None:
-            autostart.setVisible(snap.autostart is not None)
-            autostart.setChecked(bool(snap.autostart))
-            autostart.setEnabled(not self._autostart_busy)
+        self.actions.show_language(wanted, pending=pending, running=running, system=snap.system_language)
+        self.actions.show_autostart(snap.autostart, busy=self._autostart_busy)
 
     def _update_gateway_items(self, ready: bool) -> None:
         items = self.gateway_items
@@ -822,10 +747,7 @@ class TrayController(QObject):
             items.detail.setText(escape_mnemonic(who))
         self._update_live_items(items, gw if running and doing is None else None)
         items.state.setToolTip((gw.url or "") if gw is not None else "")
-        items.start.setVisible(not running)
-        items.stop.setVisible(running)
-        items.start.setEnabled(self.busy is None and ready)
-        items.stop.setEnabled(self.busy is None)
+        self.actions.show_gateway(running, can_start=self.busy is None and ready, can_stop=self.busy is None)
 
     def _update_live_items(self, items: GatewayItems, gw: jobs.GatewayView | None) -> None:
         """The route and per-mode lines: shown while a gateway runs (``gw``), hidden otherwise."""
@@ -863,30 +785,12 @@ class TrayController(QObject):
     # -- the fallback window ---------------------------------------------------------------
     def _wire_window(self) -> None:
         w = self.window
-        w.merged_button.clicked.connect(lambda: self.switch_mode("merged"))
-        w.split_button.clicked.connect(lambda: self.switch_mode("split"))
-        w.profile_combo.activated.connect(lambda i: self.switch_profile(w.profile_combo.itemText(i)))
+        w.use_actions(self.actions)  # Mode, Profile, Detect, Gateway, Probe… Quit: the menu's own actions
         w.clients.currentItemChanged.connect(lambda *_: self._update_client_buttons())
         w.open_file_button.clicked.connect(lambda: self._with_selected(self.open_file))
         w.open_folder_button.clicked.connect(lambda: self._with_selected(self.open_folder))
         w.restore_menu.aboutToShow.connect(self._fill_window_restore_menu)
         w.client_mode_menu.aboutToShow.connect(self._fill_window_client_mode_menu)
-        w.detect_button.clicked.connect(self.open_detect)
-        w.gateway_button.clicked.connect(
-            lambda: (
-                self.stop_gateway()
-                if self.snapshot.gateway is not None and self.snapshot.gateway.running
-                else self.start_gateway()
-            )
-        )
-        w.probe_button.clicked.connect(self.open_probe)
-        w.settings_button.clicked.connect(self.open_settings)
-        w.key_button.clicked.connect(self.open_key)
-        w.log_button.clicked.connect(self.open_log)
-        w.watch_check.clicked.connect(self.set_watch)
-        w.autostart_check.clicked.connect(self.set_autostart)
-        self._window_language = self._language_menu(w.language_menu)
-        w.quit_button.clicked.connect(self.quit)
 
     def selected_client(self) -> Path | None:
         if self.window is None:
@@ -944,26 +848,8 @@ class TrayController(QObject):
     def _update_window(self) -> None:
         w = self.window
         snap = self.snapshot
-        ready = self.loaded and snap.error is None and not snap.no_profile  # a switch needs a profile
         w.header.setText(self._header_text() if snap.error is None else f"kvswitch — {snap.error}")
-        w.autostart_check.setVisible(snap.autostart is not None)
-        w.autostart_check.setChecked(bool(snap.autostart))
-        w.autostart_check.setEnabled(not self._autostart_busy)
         w.setToolTip(self.tooltip())
-        w.mode_group.setExclusive(False)
-        w.merged_button.setChecked(ready and snap.mode == "merged")
-        w.split_button.setChecked(ready and snap.mode == "split")
-        w.mode_group.setExclusive(True)
-        for b in (w.merged_button, w.split_button, w.profile_combo):
-            b.setEnabled(ready and self.busy is None)
-        combo = w.profile_combo
-        combo.blockSignals(True)
-        if [combo.itemText(i) for i in range(combo.count())] != list(snap.profiles):
-            combo.clear()
-            combo.addItems(list(snap.profiles))
-        if snap.profile in snap.profiles:
-            combo.setCurrentIndex(snap.profiles.index(snap.profile))
-        combo.blockSignals(False)
         selected = self.selected_client()
         w.clients.clear()
         for client in snap.clients:
@@ -982,10 +868,6 @@ class TrayController(QObject):
             items = self.gateway_items
             lines = [items.state, items.detail, items.route, *items.live]
             w.gateway_label.setText("\n".join(plain_text(a.text()) for a in lines if a.isVisible()))
-            running = snap.gateway is not None and snap.gateway.running
-            w.gateway_button.setText(self.tr("Stop &gateway") if running else self.tr("Start &gateway"))
-            w.gateway_button.setEnabled(self.busy is None and (running or ready))
-        w.watch_check.setChecked(self.watch_wanted)
 
     # -- notices ---------------------------------------------------------------------------
     def notify(self, title: str, text: str, error: bool = False) -> None:
@@ -1266,10 +1148,7 @@ class TrayController(QObject):
         self._show_watch()
 
     def _show_watch(self) -> None:
-        if "watch" in self.actions:
-            self.actions["watch"].setChecked(self.watch_wanted)
-        if self.window is not None:
-            self.window.watch_check.setChecked(self.watch_wanted)
+        self.actions.show_watch(self.watch_wanted)
         self.tray.setToolTip(self.tooltip())
 
     def _on_watch_started(self, watcher: Watcher | None) -> None:
@@ -1293,6 +1172,8 @@ class TrayController(QObject):
         if self._closing:
             return
         self._show_watch()
+        from kvswitch.watch import WatcherBusyError
+
         if isinstance(exc, WatcherBusyError):
             self.notify(
                 self.tr("Not watching files"),
@@ -1497,7 +1378,7 @@ class TrayController(QObject):
     def _on_language_saved(self, lang: str | None) -> None:
         from kvswitch_gui.translations import installed_language
 
-        shown = _LANGUAGE_NAMES[lang] if lang is not None else self.tr("the system's language")
+        shown = LANGUAGE_NAMES[lang] if lang is not None else self.tr("the system's language")
         if (lang or self.snapshot.system_language) == installed_language():
             text = self.tr("kvswitch-tray uses {language}.").format(language=shown)
         else:
