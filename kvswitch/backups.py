@@ -14,10 +14,10 @@ import contextlib
 import hashlib
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from kvswitch import paths
+from kvswitch.records import record
 
 __all__ = ["KEEP", "Backup", "backup_dir", "backup_stamp", "list_backups", "next_number", "prune"]
 
@@ -25,7 +25,7 @@ KEEP = 20
 """Backups kept per file; older ones are removed after a successful write."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Backup:
     """One saved version of a file."""
 

@@ -27,7 +27,7 @@ import sqlite3
 import stat
 import struct
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -41,6 +41,7 @@ from kvswitch.errors import (
     ReadError,
 )
 from kvswitch.i18n import ntr, tr
+from kvswitch.records import replace
 
 if TYPE_CHECKING:
     from kvswitch.kinds.base import ClientSettings

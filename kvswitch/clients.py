@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ from kvswitch.edits import Delete, Edit, Set
 from kvswitch.errors import ConfigError, EditError, KvswitchError, Location, ReadError
 from kvswitch.i18n import tr
 from kvswitch.literals import CacheMode
+from kvswitch.records import field, record
 from kvswitch.switching import refuse_on_errors, render_diff, secrets_in
 from kvswitch.worktree import in_git_work_tree
 
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@record
 class ClientChange:
     """What happened (or would happen) to one file."""
 
@@ -171,7 +171,7 @@ def _client_files(config: Config, exclude: frozenset[Path] = frozenset()) -> lis
     return out
 
 
-@dataclass
+@record(frozen=False)
 class ClientPlan:
     """The writes a change to the registered clients takes, before any is made."""
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ from kvswitch.edits import Edit
 from kvswitch.errors import ConfigError, ConfigValidationError, ConfigVersionError, Location
 from kvswitch.i18n import tr
 from kvswitch.kinds import CONFIG
+from kvswitch.records import record
 
 if TYPE_CHECKING:
     from kvswitch.literals import CacheMode
@@ -61,7 +61,7 @@ def client_mode(config: Config, entry: ClientEntry) -> CacheMode:
     return entry.mode or config.model.mode
 
 
-@dataclass(frozen=True)
+@record
 class Config:
     """The parsed file (with positions, for edits) and its validated model."""
 

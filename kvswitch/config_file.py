@@ -6,7 +6,6 @@ It sits below the client kinds (a kind makes a new, empty one and edits it) and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +13,14 @@ from kvswitch.errors import Location
 from kvswitch.formats.jsonc import JsoncDocument
 from kvswitch.formats.toml import TomlDocument
 from kvswitch.literals import FileKind
+from kvswitch.records import record
 
 __all__ = ["ConfigFile", "Document"]
 
 Document = JsoncDocument | TomlDocument
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ConfigFile:
     """A parsed config file; ``raw`` are the exact bytes it was read from."""
 

@@ -6,12 +6,12 @@ and ``docs/diagnostics.md`` their examples and fixes.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kvswitch.i18n import N_
 from kvswitch.location import Location
+from kvswitch.records import field, record
 
 __all__ = ["CODES", "Diagnostic", "Fix", "Severity"]
 
@@ -27,7 +27,7 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Fix:
     """A fix ``lint --fix`` can apply: set the value at ``key_path`` in the file."""
 
@@ -36,7 +36,7 @@ class Fix:
     description: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Diagnostic:
     """One finding, with where it is (1-based line and column) and, maybe, its fix.
 

@@ -7,10 +7,10 @@ must read back as, which is how every write is verified before it reaches the di
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kvswitch.i18n import tr
+from kvswitch.records import record
 
 __all__ = ["MISSING", "Cut", "Delete", "Edit", "Insert", "KeyPath", "Set", "apply_to_data", "edit_value", "get_path"]
 
@@ -42,7 +42,7 @@ def get_path(data: Any, path: KeyPath) -> Any:
     return data
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Set:
     """Set the value at ``path``, creating missing objects/tables on the way."""
 
@@ -50,14 +50,14 @@ class Set:
     value: Any
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Delete:
     """Remove the key at ``path`` (no-op when it is missing)."""
 
     path: KeyPath
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Cut:
     """Exactly the text a JSONC delete took out of an object, and where it stood, so that
     putting it back gives the same bytes.
@@ -79,7 +79,7 @@ class Cut:
     comma: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Insert:
     """Insert the key at ``path`` after the sibling ``after`` (JSONC): ``cut`` puts back what a
     delete took out, byte for byte, when its neighbours are still there; else ``raw`` is a

@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.cc_switch import PLACEHOLDER_KEYS
 from kvswitch.errors import CcSwitchError, ImportRefusedError, KvswitchError, Location
 from kvswitch.i18n import tr
+from kvswitch.records import replace
 from kvswitch.urls import guess_convention
 from kvswitch.validate import show
 

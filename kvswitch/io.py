@@ -26,12 +26,12 @@ import os
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from kvswitch.backups import backup_dir, backup_stamp, list_backups, next_number, prune
 from kvswitch.errors import ChangedOnDiskError, Location, ReadError, WriteError
 from kvswitch.i18n import tr
+from kvswitch.records import field, record
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -299,7 +299,7 @@ class RacedError(ChangedOnDiskError):
     in the file again (or kept as a backup) and nothing of kvswitch's was left in place."""
 
 
-@dataclass
+@record(frozen=False)
 class PreparedWrite:
     """A temp file holding the new bytes, fsynced and ready to take the place of ``target``.
 
@@ -494,7 +494,7 @@ def _keep_owner(fd: int, st: os.stat_result, path: Path) -> None:
             raise WriteError(message.format(uid=st.st_uid, gid=st.st_gid, me=os.geteuid()), Location(path)) from None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WriteResult:
     """What :func:`atomic_write` did: ``changed`` is False when the bytes were already there."""
 

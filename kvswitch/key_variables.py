@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from kvswitch.i18n import ntr, tr
+from kvswitch.records import record
 
 if TYPE_CHECKING:
     from kvswitch.config import Config
@@ -33,7 +33,7 @@ _PROBE = "KVSWITCH_KEY_VARIABLE_PROBE_7F3A"
 client reads its key from a variable."""
 
 
-@dataclass(frozen=True)
+@record
 class KeyVariable:
     """One variable registered clients read the active profile's key from."""
 

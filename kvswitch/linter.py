@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from kvswitch.diagnostics import Diagnostic, Severity
@@ -11,11 +10,12 @@ from kvswitch.edits import Set
 from kvswitch.errors import ConfigParseError, EditError, Location
 from kvswitch.i18n import tr
 from kvswitch.literals import FileKind
+from kvswitch.records import field, record
 
 __all__ = ["FixResult", "LintResult", "fix", "fixed_text", "lint", "lint_text"]
 
 
-@dataclass(frozen=True)
+@record
 class LintResult:
     """The findings for one file."""
 
@@ -28,7 +28,7 @@ class LintResult:
         return [d for d in self.diagnostics if d.severity is Severity.ERROR]
 
 
-@dataclass(frozen=True)
+@record
 class FixResult:
     """What ``fix_file`` changed (``fixed``) and what is left (``remaining``)."""
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from kvswitch.records import record
 
 __all__ = ["Location"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Location:
     """Where something is: a path and, when known, a 1-based line and column."""
 

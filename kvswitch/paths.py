@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from kvswitch.records import record
 
 __all__ = ["Dirs", "dirs", "home_override", "user_dirs"]
 
@@ -25,7 +26,7 @@ def home_override() -> Path | None:
     return Path(value).expanduser().absolute() if value else None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Dirs:
     """kvswitch's own directories (created on demand by the code that writes there)."""
 

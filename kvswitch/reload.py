@@ -12,13 +12,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal as signals
-import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kvswitch.i18n import clauses, tr
+from kvswitch.records import record
 
 if TYPE_CHECKING:
     from kvswitch.models import ClientEntry
@@ -28,7 +27,7 @@ __all__ = ["NudgeResult", "nudge"]
 _OUTPUT_LIMIT = 2000
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class NudgeResult:
     """What a nudge did: ``ok`` False when it could not (the message says why)."""
 
@@ -155,6 +154,8 @@ def _command(path: Path, argv: list[str], timeout: float, who: str) -> NudgeResu
         return NudgeResult(
             path, "command", False, tr("no command set for {client}; restart it to apply").format(client=who), True
         )
+    import subprocess  # here: only the "command" method runs one
+
     try:
         # its own process group, so a timeout kills what it started too
         proc = subprocess.Popen(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,6 +21,7 @@ from kvswitch.document import ConfigFile
 from kvswitch.i18n import tr
 from kvswitch.kinds import CONFIG, MISSING, Subject, get_kind, get_path, kind_of, subjects
 from kvswitch.kinds.base import NEAR_MISS
+from kvswitch.records import record
 from kvswitch.urls import redact_url, same_address
 from kvswitch.validate import (
     NAME_MAX,
@@ -73,7 +73,7 @@ _PLACEHOLDER = re.compile(
 _MODEL_PLACEHOLDER = re.compile(r"your|<[^>]*>|model[-_ ]name|^model$|xxx|placeholder|你的", re.I)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class _Ctx:
     cf: ConfigFile
     git: bool
@@ -132,11 +132,10 @@ def _without_keys(cf: ConfigFile, found: list[Diagnostic]) -> list[Diagnostic]:
     keys = [v for v in values if isinstance(v, str) and len(v.strip()) >= 4]
     if not keys:
         return found
-    import dataclasses
-
+    from kvswitch.records import replace
     from kvswitch.redact import redact
 
-    return [dataclasses.replace(d, message=redact(d.message, keys)) for d in found]
+    return [replace(d, message=redact(d.message, keys)) for d in found]
 
 
 # -- types and values (the models' schema) -----------------------------------------------

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from kvswitch.i18n import language, tr
+from kvswitch.records import record
 
 __all__ = ["SchemaError", "check_schema", "error_message", "resolve", "schema"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SchemaError:
     """One violation: where (``loc``), pydantic's error type, its message (pydantic's English
     words) and the values the message names (``ctx``, as pydantic gives them)."""

@@ -10,12 +10,12 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from kvswitch import paths
 from kvswitch.edits import Cut
+from kvswitch.records import asdict, record
 
 __all__ = [
     "Remembered",
@@ -34,7 +34,7 @@ __all__ = [
 _FILE = "remembered.json"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Remembered:
     """A property that left a file: its ``raw`` source (key and value as written), what followed
     it on its line (``comment``), and the key it followed; ``cut`` is exactly the text that left

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.config import client_mode, client_path, read_config
 from kvswitch.document import parse_config
 from kvswitch.errors import KvswitchError
+from kvswitch.records import field, record
 
 if TYPE_CHECKING:
     from kvswitch.models import Profile
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["NO_PROFILE", "ClientStatus", "Status", "status"]
 
 
-@dataclass(frozen=True)
+@record
 class ClientStatus:
     """One client as ``kvswitch status`` shows it; ``key`` is masked."""
 
@@ -45,7 +45,7 @@ class ClientStatus:
     """For a pinned client: whether a gateway answers now (``None`` for a direct one)."""
 
 
-@dataclass(frozen=True)
+@record
 class Status:
     """The active profile and mode, and every client."""
 

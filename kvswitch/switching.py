@@ -9,7 +9,6 @@ the mode (and its form) is left alone: no write, no backup.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +18,7 @@ from kvswitch.errors import ConfigValidationError, EditError, KvswitchError, Loc
 from kvswitch.i18n import ntr, tr
 from kvswitch.kinds import ModeDefaults, SwitchPlan, get_path, kind_of
 from kvswitch.literals import CacheMode, FileKind
-from kvswitch.redact import redact
+from kvswitch.records import record, replace
 
 if TYPE_CHECKING:
     from kvswitch.diagnostics import Diagnostic
@@ -37,7 +36,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@record
 class FileSwitch:
     """The outcome for one file: ``changed`` is False for a no-op; ``diff`` has keys masked."""
 
@@ -69,6 +68,7 @@ def secrets_in(cf: ConfigFile) -> list[str]:
 
 def render_diff(path: Path | None, old: str, new: str, keys: Sequence[str]) -> str:
     """A unified diff of two versions with every key masked."""
+    from kvswitch.redact import redact
     from kvswitch.textdiff import unified_diff
 
     name = str(path) if path is not None else "<string>"
@@ -145,6 +145,8 @@ def refusal(findings: Sequence[Diagnostic], what: str, secrets: Iterable[str] = 
         "(kvswitch lint --fix repairs the fixable ones)",
         n,
     ).format(what=what, count=n)
+    from kvswitch.redact import redact
+
     lines = [_finding_line(d) for d in findings]
     text = redact("\n".join([head, *lines]), list(secrets))
     return ConfigValidationError(text, None, tuple(findings))

@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from kvswitch.io import (
     read_optional,
     write_private,
 )
+from kvswitch.records import record
 
 __all__ = ["FileWrite", "commit_all", "recover"]
 
@@ -40,7 +40,7 @@ _JOURNAL = "journal.json"
 _LOCK = "journal.lock"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class FileWrite:
     """One file of a multi-file write: new bytes, the bytes they were made from, and how to
     re-make them if the file changed meanwhile."""

@@ -15,12 +15,12 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from kvswitch.errors import KvswitchError, Location
 from kvswitch.i18n import ntr, tr
+from kvswitch.records import record
 from kvswitch.urls import redact_url
 
 __all__ = [
@@ -83,7 +83,7 @@ class InvalidValueError(KvswitchError):
         self.code = code
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Note:
     """A value was changed on its way in, as ``lint --fix`` would have changed it."""
 

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import random
 import re
@@ -254,8 +255,8 @@ def test_recovery_finishes_a_rename_only_over_the_version_it_planned(tmp_path: P
                         "target": str(a),
                         "temp": str(prepared.temp),
                         "backup": None,
-                        "old": kio.hashlib.sha256(OLD).hexdigest(),
-                        "new": kio.hashlib.sha256(NEW).hexdigest(),
+                        "old": hashlib.sha256(OLD).hexdigest(),
+                        "new": hashlib.sha256(NEW).hexdigest(),
                     }
                 ],
             }

@@ -716,7 +716,7 @@ def _common_parent(edits: Sequence[Edit]) -> tuple[str | int, ...]:
 
 
 def _shift(edit: Edit, n: int) -> Edit:
-    from dataclasses import replace
+    from kvswitch.records import replace
 
     return replace(edit, path=edit.path[n:])
 

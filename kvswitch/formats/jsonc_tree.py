@@ -18,12 +18,12 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
 from kvswitch.errors import KvswitchError
 from kvswitch.i18n import tr
+from kvswitch.records import record
 
 __all__ = [
     "MAX_DEPTH",
@@ -178,7 +178,7 @@ class ArrayNode(Node):
         return self._commas
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Duplicate:
     """A key that appears more than once in one object."""
 

@@ -15,13 +15,13 @@ import json
 import re
 import tomllib
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from kvswitch.errors import KvswitchError
 from kvswitch.formats.jsonc import line_col, line_starts
 from kvswitch.i18n import language, tr
+from kvswitch.records import record
 
 if TYPE_CHECKING:
     from kvswitch.edits import Edit
@@ -54,7 +54,7 @@ class TomlSyntaxError(KvswitchError, ValueError):
         self.column = column
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class KeySpot:
     """Where a key and its value start, and where the value ends (offsets into the text;
     ``end`` is -1 for a table, which has no value of its own)."""

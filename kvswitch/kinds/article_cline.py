@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from kvswitch.kinds.base import (
 )
 from kvswitch.literals import CLINE_MERGED_ONLY as MERGED_ONLY
 from kvswitch.literals import CLINE_SPLIT_ONLY as SPLIT_ONLY
+from kvswitch.records import replace
 
 if TYPE_CHECKING:
     from kvswitch.config_file import ConfigFile

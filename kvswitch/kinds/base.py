@@ -17,12 +17,12 @@ Two families share the protocol:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from kvswitch.edits import MISSING, KeyPath, get_path
 from kvswitch.i18n import tr
+from kvswitch.records import field, record
 
 if TYPE_CHECKING:
     from kvswitch.config_file import ConfigFile
@@ -72,7 +72,7 @@ COMMON_FIELDS: tuple[str, ...] = (
 """The common names a field map may use (the parts of :class:`kvswitch.models.ClientConfig`)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Subject:
     """One set of common fields in a file: the file itself, or one profile of kvswitch's config."""
 
@@ -82,7 +82,7 @@ class Subject:
     active: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ModeDefaults:
     """What a switch writes where a file has no value of its own (from a profile, or defaults):
     the article's split settings, and each mode's URL for the real clients."""
@@ -102,7 +102,7 @@ class ModeDefaults:
         return self.merged_url if mode == "merged" else self.split_url
 
 
-@dataclass(frozen=True)
+@record
 class SwitchPlan:
     """What switching one file takes: edits, values to remember, remembered values used."""
 
@@ -118,7 +118,7 @@ class SwitchPlan:
         return not self.edits
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RenderInput:
     """A profile, ready to be rendered into a client file in one mode."""
 
@@ -131,7 +131,7 @@ class RenderInput:
     profile_wins: bool = True  # False: a mode flip (only the mode's form changes)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ClientSettings:
     """What a client's file says it uses now: the endpoint, model, headers and key of its
     current provider (what ``kvswitch import`` turns into a profile)."""

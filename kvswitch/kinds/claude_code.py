@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from kvswitch.kinds import register
 from kvswitch.kinds.base import MODE_HEADER, ClientSettings, KeyPath, TakesEffect, get_path
 from kvswitch.kinds.real import RealKind, text_value
+from kvswitch.records import replace
 
 if TYPE_CHECKING:
     from kvswitch.config_file import ConfigFile

@@ -110,9 +110,8 @@ class Cline(RealKind):
         )
 
     def plan_mode(self, cf: ConfigFile, mode: Any, defaults: Any) -> Any:
-        from dataclasses import replace
-
         from kvswitch.edits import Set
+        from kvswitch.records import replace
 
         plan = super().plan_mode(cf, mode, defaults)
         if not plan.edits:

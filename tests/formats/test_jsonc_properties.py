@@ -9,7 +9,6 @@ the text around the edited property. Random and mutated text either parses or ra
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import random
 import re
@@ -20,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from kvswitch import records
 from kvswitch.edits import Delete, Edit, Insert, Set, apply_to_data
 from kvswitch.formats.jsonc import (
     JsoncDocument,
@@ -250,7 +250,7 @@ def test_edits_under_one_object_use_the_sub_document(value: dict[str, Any], seed
     for _ in range(3):
         picked = random_edit(apply_to_data(holder_value, edits)["x"], rng)
         if picked is not None:
-            edits.append(dataclasses.replace(picked[1], path=("x", *picked[1].path)))
+            edits.append(records.replace(picked[1], path=("x", *picked[1].path)))
     assume(len(edits) >= 2)
     out = JsoncDocument(text).apply(edits)
     assert same(JsoncDocument(out).value, apply_to_data(holder_value, edits))
