@@ -85,7 +85,10 @@ def main() -> int:
         trees[" before"] = unpack(args.before)
     top = Path(tempfile.mkdtemp(prefix="kvswitch-startup-bench-"))
     try:
-        env = _sandbox(top)
+        # a sandbox per tree: each arm's switch flips its own two files on every run (one shared
+        # sandbox would leave the second arm's switch with nothing to do)
+        envs = {suffix: _sandbox(top / (suffix.strip() or "now")) for suffix in trees}
+        env = envs[""]
         lint_file = top / "lint" / ".vscode" / "settings.json"
         lint_file.parent.mkdir(parents=True)
         lint_file.write_bytes((ROOT / "tests" / "fixtures" / "cline" / "article.json").read_bytes())
@@ -95,16 +98,18 @@ def main() -> int:
             "status": [py, "-m", "kvswitch", "status"],
             "lint": [py, "-m", "kvswitch", "lint", str(lint_file)],
         }
-        arms: dict[str, tuple[list[str], Path | None]] = {"python -c pass": ([py, "-c", "pass"], None)}
+        arms: dict[str, tuple[list[str], Path | None, dict[str, str]]] = {
+            "python -c pass": ([py, "-c", "pass"], None, env)
+        }
         for name, cmd in commands.items():
             for suffix, tree in trees.items():
-                arms[name + suffix] = (cmd, tree)
+                arms[name + suffix] = (cmd, tree, envs[suffix])
         times: dict[str, list[float]] = {name: [] for name in arms}
         cpu: dict[str, list[float]] = {name: [] for name in arms}
         modes = ("split", "merged")
         for i in range(args.runs + 1):  # the first round warms the caches and is dropped
-            for name, (cmd, tree) in arms.items():
-                run_env = dict(env)
+            for name, (cmd, tree, arm_env) in arms.items():
+                run_env = dict(arm_env)
                 if tree is not None:
                     run_env["PYTHONPATH"] = str(tree)
                 real = [modes[i % 2] if part == "MODE" else part for part in cmd]

@@ -11,7 +11,6 @@ prunes them, and writes nothing.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import time
 from pathlib import Path
@@ -39,6 +38,8 @@ class Backup:
 def backup_dir(target: Path) -> Path:
     """The folder that holds the backups of ``target`` (of its real path: a link shares them)."""
     real = os.path.realpath(target)
+    import hashlib  # here: reading and linting never name a backup, and OpenSSL costs their start-up
+
     digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return paths.dirs().backups / f"{Path(real).name}-{digest}"
 

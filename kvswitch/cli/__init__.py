@@ -127,7 +127,7 @@ def _remember_parsers(parser: argparse.ArgumentParser) -> None:
 def _choose_language(args: list[str]) -> list[str]:
     """Apply ``--lang X`` / ``--lang=X`` wherever it stands (help is built in that language, so
     it is read before the parser exists); returns the arguments without it."""
-    from kvswitch.i18n import language, set_language
+    from kvswitch.i18n import set_language
 
     rest: list[str] = []
     wanted: str | None = None
@@ -154,11 +154,12 @@ def _choose_language(args: list[str]) -> list[str]:
                     value=repr(wanted)
                 )
             ) from None
-    if language() != "en":  # argparse's own words (usage, options, errors) in the same language
-        from kvswitch.i18n import ntr, tr
+    # argparse's own words (usage, options, errors) in the same language; in English too, so
+    # argparse does not look for a gettext catalogue of its own on every word (and load locale)
+    from kvswitch.i18n import ntr, tr
 
-        argparse._ = tr  # type: ignore[attr-defined]
-        argparse.ngettext = ntr  # type: ignore[attr-defined]
+    argparse._ = tr  # type: ignore[attr-defined]
+    argparse.ngettext = ntr  # type: ignore[attr-defined]
     return rest
 
 
