@@ -9,11 +9,14 @@ import json
 import logging
 import signal
 import sys
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import aiohttp
 from aiohttp import ClientResponse, web
 from aiohttp.http_exceptions import HttpProcessingError
+
+if TYPE_CHECKING:
+    from yarl import URL
 from multidict import CIMultiDictProxy
 
 from kvswitch.errors import KvswitchError
@@ -27,6 +30,7 @@ __all__ = [
     "first_line",
     "forwarded_headers",
     "json_response",
+    "plain_http_origin",
     "read_capped",
     "serve_until_signal",
     "shown",
@@ -166,3 +170,22 @@ def upstream_session(read_timeout: float) -> aiohttp.ClientSession:
         skip_auto_headers=("User-Agent",),
         cookie_jar=aiohttp.DummyCookieJar(),
     )
+
+
+def plain_http_origin(url: str) -> URL | None:
+    """``url`` parsed when it is a plain ``http://host:port`` (no user, path, query or fragment):
+    what the lab's servers forward to; None for anything else."""
+    from yarl import URL
+
+    parsed = URL(url)
+    if (
+        parsed.scheme != "http"
+        or not parsed.host
+        or parsed.user is not None
+        or parsed.password is not None
+        or parsed.path not in ("", "/")
+        or parsed.query_string
+        or parsed.fragment
+    ):
+        return None
+    return parsed

@@ -35,6 +35,7 @@ import os
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from kvswitch.addresses import is_loopback_host
@@ -48,6 +49,7 @@ __all__ = [
     "Proxy",
     "bypasses",
     "proxy_for",
+    "read_capped",
     "ssl_context",
 ]
 
@@ -236,3 +238,14 @@ def ssl_context(environ: Mapping[str, str] | None = None) -> ssl.SSLContext:
         if bundle:
             context.load_verify_locations(cafile=bundle)
     return context
+
+
+async def read_capped(response: Any, cap: int) -> bytes | None:
+    """The body of a streamed httpx answer, or None once it grows past ``cap`` bytes. The bytes
+    are counted decoded, so a compressed answer that inflates past the cap stops there too."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > cap:
+            return None
+    return bytes(body)

@@ -501,3 +501,25 @@ def test_https_through_a_connect_tunnel(
     monkeypatch.delenv("SSL_CERT_FILE")
     code, checks, _ = doctor(capsys, url)  # the tunnel does not change whom the certificate must satisfy
     assert code == 1 and "certificate verify failed" in checks["reachable"]["saw"].lower()
+
+
+def test_read_capped_stops_past_the_cap_and_returns_what_fits() -> None:
+    import asyncio
+
+    from kvswitch.network import read_capped
+
+    class Streamed:
+        def __init__(self, chunks: list[bytes]) -> None:
+            self.chunks = chunks
+            self.read = 0
+
+        async def aiter_bytes(self):  # type: ignore[no-untyped-def]
+            for chunk in self.chunks:
+                self.read += 1
+                yield chunk
+
+    whole = Streamed([b"ab", b"cd"])
+    assert asyncio.run(read_capped(whole, 4)) == b"abcd"
+    endless = Streamed([b"x" * 3] * 1000)
+    assert asyncio.run(read_capped(endless, 10)) is None
+    assert endless.read == 4  # stopped at the first chunk past the cap, not at the end

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kvswitch.doctor.target import Target, clean_key
 from kvswitch.i18n import tr
 from kvswitch.key_scope import key_for
+from kvswitch.network import read_capped
 
 if TYPE_CHECKING:
     from kvswitch.probe.client import RequestResult
@@ -83,15 +84,13 @@ class Net:
         try:
             async with asyncio.timeout(self.timeout * 2):  # a body that trickles forever ends too
                 async with self.client.stream("GET", url, headers=self.auth(url, key)) as response:
-                    body = bytearray()
-                    async for chunk in response.aiter_bytes():  # decoded, so a gzip bomb meets the cap
-                        body += chunk
-                        if len(body) > MAX_ANSWER:
-                            return Answer(
-                                error=tr("HTTP {status} with an answer over {size} MiB (not read)").format(
-                                    status=response.status_code, size=MAX_ANSWER // (1024 * 1024)
-                                )
+                    body = await read_capped(response, MAX_ANSWER)
+                    if body is None:
+                        return Answer(
+                            error=tr("HTTP {status} with an answer over {size} MiB (not read)").format(
+                                status=response.status_code, size=MAX_ANSWER // (1024 * 1024)
                             )
+                        )
                     status = response.status_code
         except httpx.LocalProtocolError:
             return Answer(refused=True, error="refused")

@@ -11,6 +11,7 @@ from kvswitch.engine_flags.build import Build
 from kvswitch.engine_flags.model import ROUTER_METRICS_PORT, ROUTER_SPECS, VLLM_PROXY, Backend, Command, Flag, Route
 from kvswitch.engine_flags.placement import side_port
 from kvswitch.engine_flags.where import Where
+from kvswitch.urls import show_origin
 
 __all__ = ["router_command"]
 
@@ -77,5 +78,4 @@ def _router_host(w: Where) -> str:
 
 def _origin(w: Where) -> str:
     """A worker as a router is told it: ``http://HOST:PORT`` (no path; IPv6 in brackets)."""
-    netloc = f"[{w.host}]" if ":" in w.host else w.host
-    return f"http://{netloc}:{w.port}"
+    return show_origin(("http", w.host, w.port))

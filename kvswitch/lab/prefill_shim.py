@@ -49,6 +49,7 @@ from kvswitch.http_serving import (
     QuietLogger,
     forwarded_headers,
     json_response,
+    plain_http_origin,
     read_capped,
     serve_until_signal,
     upstream_session,
@@ -176,16 +177,8 @@ async def _read_body(request: web.BaseRequest) -> bytes:
 
 
 def _origin(url: str) -> URL:
-    parsed = URL(url)
-    if (
-        parsed.scheme != "http"
-        or not parsed.host
-        or parsed.user is not None
-        or parsed.password is not None
-        or parsed.path not in ("", "/")
-        or parsed.query_string
-        or parsed.fragment
-    ):
+    parsed = plain_http_origin(url)
+    if parsed is None:
         raise PrefillShimError(f"the prefill server must be a plain http://host:port URL, not {url!r}")
     return parsed.with_path("")
 

@@ -77,6 +77,7 @@ from kvswitch.http_serving import (
     first_line,
     forwarded_headers,
     json_response,
+    plain_http_origin,
     read_capped,
     serve_until_signal,
     shown,
@@ -859,16 +860,8 @@ class Router:
 
 def _origin(name: str, url: str) -> URL:
     """An upstream's ``http://host:port``, checked once at start."""
-    parsed = URL(url)
-    if (
-        parsed.scheme != "http"
-        or not parsed.host
-        or parsed.user is not None
-        or parsed.password is not None
-        or parsed.path not in ("", "/")
-        or parsed.query_string
-        or parsed.fragment
-    ):
+    parsed = plain_http_origin(url)
+    if parsed is None:
         raise RouterError(f"the {name} server must be a plain http://host:port URL, not {url!r}")
     return parsed
 

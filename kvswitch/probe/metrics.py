@@ -104,19 +104,20 @@ async def scrape(client: Any, base_url: str, headers: dict[str, str], timeout: f
 
     import httpx
 
+    from kvswitch.network import read_capped
+
     url = metrics_url(base_url)
-    body = bytearray()
+    body: bytes | None = b""
     try:
         async with asyncio.timeout(timeout * 2):  # an answer that trickles forever ends too
             async with client.stream("GET", url, headers=headers, timeout=timeout) as response:
                 if response.status_code != 200:
                     return MetricsSnapshot(error=f"{url}: HTTP {response.status_code}")
-                async for chunk in response.aiter_bytes():  # decoded: a gzip bomb meets the cap too
-                    body += chunk
-                    if len(body) > MAX_METRICS_BYTES:
-                        return MetricsSnapshot(
-                            error=tr("{url}: over {mib} MiB").format(url=url, mib=MAX_METRICS_BYTES // (1024 * 1024))
-                        )
+                body = await read_capped(response, MAX_METRICS_BYTES)
+                if body is None:
+                    return MetricsSnapshot(
+                        error=tr("{url}: over {mib} MiB").format(url=url, mib=MAX_METRICS_BYTES // (1024 * 1024))
+                    )
     except TimeoutError:
         return MetricsSnapshot(
             error=tr("{url}: no complete answer within {seconds} s").format(url=url, seconds=f"{timeout * 2:g}")
@@ -124,7 +125,7 @@ async def scrape(client: Any, base_url: str, headers: dict[str, str], timeout: f
     except httpx.HTTPError as exc:
         return MetricsSnapshot(error=f"{url}: {type(exc).__name__}")
     try:
-        return MetricsSnapshot(parse_metrics(body.decode("utf-8", "replace")))
+        return MetricsSnapshot(parse_metrics((body or b"").decode("utf-8", "replace")))
     except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
         return MetricsSnapshot(error=tr("{url}: not Prometheus text ({reason})").format(url=url, reason=str(exc)[:200]))
 
